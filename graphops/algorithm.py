@@ -1,0 +1,153 @@
+"""What plugins declare: :class:`Algorithm`, :class:`Backend`, :class:`Input`, :class:`Reader`, :class:`Params`.
+
+Everything here is cheap: declaring an algorithm names its backends as lazy
+``"module:function"`` strings, so registering a plugin imports no CuPy, cuDF or
+Numba kernels. They are imported (and cached) on first use by :func:`load_target`.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Algorithm", "Backend", "Input", "Reader", "Params", "load_target", "INPUT_KINDS"]
+
+INPUT_KINDS = ("graph", "graphset")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+# What a backend name needs unless declared otherwise: its device and importable modules.
+_DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cpu": ("cpu", ()),
+    "gpu": ("gpu", ("cupy",)),
+    "hybrid": ("gpu", ("cupy",)),
+}
+
+
+class Params(BaseModel):
+    """Base of every algorithm's parameter model: unknown keys are errors, instances are frozen.
+
+    Override :meth:`check_inputs` for requirements on the graphs themselves
+    (undirected? weighted? labels present?); it runs on the host before any transfer.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def check_inputs(self, **inputs: Any) -> None:
+        """Raise ``ValueError`` when an input graph does not suit these parameters."""
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input slot of an algorithm: its name, the kinds it accepts, whether it is required."""
+
+    name: str
+    kinds: tuple[str, ...] = ("graph",)
+    required: bool = True
+
+    def __post_init__(self) -> None:
+        bad = [k for k in self.kinds if k not in INPUT_KINDS]
+        if bad or not self.kinds:
+            raise ValueError(f"Input {self.name!r}: kinds must be among {INPUT_KINDS}; got {self.kinds!r}")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend: ``"module:function"``, the device it computes on and modules it needs.
+
+    ``peer=True`` marks another library's implementation offered for comparison
+    (networkx, cuGraph, ...): never chosen by ``auto``, shown as a peer in benchmarks.
+    ``prepare`` (optional ``"module:function"``) converts an input once into the
+    peer's own structure; the result is cached on the graph and kept out of timings.
+    """
+
+    target: str
+    device: Literal["cpu", "gpu"] = "cpu"
+    requires: tuple[str, ...] = ()
+    peer: bool = False
+    prepare: str | None = None
+
+    def __post_init__(self) -> None:
+        for t in (self.target, self.prepare):
+            if t is not None and not _TARGET.match(t):
+                raise ValueError(f"backend target must look like 'package.module:function'; got {t!r}")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """An algorithm a plugin offers.
+
+    :param name: registry and YAML name (``[a-z][a-z0-9_]*``), equal to the entry point name
+    :param params: the :class:`Params` subclass validating its keyword arguments
+    :param inputs: input slots, in call order (``Input`` or a plain slot name for one graph)
+    :param backends: backend name -> ``"module:function"`` or :class:`Backend`
+    :param outputs: documented output columns (frames) or ``()`` for a matrix
+    :param result: ``"frame"`` (pandas/cuDF like the input) or ``"array"`` (NumPy/CuPy)
+    :param vertex_columns: output columns holding vertex indices, mapped back to original ids
+    :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
+        giving the least work any implementation must do, for benchmark floors
+    """
+
+    name: str
+    params: type[Params]
+    inputs: tuple[Input | str, ...]
+    backends: Mapping[str, str | Backend]
+    outputs: tuple[str, ...] = ()
+    result: Literal["frame", "array"] = "frame"
+    vertex_columns: tuple[str, ...] = ()
+    summary: str = ""
+    version_added: str = "0.1"
+    cost: str | None = None
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        if not (isinstance(self.params, type) and issubclass(self.params, Params)):
+            raise TypeError(f"algorithm {self.name!r}: params must be a graphops.Params subclass")
+        slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)
+        object.__setattr__(self, "inputs", slots)
+        object.__setattr__(self, "backends", {k: _as_backend(k, v) for k, v in self.backends.items()})
+        if not self.backends:
+            raise ValueError(f"algorithm {self.name!r} offers no backend")
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.inputs)
+
+    def own_backends(self) -> tuple[str, ...]:
+        """Backend names that are graphops' own (not peers)."""
+        return tuple(k for k, b in self.backends.items() if not b.peer)
+
+
+def _as_backend(name: str, spec: str | Backend) -> Backend:
+    if isinstance(spec, Backend):
+        return spec
+    device, requires = _DEFAULT_NEEDS.get(name, ("cpu", ()))
+    return Backend(target=spec, device=device, requires=requires)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A graph file format: name, file suffixes, and ``"module:function"`` ``(path, device) -> frame``.
+
+    The function returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns
+    are then picked by name or position as the caller asks.
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    target: str
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+
+@functools.lru_cache(maxsize=None)
+def load_target(target: str) -> Callable[..., Any]:
+    """Import ``"module:function"`` once and return the function."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)

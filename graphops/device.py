@@ -1,0 +1,146 @@
+"""Devices, GPU detection and array/frame families.
+
+Nothing here imports CuPy or cuDF at module import. ``gpu_available()`` imports
+CuPy only when asked and never raises; ``device_of`` looks at ``sys.modules``
+before any ``isinstance`` test, so asking about a NumPy array never imports CuPy.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import importlib
+import importlib.util
+import logging
+import sys
+from typing import Any
+
+from .errors import MissingDependencyError
+
+log = logging.getLogger("graphops")
+
+__all__ = [
+    "Device",
+    "gpu_available",
+    "gpu_status",
+    "rapids_available",
+    "device_of",
+    "require",
+    "synchronize",
+    "to_device",
+]
+
+_INSTALL_HINT = {
+    "cupy": "pip install 'graphops[gpu]' (or cupy-cuda13x)",
+    "cudf": "pip install 'graphops[gpu]' (or cudf-cu13)",
+    "cugraph": "pip install 'graphops[gpu]' (or cugraph-cu13)",
+    "networkx": "pip install 'graphops[peers]' (or networkx)",
+    "scipy": "pip install 'graphops[peers]' (or scipy)",
+}
+
+
+def require(module: str, purpose: str) -> Any:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        hint = _INSTALL_HINT.get(module.split(".")[0], f"pip install {module.split('.')[0]}")
+        raise MissingDependencyError(
+            f"{purpose} needs the package {module!r}, which could not be imported ({exc}). "
+            f"To remedy this: {hint}."
+        ) from exc
+
+
+class Device(str, enum.Enum):
+    """Where arrays live: ``Device.CPU`` (NumPy/pandas) or ``Device.GPU`` (CuPy/cuDF)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+
+    @property
+    def xp(self) -> Any:
+        """The array module of this device (numpy or cupy)."""
+        if self is Device.CPU:
+            import numpy
+
+            return numpy
+        return require("cupy", "GPU arrays")
+
+    @property
+    def xdf(self) -> Any:
+        """The frame module of this device (pandas or cudf)."""
+        if self is Device.CPU:
+            import pandas
+
+            return pandas
+        return require("cudf", "GPU frames")
+
+    @classmethod
+    def parse(cls, value: "Device | str") -> "Device":
+        """Accept ``Device`` or ``"cpu"``/``"gpu"``; anything else is a ``ValueError``."""
+        if isinstance(value, Device):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise ValueError(f"device must be 'cpu' or 'gpu'; got {value!r}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_status() -> tuple[bool, str]:
+    """Return ``(usable, reason)``: whether CuPy imports and sees a CUDA device, and why not."""
+    if importlib.util.find_spec("cupy") is None:
+        return False, "the package 'cupy' is not installed"
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # any CUDA/driver failure means "not usable"
+        return False, f"cupy could not reach a CUDA device ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return False, "cupy sees no CUDA device (check nvidia-smi and CUDA_VISIBLE_DEVICES)"
+    return True, f"cupy sees {count} CUDA device(s)"
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and at least one CUDA device is visible. Never raises."""
+    return gpu_status()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def module_available(name: str) -> bool:
+    """True when ``name`` imports cleanly. Never raises."""
+    try:
+        importlib.import_module(name)
+    except Exception:
+        return False
+    return True
+
+
+def rapids_available(cugraph: bool = False) -> bool:
+    """True when a GPU is usable and cuDF (and, if asked, cuGraph) import. Never raises."""
+    if not gpu_available() or not module_available("cudf"):
+        return False
+    return module_available("cugraph") if cugraph else True
+
+
+def device_of(obj: Any) -> Device:
+    """Device of an array or frame: GPU for CuPy/cuDF objects, CPU otherwise."""
+    root = type(obj).__module__.split(".")[0]
+    if root in ("cupy", "cudf") and root in sys.modules:
+        return Device.GPU
+    return Device.CPU
+
+
+def to_device(arr: Any, device: "Device | str") -> Any:
+    """``arr`` as a NumPy (CPU) or CuPy (GPU) array; the same object when already there."""
+    device = Device.parse(device)
+    if arr is None or device_of(arr) is device:
+        return arr
+    return device.xp.asarray(arr) if device is Device.GPU else arr.get()
+
+
+def synchronize() -> None:
+    """Wait for queued GPU work, if CuPy is already in use; a no-op otherwise."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        cupy.cuda.Device().synchronize()

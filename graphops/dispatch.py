@@ -1,0 +1,204 @@
+"""Dispatch: validate on the host once, choose a backend, load it, hand it arrays, wrap the result.
+
+``run("describe", g, backend="cpu")`` is the whole public surface; :func:`execute`
+also reports which backend ran, where, why, and how long it took.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .algorithm import Algorithm, Backend, load_target
+from .device import Device, gpu_status, module_available, synchronize, to_device
+from .errors import BackendUnavailableError, choices, did_you_mean
+from .frames import new_frame
+from .graph import Graph
+from .graphset import GraphSet
+from .registry import Registry, get_registry
+from .validation import build_params
+
+log = logging.getLogger("graphops")
+
+__all__ = ["run", "execute", "plan", "prepare", "execute_plan", "Plan", "Outcome", "choose_backend",
+           "bind_inputs"]
+
+_KIND = {Graph: "graph", GraphSet: "graphset"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished call: the result and how it was computed.
+
+    ``seconds`` is the backend call plus wrapping the result; ``prepare_seconds`` is
+    building or moving its inputs (CSR views, peer structures), cached after a first call.
+    """
+
+    result: Any
+    algorithm: str
+    backend: str
+    device: str
+    seconds: float
+    reason: str
+    prepare_seconds: float = 0.0
+
+
+def run(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry | None = None,
+        **params: Any) -> Any:
+    """Run a registered algorithm on graphs; the result follows the input's frame family.
+
+    :param algorithm: a registered name (``graphops plugins`` lists them)
+    :param inputs: :class:`Graph`/:class:`GraphSet` objects, in the algorithm's slot order
+    :param backend: ``auto`` (default), ``cpu``, ``gpu``, ``hybrid`` or another offered name
+    :param params: the algorithm's parameters, validated by its Params model
+    """
+    registry = registry or get_registry()
+    algo = registry.algorithm(algorithm)
+    return execute(algo, bind_inputs(algo, inputs), backend, params, registry).result
+
+
+def bind_inputs(algo: Algorithm, args: Sequence[Any]) -> dict[str, Any]:
+    """Map positional inputs to the algorithm's slots, checking count and kind."""
+    slots = algo.inputs
+    required = [s for s in slots if s.required]
+    if not len(required) <= len(args) <= len(slots):
+        want = ", ".join(s.name + ("" if s.required else "?") for s in slots)
+        raise TypeError(f"{algo.name} takes inputs ({want}); got {len(args)} input(s)")
+    bound = {}
+    for slot, obj in zip(slots, args):
+        kind = _KIND.get(type(obj))
+        if kind not in slot.kinds:
+            allowed = " or ".join("Graph" if k == "graph" else "GraphSet" for k in slot.kinds)
+            raise TypeError(f"{algo.name}: input {slot.name!r} must be a {allowed}; got "
+                            f"{type(obj).__name__}. Build one with graphops.Graph.from_edgelist(df) "
+                            f"or graphops.read_tu(path)")
+        bound[slot.name] = obj
+    return bound
+
+
+def _usable(spec: Backend) -> tuple[bool, str]:
+    """Whether a backend can run on this machine, and what was checked."""
+    if spec.device == "gpu":
+        ok, why = gpu_status()
+        if not ok:
+            return False, why
+    missing = [m for m in spec.requires if not module_available(m)]
+    if missing:
+        return False, f"the package(s) {', '.join(repr(m) for m in missing)} could not be imported"
+    return True, "available"
+
+
+def _fix_hint(spec: Backend) -> str:
+    if spec.device == "gpu":
+        return ("install the GPU extra (pip install 'graphops[gpu]'), make sure nvidia-smi lists a "
+                "device and CUDA_VISIBLE_DEVICES allows it, or ask for backend='cpu' or 'auto'")
+    return f"install {', '.join(spec.requires)} (pip install {' '.join(spec.requires)})"
+
+
+def choose_backend(algo: Algorithm, requested: str, inputs: Mapping[str, Any], params: Any,
+                   pm: Any) -> tuple[str, str]:
+    """The backend to run and the reason; strict when explicit, explained when ``auto``."""
+    requested = str(requested).lower()
+    if requested != "auto":
+        if requested not in algo.backends:
+            raise ValueError(f"{algo.name}: unknown backend {requested!r}. Offered: "
+                             f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
+        ok, why = _usable(algo.backends[requested])
+        if not ok:
+            raise BackendUnavailableError(
+                f"{algo.name}: backend {requested!r} was requested but cannot run here: {why}. "
+                f"To remedy this: {_fix_hint(algo.backends[requested])}")
+        return requested, "requested"
+    return _auto(algo, inputs, params, pm)
+
+
+def _auto(algo: Algorithm, inputs: Mapping[str, Any], params: Any, pm: Any) -> tuple[str, str]:
+    status = {name: _usable(algo.backends[name]) for name in algo.own_backends()}
+    runnable = tuple(n for n, (ok, _) in status.items() if ok)
+    if not runnable:
+        tried = "; ".join(f"{n}: {why}" for n, (_, why) in status.items())
+        raise BackendUnavailableError(f"{algo.name}: no backend can run here ({tried})")
+    hint = pm.hook.graphops_choose_backend(algorithm=algo, inputs=dict(inputs), params=params,
+                                           offered=runnable)
+    if hint in runnable:
+        return hint, "auto: chosen by a graphops_choose_backend hook"
+    if hint is not None:
+        log.warning("%s: graphops_choose_backend answered %r, not among %s; using the default rule",
+                    algo.name, hint, runnable)
+    if "gpu" in runnable:
+        return "gpu", "auto: a usable GPU was found"
+    pick = "cpu" if "cpu" in runnable else runnable[0]
+    gpu_why = status["gpu"][1] if "gpu" in status else "no gpu backend offered"
+    return pick, f"auto: gpu not used ({gpu_why})"
+
+
+def _prepare(obj: Any, spec: Backend) -> Any:
+    if spec.prepare is not None:
+        return obj.cached(("prepare", spec.prepare), lambda: load_target(spec.prepare)(obj))
+    return obj.csr(Device(spec.device))
+
+
+def _home(inputs: Mapping[str, Any]) -> Device:
+    return next(iter(inputs.values())).device
+
+
+def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any]) -> Any:
+    home = _home(inputs)
+    if algo.result == "array":
+        return to_device(raw, home)
+    first = next(iter(inputs.values()))
+    data = dict(raw)
+    for col in algo.vertex_columns:
+        if col in data and isinstance(first, Graph):
+            data[col] = first.original_ids(to_device(data[col], home))
+    order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
+    return new_frame(home, data, order)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated call: the algorithm, bound inputs, Params instance, chosen backend and why."""
+
+    algorithm: Algorithm
+    inputs: Mapping[str, Any]
+    params: Any
+    backend: str
+    reason: str
+
+
+def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
+         registry: Registry | None = None) -> Plan:
+    """Validate parameters and inputs on the host and choose the backend; nothing runs yet."""
+    registry = registry or get_registry()
+    p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
+    p.check_inputs(**inputs)
+    name, reason = choose_backend(algo, backend, inputs, p, registry.pm)
+    log.info("%s: backend %r (%s)", algo.name, name, reason)
+    return Plan(algo, inputs, p, name, reason)
+
+
+def prepare(planned: Plan) -> list[Any]:
+    """The backend's arguments: CSR views on its device, or a peer's prepared objects (cached)."""
+    spec = planned.algorithm.backends[planned.backend]
+    return [_prepare(obj, spec) for obj in planned.inputs.values()]
+
+
+def execute_plan(planned: Plan) -> Outcome:
+    """Run a plan: load the backend, hand it arrays, wrap the result like the input."""
+    algo, spec = planned.algorithm, planned.algorithm.backends[planned.backend]
+    fn = load_target(spec.target)
+    t0 = time.perf_counter()
+    args = prepare(planned)
+    synchronize()
+    t1 = time.perf_counter()
+    result = _wrap(algo, fn(*args, planned.params), planned.inputs)
+    synchronize()
+    return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
+                   planned.reason, t1 - t0)
+
+
+def execute(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
+            registry: Registry | None = None) -> Outcome:
+    """Validate, choose, run and wrap; see :func:`run`. ``params`` may be a dict or a Params."""
+    return execute_plan(plan(algo, inputs, backend, params, registry))

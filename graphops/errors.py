@@ -1,0 +1,96 @@
+"""Exception types shared by every part of graphops.
+
+Bad arguments to a Python call raise the builtins ``ValueError``/``TypeError``;
+the classes here add context a user needs to act: the config file and the
+breadcrumb trail, the plugin and its distribution, the backend and what was tried.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+__all__ = [
+    "GraphopsError",
+    "ConfigError",
+    "ConfigIssue",
+    "PluginError",
+    "BackendUnavailableError",
+    "MissingDependencyError",
+    "did_you_mean",
+    "choices",
+]
+
+
+class GraphopsError(Exception):
+    """Base class of every error graphops raises on purpose."""
+
+
+def did_you_mean(value: object, allowed: Iterable[str]) -> str:
+    """Return ``" Did you mean 'x'?"`` for the closest allowed name, or ``""``."""
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def choices(allowed: Iterable[str]) -> str:
+    """Format allowed names as ``a, b, c`` (sorted), or ``(none)``."""
+    names = sorted(allowed)
+    return ", ".join(names) if names else "(none)"
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a config file: where it is (breadcrumbs) and what is wrong."""
+
+    where: tuple[str, ...]
+    message: str
+
+    def render(self) -> str:
+        lines = [f"==> {crumb}" for crumb in self.where]
+        lines.append(f"=====> {self.message}")
+        return "\n".join(lines)
+
+
+class ConfigError(GraphopsError, ValueError):
+    """A pipeline file is invalid; carries the file and every issue found in it.
+
+    ``str(err)`` is the cfgv-style report::
+
+        configs/web.yaml is invalid (1 error)
+        ==> At steps[0] (id='deg', algorithm='describe')
+        ==> At key: backend
+        =====> Unknown backend 'gpx'. Allowed: auto, cpu, gpu. Did you mean 'gpu'?
+    """
+
+    def __init__(self, file: str, issues: Sequence[ConfigIssue]):
+        self.file = file
+        self.issues = tuple(issues)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        n = len(self.issues)
+        head = f"{self.file} is invalid ({n} error{'s' if n != 1 else ''})"
+        return "\n".join([head, *(issue.render() for issue in self.issues)])
+
+
+class PluginError(GraphopsError):
+    """A plugin could not be loaded or registered something invalid.
+
+    :ivar plugin: the plugin's (entry point) name
+    :ivar distribution: ``"name version"`` of the distribution that ships it, if known
+    """
+
+    def __init__(self, message: str, *, plugin: str | None = None, distribution: str | None = None):
+        self.plugin = plugin
+        self.distribution = distribution
+        super().__init__(message)
+
+
+class BackendUnavailableError(GraphopsError, RuntimeError):
+    """An explicitly requested backend cannot run here; the message says why and how to fix it."""
+
+
+class MissingDependencyError(GraphopsError, ImportError):
+    """An optional package is needed for what was asked; the message names the extra to install."""

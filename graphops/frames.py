@@ -1,0 +1,124 @@
+"""Helpers that treat pandas and cuDF frames alike: checks, columns as arrays, new frames.
+
+The family of a frame (pandas on the host, cuDF on the GPU) is its :class:`Device`;
+outputs are built in the family of the input.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .device import Device, device_of, to_device
+from .errors import did_you_mean
+
+__all__ = [
+    "check_columns", "id_array", "weight_array", "column_array", "new_frame", "take_rows",
+    "to_family",
+]
+
+
+def _is_frame(df: Any) -> bool:
+    return hasattr(df, "columns") and hasattr(df, "iloc")
+
+
+def check_columns(df: Any, wanted: Mapping[str, Any], what: str = "edge frame") -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``df`` is a frame holding each wanted column once.
+
+    :param wanted: role -> column name (``{"src": "u", "dst": "v"}``); ``None`` values are skipped.
+    """
+    if not _is_frame(df):
+        raise TypeError(f"{what} must be a pandas or cuDF DataFrame; got {type(df).__name__}")
+    cols = [str(c) for c in df.columns]
+    dupes = sorted({c for c in cols if cols.count(c) > 1})
+    if dupes:
+        raise ValueError(f"{what} has duplicate column names {dupes}; rename them so each is unique")
+    for role, name in wanted.items():
+        if name is not None and str(name) not in cols:
+            raise ValueError(
+                f"{role}={name!r}: no such column in the {what}. Columns: {cols}."
+                f"{did_you_mean(str(name), cols)}"
+            )
+    used = [n for n in wanted.values() if n is not None]
+    same = sorted({str(n) for n in used if used.count(n) > 1})
+    if same:
+        raise ValueError(f"column {same[0]!r} is given for more than one role in {dict(wanted)}")
+
+
+def _bad_rows(mask: Any) -> list[int]:
+    xp = device_of(mask).xp
+    return [int(i) for i in xp.flatnonzero(mask)[:5].tolist()]
+
+
+def _null_mask(series: Any) -> Any:
+    mask = series.isna()
+    return mask.values if device_of(series).value == "gpu" else mask.to_numpy()
+
+
+def id_array(series: Any, role: str) -> Any:
+    """A vertex-id column as an int64 NumPy/CuPy array; NaN/null or non-integer ids are errors."""
+    nulls = _null_mask(series)
+    if bool(nulls.any()):
+        rows = _bad_rows(nulls)
+        raise ValueError(
+            f"{role} column {series.name!r} has {int(nulls.sum())} missing (NaN/null) vertex id(s), "
+            f"first at rows {rows}; drop those rows or fill them before building the graph"
+        )
+    kind = np.dtype(str(series.dtype).lower()).kind if _numpy_dtype(series) else "O"
+    if kind not in "iu":
+        raise ValueError(
+            f"{role} column {series.name!r} has dtype {series.dtype}; vertex ids must be integers. "
+            f"If the values are whole numbers, cast with .astype('int64')"
+        )
+    return column_array(series, "int64")
+
+
+def _numpy_dtype(series: Any) -> bool:
+    try:
+        np.dtype(str(series.dtype).lower())
+    except TypeError:
+        return False
+    return True
+
+
+def weight_array(series: Any) -> Any:
+    """An edge-weight column as a float64 array; NaN/null or non-numeric weights are errors."""
+    if not _numpy_dtype(series) or np.dtype(str(series.dtype).lower()).kind not in "iuf":
+        raise ValueError(f"weight column {series.name!r} has dtype {series.dtype}; weights must be numeric")
+    nulls = _null_mask(series)
+    if bool(nulls.any()):
+        raise ValueError(
+            f"weight column {series.name!r} has {int(nulls.sum())} NaN/null weight(s), first at rows "
+            f"{_bad_rows(nulls)}; fill or drop them (NaN weights would poison every path and sum)"
+        )
+    return column_array(series, "float64")
+
+
+def column_array(series: Any, dtype: str | None = None) -> Any:
+    """A column as a NumPy (pandas) or CuPy (cuDF) array, optionally cast."""
+    if device_of(series) is Device.GPU:
+        arr = series.astype(dtype).values if dtype else series.values
+    else:
+        arr = series.to_numpy(dtype=dtype) if dtype else series.to_numpy()
+    return arr
+
+
+def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | None = None) -> Any:
+    """A pandas (CPU) or cuDF (GPU) frame from arrays, moving arrays to ``device`` as needed."""
+    columns = list(columns) if columns is not None else list(data)
+    arrays = {c: to_device(data[c], device) for c in columns}
+    return device.xdf.DataFrame(arrays, columns=columns)
+
+
+def take_rows(df: Any, rows: Any) -> Any:
+    """Rows of ``df`` by position, with a fresh 0..n-1 index."""
+    return df.iloc[rows].reset_index(drop=True)
+
+
+def to_family(df: Any, device: Device) -> Any:
+    """``df`` converted to the frame family of ``device`` (a copy only when it moves)."""
+    if df is None or device_of(df) is device:
+        return df
+    if device is Device.GPU:
+        return device.xdf.DataFrame.from_pandas(df)
+    return df.to_pandas()

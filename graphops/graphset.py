@@ -1,0 +1,227 @@
+"""GraphSet: many small graphs held as one batched (block-diagonal) CSR with per-graph offsets."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .csr import CSR, CSRViews, build_csr
+from .device import Device, device_of, to_device
+from .frames import column_array, new_frame
+
+log = logging.getLogger("graphops")
+
+__all__ = ["GraphSet"]
+
+_PER_NODE = ("node_labels", "node_attrs")
+_PER_EDGE = ("src", "dst", "weights", "edge_labels", "edge_attrs")
+_PER_GRAPH = ("graph_labels", "graph_attrs")
+
+
+def _ranges(starts: Any, counts: Any, xp: Any) -> Any:
+    """Concatenation of ``arange(s, s + c)`` for each (s, c), without a Python loop."""
+    total = int(counts.sum())
+    offsets = xp.cumsum(counts) - counts
+    return xp.repeat(starts - offsets, counts.tolist() if xp is not np else counts) + xp.arange(
+        total, dtype=xp.int64)
+
+
+@dataclasses.dataclass(eq=False)
+class GraphSet(CSRViews):
+    """Many undirected (or directed) graphs in a few large arrays.
+
+    Nodes of graph ``i`` are ``node_ptr[i]:node_ptr[i+1]`` and its edges
+    ``edge_ptr[i]:edge_ptr[i+1]``; ``src``/``dst`` hold global node indices, each
+    undirected edge once. Per-node ``node_labels`` (int64) and ``node_attrs``
+    (float64, ``n × d``), per-edge ``edge_labels``/``edge_attrs``/``weights`` and
+    per-graph ``graph_labels``/``graph_attrs`` are optional. All arrays live on one
+    device (NumPy or CuPy); :meth:`to` moves them as a handful of transfers.
+    """
+
+    node_ptr: Any
+    edge_ptr: Any
+    src: Any
+    dst: Any
+    directed: bool = False
+    weights: Any = None
+    node_labels: Any = None
+    edge_labels: Any = None
+    node_attrs: Any = None
+    edge_attrs: Any = None
+    graph_labels: Any = None
+    graph_attrs: Any = None
+    name: str = "graphset"
+
+    # sizes ---------------------------------------------------------------------------
+    @property
+    def device(self) -> Device:
+        return device_of(self.node_ptr)
+
+    def __len__(self) -> int:
+        return int(len(self.node_ptr) - 1)
+
+    @property
+    def n_graphs(self) -> int:
+        return len(self)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_ptr[-1])
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.edge_ptr[-1])
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    def graph_sizes(self) -> Any:
+        """Number of nodes of each graph."""
+        return self.node_ptr[1:] - self.node_ptr[:-1]
+
+    def __repr__(self) -> str:
+        parts = [f"{len(self)} graphs", f"{self.n_nodes} nodes", f"{self.n_edges} edges"]
+        for attr in ("node_labels", "edge_labels", "node_attrs", "graph_labels"):
+            if getattr(self, attr) is not None:
+                parts.append(attr)
+        return f"GraphSet({self.name!r}: {', '.join(parts)}, on {self.device.value})"
+
+    # views ---------------------------------------------------------------------------
+    def _build_csr(self) -> CSR:
+        csr = build_csr(self.src, self.dst, self.n_nodes, directed=self.directed, weights=self.weights)
+        return dataclasses.replace(
+            csr, graph_ptr=self.node_ptr, edge_ptr=self.edge_ptr, node_labels=self.node_labels,
+            edge_labels=self.edge_labels, node_attrs=self.node_attrs)
+
+    def to(self, device: Device | str) -> "GraphSet":
+        """This set with every array on ``device``."""
+        device = Device.parse(device)
+        if device is self.device:
+            return self
+        moved = {f.name: to_device(getattr(self, f.name), device)
+                 for f in dataclasses.fields(self) if f.name not in ("directed", "name")}
+        return dataclasses.replace(self, **moved)
+
+    # selection -----------------------------------------------------------------------
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, key: Any) -> Any:
+        """``gs[i]`` is a :class:`Graph`; a slice, list or index array gives a GraphSet."""
+        if isinstance(key, (int, np.integer)):
+            return self._graph(self._check_index(int(key)))
+        xp = self.device.xp
+        idx = xp.arange(len(self), dtype=xp.int64)[key] if isinstance(key, slice) else xp.asarray(key)
+        if idx.dtype == bool:
+            idx = xp.flatnonzero(idx)
+        return self._subset(idx.astype(xp.int64))
+
+    def _check_index(self, i: int) -> int:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"graph index {i} out of range for a GraphSet of {len(self)} graphs")
+        return i % len(self)
+
+    def _subset(self, idx: Any) -> "GraphSet":
+        xp = self.device.xp
+        if len(idx) and (int(idx.min()) < -len(self) or int(idx.max()) >= len(self)):
+            raise IndexError(f"graph indices out of range for a GraphSet of {len(self)} graphs")
+        idx = idx % max(len(self), 1)
+        n_counts = self.node_ptr[idx + 1] - self.node_ptr[idx]
+        e_counts = self.edge_ptr[idx + 1] - self.edge_ptr[idx]
+        nodes = _ranges(self.node_ptr[idx], n_counts, xp)
+        edges = _ranges(self.edge_ptr[idx], e_counts, xp)
+        node_ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(n_counts)])
+        shift = xp.repeat(self.node_ptr[idx] - node_ptr[:-1],
+                          e_counts.tolist() if xp is not np else e_counts)
+        take = {**{k: nodes for k in _PER_NODE}, **{k: edges for k in _PER_EDGE},
+                **{k: idx for k in _PER_GRAPH}}
+        arrays = {k: (None if getattr(self, k) is None else getattr(self, k)[rows])
+                  for k, rows in take.items()}
+        arrays["src"], arrays["dst"] = arrays["src"] - shift, arrays["dst"] - shift
+        edge_ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(e_counts)])
+        return GraphSet(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=self.directed,
+                        name=self.name, **arrays)
+
+    def _graph(self, i: int) -> Any:
+        from .graph import Graph
+
+        n0, n1 = int(self.node_ptr[i]), int(self.node_ptr[i + 1])
+        e0, e1 = int(self.edge_ptr[i]), int(self.edge_ptr[i + 1])
+        xp = self.device.xp
+        edges = {"src": self.src[e0:e1] - n0, "dst": self.dst[e0:e1] - n0}
+        edges.update(_named(self.weights, "weight", e0, e1))
+        edges.update(_named(self.edge_labels, "label", e0, e1))
+        edges.update(_named(self.edge_attrs, "attr", e0, e1))
+        nodes = {"id": xp.arange(n1 - n0, dtype=xp.int64)}
+        nodes.update(_named(self.node_labels, "label", n0, n1))
+        nodes.update(_named(self.node_attrs, "attr", n0, n1))
+        return Graph.from_edgelist(new_frame(self.device, edges),
+                                   weight="weight" if self.weighted else None,
+                                   directed=self.directed, nodes=new_frame(self.device, nodes))
+
+    # construction --------------------------------------------------------------------
+    @classmethod
+    def from_graphs(cls, graphs: Sequence[Any], node_label: str | None = None,
+                    edge_label: str | None = None, node_attrs: Sequence[str] | None = None,
+                    name: str = "graphset") -> "GraphSet":
+        """Batch :class:`Graph` objects (host copies are taken); label/attribute columns by name."""
+        graphs = [g.to(Device.CPU) for g in graphs]
+        if not graphs:
+            raise ValueError("a GraphSet needs at least one graph; got an empty list")
+        directed = {g.directed for g in graphs}
+        if len(directed) > 1:
+            raise ValueError("cannot batch directed and undirected graphs into one GraphSet")
+        parts = [_graph_parts(g, k, node_label, edge_label, node_attrs) for k, g in enumerate(graphs)]
+        node_ptr = np.concatenate([[0], np.cumsum([g.n_vertices for g in graphs])]).astype(np.int64)
+        edge_ptr = np.concatenate([[0], np.cumsum([g.n_edges for g in graphs])]).astype(np.int64)
+        arrays = {}
+        for key in parts[0]:
+            chunks = [p[key] + (node_ptr[k] if key in ("src", "dst") else 0)
+                      for k, p in enumerate(parts)] if parts[0][key] is not None else None
+            arrays[key] = None if chunks is None else np.concatenate(chunks)
+        return cls(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=directed.pop(), name=name, **arrays)
+
+    @classmethod
+    def from_networkx(cls, graphs: Sequence[Any], node_label: str | None = None,
+                      edge_label: str | None = None, node_attrs: Sequence[str] | None = None,
+                      weight: str | None = None, name: str = "graphset") -> "GraphSet":
+        """Batch networkx graphs (any node ids; they are numbered in iteration order)."""
+        from .device import require
+        from .graph import Graph
+
+        nx = require("networkx", "GraphSet.from_networkx")
+        converted = [Graph.from_networkx(nx.convert_node_labels_to_integers(G), weight=weight)
+                     for G in graphs]
+        return cls.from_graphs(converted, node_label, edge_label, node_attrs, name)
+
+
+def _named(arr: Any, name: str, lo: int, hi: int) -> dict[str, Any]:
+    if arr is None:
+        return {}
+    if arr.ndim == 1:
+        return {name: arr[lo:hi]}
+    return {f"{name}{j}": arr[lo:hi, j] for j in range(arr.shape[1])}
+
+
+def _column(frame: Any, col: str | None, what: str, k: int, dtype: str) -> Any:
+    if col is None:
+        return None
+    if frame is None or col not in frame.columns:
+        raise ValueError(f"graph {k} has no {what} column {col!r}")
+    return column_array(frame[col], dtype)
+
+
+def _graph_parts(g: Any, k: int, node_label, edge_label, node_attrs) -> dict[str, Any]:
+    attrs = None
+    if node_attrs:
+        attrs = np.stack([_column(g.nodes, c, "node attribute", k, "float64") for c in node_attrs], 1)
+    return {
+        "src": g._src, "dst": g._dst, "weights": g._weights,
+        "node_labels": _column(g.nodes, node_label, "node label", k, "int64"),
+        "edge_labels": _column(g.edges, edge_label, "edge label", k, "int64"),
+        "node_attrs": attrs,
+    }

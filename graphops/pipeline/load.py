@@ -1,0 +1,125 @@
+"""Loading a pipeline file: YAML, then structure (pass 1), then meaning against the registry (pass 2).
+
+Every problem found is collected and raised as one :class:`ConfigError` with a
+file -> step -> key trail, the bad value, the allowed values and a did-you-mean.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import yaml
+
+from ..errors import ConfigError, ConfigIssue
+from ..registry import Registry, get_registry
+from ..validation import explain, format_loc
+from .meaning import check_meaning, step_crumb
+from .schema import SCHEMA_VERSION, Pipeline
+
+__all__ = ["LoadedPipeline", "load_pipeline", "read_config"]
+
+
+@dataclass(frozen=True)
+class LoadedPipeline:
+    """A validated pipeline: the model, where it came from, and the registry it was checked against."""
+
+    model: Pipeline
+    file: str
+    base: Path
+    registry: Registry
+
+    def graph_path(self, name: str) -> Path:
+        return self.base / self.model.graphs[name].path
+
+    def graph_format(self, name: str) -> str:
+        src = self.model.graphs[name]
+        if src.format:
+            return src.format
+        path = self.graph_path(name)
+        if path.is_dir():
+            return "tu"
+        reader = self.registry.reader_for_suffix(path.suffix)
+        return reader.name if reader else ""
+
+    def graph_kind(self, name: str) -> str:
+        return "graphset" if self.graph_format(name) == "tu" else "graph"
+
+    @property
+    def name(self) -> str:
+        return self.model.name or Path(self.file).stem.replace(".", "_")
+
+
+def _fail(file: str, message: str, *where: str) -> ConfigError:
+    return ConfigError(file, [ConfigIssue(tuple(where), message)])
+
+
+def read_config(path: str | os.PathLike) -> tuple[str, Any]:
+    """The file's display name and its parsed YAML; missing, unreadable or bad YAML is a ConfigError."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail(file, f"File not found (resolved to {str(Path(path).resolve())!r})") from None
+    except (PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
+        raise _fail(file, f"Cannot read the file: {exc}") from None
+    try:
+        return file, yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = (f"At line {mark.line + 1}, column {mark.column + 1}",) if mark else ()
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise _fail(file, f"YAML syntax error: {problem}", *where) from None
+
+
+def _check_version(file: str, data: Any) -> None:
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise _fail(file, f"The top level must be a mapping (key: value lines); got {got}")
+    version = data.get("version")
+    if "version" not in data:
+        raise _fail(file, f"Missing required key 'version'. Add 'version: {SCHEMA_VERSION}' at the top",
+                    "At key: version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        from .. import __version__
+
+        raise _fail(file, f"This file uses schema version {version}; graphops {__version__} reads "
+                          f"version {SCHEMA_VERSION} and older. Upgrade graphops (pip install -U "
+                          f"graphops)", "At key: version")
+
+
+def _where(data: Any, loc: tuple) -> tuple[str, ...]:
+    loc = tuple(p for p in loc if p != "[key]")
+    crumbs: list[str] = []
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        crumbs.append(step_crumb(data, loc[1]))
+        loc = loc[2:]
+    elif len(loc) >= 2 and loc[0] == "graphs":
+        crumbs.append(f"At graphs.{loc[1]}")
+        loc = loc[2:]
+    if loc:
+        crumbs.append(f"At key: {format_loc(loc)}")
+    return tuple(crumbs)
+
+
+def _structure(file: str, data: dict) -> Pipeline:
+    try:
+        return Pipeline.model_validate(data)
+    except pydantic.ValidationError as exc:
+        issues = [ConfigIssue(_where(data, e["loc"]), explain(e, Pipeline)) for e in exc.errors()]
+        raise ConfigError(file, issues) from None
+
+
+def load_pipeline(path: str | os.PathLike, registry: Registry | None = None) -> LoadedPipeline:
+    """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem."""
+    file, data = read_config(path)
+    _check_version(file, data)
+    model = _structure(file, data)
+    loaded = LoadedPipeline(model, file, Path(path).resolve().parent, registry or get_registry())
+    issues = check_meaning(loaded, data)
+    if issues:
+        raise ConfigError(file, issues)
+    return loaded
+

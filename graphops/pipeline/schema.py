@@ -1,0 +1,88 @@
+"""Pipeline file structure (pass 1): pydantic models that need no plugins.
+
+A pipeline file is a YAML mapping::
+
+    version: 1                  # schema version; newer files ask for a newer graphops
+    name: karate                # optional; names the run summary
+    device: auto                # default backend of every step: auto | cpu | gpu
+    graphs:
+      karate:                   # [a-z][a-z0-9_-]*
+        path: data/karate.tsv   # relative to this file's folder; a folder is a TU dataset
+        format: tsv             # optional: inferred from the suffix
+        src: 0                  # column name or 0-based position (default 0)
+        dst: 1                  # (default 1)
+        weight: null            # column, or null for unweighted
+        columns: [u, v]         # names for a file without header (optional)
+        directed: false
+        dedupe: false           # drop repeated edges (u-v and v-u are one undirected edge)
+    steps:
+      - id: stats               # unique, [a-z][a-z0-9_-]*
+        algorithm: describe     # a registered algorithm
+        inputs: {graph: karate} # slot -> graph name
+        backend: cpu            # optional; overrides `device`
+        params: {}              # checked against the algorithm's Params model
+        output: out/stats.csv   # optional: .parquet/.csv for frames, .npy/.csv for matrices
+    bench:                      # optional: how `graphops bench` times this file
+      repeat: 5
+      warmup: 1
+      baseline: cpu             # backend whose time the others are compared with
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+__all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "NAME_PATTERN"]
+
+SCHEMA_VERSION = 1
+NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GraphSource(_Model):
+    """Where a graph comes from and how to read it."""
+
+    path: str = Field(min_length=1)
+    format: str | None = None
+    src: str | int | None = None
+    dst: str | int | None = None
+    weight: str | int | None = None
+    columns: list[str] | None = None
+    directed: bool = False
+    dedupe: bool = False
+
+
+class Step(_Model):
+    """One algorithm call."""
+
+    id: str = Field(pattern=NAME_PATTERN)
+    algorithm: str
+    inputs: dict[str, str] = Field(min_length=1)
+    backend: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    output: str | None = None
+
+
+class BenchSettings(_Model):
+    """How ``graphops bench`` times the steps of this file."""
+
+    repeat: int = Field(5, ge=1, le=1000)
+    warmup: int = Field(1, ge=0, le=100)
+    baseline: str | None = None
+
+
+class Pipeline(_Model):
+    """A whole pipeline file."""
+
+    version: int = Field(ge=1)
+    name: str | None = Field(None, pattern=NAME_PATTERN)
+    description: str | None = None
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    graphs: dict[Name, GraphSource] = Field(min_length=1)
+    steps: list[Step] = Field(min_length=1)
+    bench: BenchSettings | None = None

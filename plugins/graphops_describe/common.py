@@ -1,0 +1,61 @@
+"""Per-graph statistics from per-vertex counts, written once for NumPy and CuPy alike.
+
+Both backends compute per-vertex arrays (degree, self-loops, repeated edges, whether
+the vertex is its component's root) with their own kernels, then call
+:func:`summarize`. Sums run in int64, so CPU and GPU give identical numbers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def segment_sum(xp: Any, values: Any, ptr: Any) -> Any:
+    """Sums of ``values[ptr[i]:ptr[i+1]]`` for each i (int64)."""
+    acc = xp.zeros(len(values) + 1, dtype=xp.int64)
+    xp.cumsum(values, out=acc[1:])
+    return acc[ptr[1:]] - acc[ptr[:-1]]
+
+
+def _sorted_within(xp: Any, deg: Any, gid: Any) -> Any:
+    """Degrees sorted inside each graph's contiguous segment."""
+    span = int(deg.max()) + 1 if len(deg) else 1
+    return xp.sort(gid * span + deg) - gid * span
+
+
+def summarize(xp: Any, csr: Any, deg: Any, self_at: Any, multi_at: Any, roots: Any) -> dict[str, Any]:
+    """The ``describe`` columns for every graph of a (batched) CSR."""
+    graph_ptr, edge_ptr = csr.segments()
+    n = graph_ptr[1:] - graph_ptr[:-1]
+    n_graphs = len(n)
+    gid = xp.searchsorted(graph_ptr, xp.arange(csr.n_vertices, dtype=xp.int64), side="right") - 1
+    sdeg = _sorted_within(xp, deg, gid)
+    rank = xp.arange(csr.n_vertices, dtype=xp.int64) - graph_ptr[gid] + 1
+    total = segment_sum(xp, deg, graph_ptr)
+    weighted_rank = segment_sum(xp, rank * sdeg, graph_ptr)
+    empty = n == 0
+    nf = xp.where(empty, 1, n).astype(xp.float64)
+    first = xp.minimum(graph_ptr[:-1], max(csr.n_vertices - 1, 0))
+    last = xp.maximum(graph_ptr[1:] - 1, 0)
+    nan = xp.float64("nan")
+    gini = xp.where(total == 0, 0.0, 2.0 * weighted_rank / (nf * xp.where(total == 0, 1, total))
+                    - (nf + 1.0) / nf)
+    pick = (lambda a: xp.where(empty, nan, a[first] if len(a) else xp.zeros(n_graphs)))
+    return {
+        "graph": xp.arange(n_graphs, dtype=xp.int64),
+        "n_vertices": n.astype(xp.int64),
+        "n_edges": (edge_ptr[1:] - edge_ptr[:-1]).astype(xp.int64),
+        "self_loops": segment_sum(xp, self_at, graph_ptr),
+        "multi_edges": segment_sum(xp, multi_at, graph_ptr),
+        "degree_min": pick(sdeg),
+        "degree_mean": xp.where(empty, nan, total / nf),
+        "degree_max": xp.where(empty, nan, sdeg[last] if len(sdeg) else xp.zeros(n_graphs)),
+        "degree_gini": xp.where(empty, nan, gini),
+        "n_components": segment_sum(xp, roots.astype(xp.int64), graph_ptr),
+    }
+
+
+def finish(xp: Any, csr: Any, stats: dict[str, Any]) -> dict[str, Any]:
+    """Drop the ``graph`` column for a single graph (it is always 0 there)."""
+    if csr.graph_ptr is None:
+        stats = {k: v for k, v in stats.items() if k != "graph"}
+    return stats

@@ -1,0 +1,48 @@
+"""GPU backend of ``describe``: CUDA kernels (kernels/describe.cu) launched through CuPy."""
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import cupy as cp
+
+from graphops.csr import CSR
+
+from .common import finish, summarize
+from .params import DescribeParams
+
+_MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/describe.cu").read_text(),
+                       options=("--std=c++17",))
+_THREADS = 256
+
+
+def _grid(work: int) -> tuple[int]:
+    return (max(1, min((work + _THREADS - 1) // _THREADS, 65535 * 8)),)
+
+
+def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
+    """Per-graph statistics of a (batched) CSR on the GPU."""
+    assert csr.indptr.dtype == cp.int64 and csr.indices.dtype == cp.int32
+    assert csr.indptr.flags.c_contiguous and csr.indices.flags.c_contiguous
+    n, entries = csr.n_vertices, len(csr.indices)
+    self_at = cp.zeros(n, cp.int64)
+    multi_at = cp.zeros(n, cp.int64)
+    indeg = cp.zeros(n if csr.directed else 1, cp.int64)
+    args = (csr.indptr, csr.indices, cp.int64(n), cp.int64(entries))
+    if entries:
+        _MODULE.get_function("entry_stats")(_grid(entries), (_THREADS,),
+                                            (*args, cp.int32(csr.directed), self_at, multi_at, indeg))
+    rowlen = cp.diff(csr.indptr)
+    deg = rowlen + (indeg if csr.directed else self_at)
+    return finish(cp, csr, summarize(cp, csr, deg, self_at, multi_at, _roots(csr, args)))
+
+
+def _roots(csr: CSR, args: tuple) -> Any:
+    n, entries = csr.n_vertices, len(csr.indices)
+    parent = cp.arange(n, dtype=cp.int32)
+    if entries:
+        _MODULE.get_function("cc_link")(_grid(entries), (_THREADS,), (*args, parent))
+    roots = cp.empty(n, cp.uint8)
+    if n:
+        _MODULE.get_function("cc_roots")(_grid(n), (_THREADS,), (parent, cp.int64(n), roots))
+    return roots
