@@ -1,0 +1,176 @@
+"""Benchmark runner: time the steps of benchmark pipelines side by side in one process.
+
+Each step runs ``warmup`` times untimed (building CSR views, compiling kernels,
+converting inputs for peers), then ``repeat`` times timed; the median is reported
+with the speed-up over the case's baseline and, where the algorithm declares its
+least memory traffic, the distance from the memory-bandwidth floor measured here.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .algorithm import load_target
+from .device import Device, gpu_available
+from .dispatch import execute_plan, plan
+from .errors import BackendUnavailableError, MissingDependencyError
+from .pipeline.load import LoadedPipeline, load_pipeline
+from .pipeline.run import GraphCache, step_backend
+from .pipeline.schema import BenchSettings
+from .registry import Registry
+
+__all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth"]
+
+
+@dataclass
+class BenchRow:
+    """One timed step."""
+
+    file: str
+    case: str
+    step: str
+    backend: str
+    peer: bool
+    device: str
+    times: list[float] = field(default_factory=list)
+    median: float | None = None
+    speedup: float | None = None
+    baseline: str | None = None
+    floor: float | None = None
+    note: str = ""
+
+
+@dataclass
+class BenchReport:
+    """All rows plus where and when they were measured."""
+
+    machine: dict[str, Any]
+    date: str
+    rows: list[BenchRow] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def bench_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """YAML files named, or found (sorted) in named folders."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out += sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
+    return out
+
+
+def _copy_rate(device: Device) -> float:
+    xp = device.xp
+    a = xp.ones(1 << 25, dtype=xp.float64)  # 256 MiB
+    b = xp.empty_like(a)
+    best = float("inf")
+    for _ in range(3):
+        if device is Device.GPU:
+            xp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        xp.copyto(b, a)
+        if device is Device.GPU:
+            xp.cuda.Device().synchronize()
+        best = min(best, time.perf_counter() - t)
+    return 2 * a.nbytes / best
+
+
+def measure_bandwidth(devices: Iterable[str]) -> dict[str, float]:
+    """Bytes/s of a large copy (read + write) on each device: the memory floor's rate."""
+    return {d: _copy_rate(Device(d)) for d in sorted(set(devices))}
+
+
+def _machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(),
+                            "cores": os.cpu_count(), "python": platform.python_version()}
+    if gpu_available():
+        import cupy
+
+        info["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    return info
+
+
+def _case(step: Any) -> str:
+    inputs = ",".join(f"{k}={v}" for k, v in sorted(step.inputs.items()))
+    params = json.dumps(step.params, sort_keys=True) if step.params else ""
+    return f"{step.algorithm}({inputs}{', ' + params if params else ''})"
+
+
+def _time_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, settings: BenchSettings,
+               repeat: int | None, warmup: int | None) -> BenchRow:
+    algo = loaded.registry.algorithm(step.algorithm)
+    name = step_backend(loaded, step, None)
+    spec = algo.backends.get(name)
+    row = BenchRow(loaded.file, _case(step), step.id, name, bool(spec and spec.peer),
+                   spec.device if spec else "?")
+    inputs = {slot: cache.get(g) for slot, g in step.inputs.items()}
+    try:
+        planned = plan(algo, inputs, name, step.params, loaded.registry)
+    except (BackendUnavailableError, MissingDependencyError) as exc:
+        row.note = f"skipped: {exc}"
+        return row
+    row.backend, row.device = planned.backend, algo.backends[planned.backend].device
+    for _ in range(settings.warmup if warmup is None else warmup):
+        execute_plan(planned)
+    row.times = [execute_plan(planned).seconds for _ in range(settings.repeat if repeat is None else repeat)]
+    row.median = statistics.median(row.times)
+    if algo.cost:
+        row.floor = load_target(algo.cost)(inputs, planned.params).get("bytes")
+    return row
+
+
+def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, float]) -> None:
+    timed = [r for r in rows if r.median]
+    named = [r for r in timed if r.backend == settings.baseline]
+    base = (named or timed or [None])[0]
+    for r in timed:
+        r.baseline = base.backend
+        r.speedup = base.median / r.median
+        if r.floor is not None and r.device in rates:
+            r.floor = r.floor / rates[r.device]
+
+
+def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
+              registry: Registry | None = None) -> BenchReport:
+    """Time every step of every benchmark pipeline; rows are grouped by case."""
+    report = BenchReport(_machine(), _dt.datetime.now().isoformat(timespec="seconds"))
+    rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
+    report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}
+    for file in bench_files(paths):
+        loaded = load_pipeline(file, registry)
+        settings = loaded.model.bench or BenchSettings()
+        cache = GraphCache(loaded)
+        rows = [_time_step(loaded, cache, s, settings, repeat, warmup) for s in loaded.model.steps]
+        for case in dict.fromkeys(r.case for r in rows):
+            _ratios([r for r in rows if r.case == case], settings, rates)
+        report.rows += rows
+    return report
+
+
+def median_ms(row: BenchRow) -> str:
+    return "-" if row.median is None else f"{row.median * 1e3:.3f}"
+
+
+def floor_text(row: BenchRow) -> str:
+    if row.floor is None or row.median is None:
+        return "-"
+    return f"{row.floor * 1e3:.3f} ms ({row.median / row.floor:.0f}x)"
+
+
+def rows_as_table(report: BenchReport) -> list[list[str]]:
+    """Header + one list of cells per row, for printing."""
+    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "note"]
+    body = []
+    for r in report.rows:
+        speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
+        body.append([r.case, r.backend + (" (peer)" if r.peer else ""), median_ms(r), speed,
+                     floor_text(r), r.note])
+    return [head, *body]
