@@ -81,4 +81,6 @@ def graph_from_cugraph(G: Any) -> Any:
     if weighted:
         data["weight"] = df[cols[2]].values
     frame = new_frame(Device.GPU, data)
-    return Graph.from_edgelist(frame, weight="weight" if weighted else None, directed=G.is_directed())
+    # cuGraph may list an undirected edge in both directions; keep it once, as graphops does.
+    return Graph.from_edgelist(frame, weight="weight" if weighted else None, directed=G.is_directed(),
+                               dedupe=not G.is_directed())

@@ -80,24 +80,26 @@ def read_parquet(path: Path, device: Device, names: Sequence[str] | None = None)
     return frame
 
 
-def _mtx_header(path: Path) -> tuple[str, int, int]:
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
-        banner = fh.readline().lower().split()
-        skip = 1
-        for line in fh:
-            skip += 1
-            if line.strip() and not line.startswith("%"):
-                size = line.split()
-                break
-        else:
-            raise ValueError(f"{path}: MatrixMarket file has no size line")
+def _mtx_banner(path: Path, banner: list[str]) -> str:
     if banner[:3] != ["%%matrixmarket", "matrix", "coordinate"] or len(banner) < 5:
         raise ValueError(f"{path}: not a MatrixMarket coordinate file (first line should start with "
                          f"'%%MatrixMarket matrix coordinate'); dense 'array' files are not edge lists")
     if banner[3] not in ("real", "integer", "pattern"):
         raise ValueError(f"{path}: MatrixMarket field {banner[3]!r} is not supported; use real, integer "
                          f"or pattern")
-    return banner[3], skip, int(size[2])
+    return banner[3]
+
+
+def _mtx_header(path: Path) -> tuple[str, int, int]:
+    """Field, lines before the entries, and promised entry count of a MatrixMarket file."""
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        field = _mtx_banner(path, fh.readline().lower().split())
+        skip = 1
+        for line in fh:
+            skip += 1
+            if line.strip() and not line.startswith("%"):
+                return field, skip, int(line.split()[2])
+    raise ValueError(f"{path}: MatrixMarket file has no size line")
 
 
 def read_mtx(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:

@@ -1,0 +1,115 @@
+"""Graph: frames of both families, renumbering, bad input, conversions."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import graphops as go
+
+
+def test_from_edgelist_renumbers_and_hides_ids(frame_lib):
+    df = frame_lib.DataFrame({"a": [100, 5, 7, 5], "b": [5, 7, 100, 100], "w": [1.0, 2.0, 3.0, 4.0],
+                              "kind": [1, 2, 3, 4]})
+    g = go.Graph.from_edgelist(df, src="a", dst="b", weight="w")
+    assert g.n_vertices == 3 and g.n_edges == 4 and g.weighted and not g.directed
+    assert list(g.edges.columns) == ["src", "dst", "weight", "kind"]
+    assert type(g.edges) is type(df)
+    vertices = g.vertices.get() if hasattr(g.vertices, "get") else g.vertices
+    np.testing.assert_array_equal(vertices, [5, 7, 100])
+    idx = g.csr("cpu").indices[:2].astype(np.int64)
+    orig = g.original_ids(idx)
+    np.testing.assert_array_equal(orig, vertices[idx])
+
+
+def test_node_frame_adds_isolated_vertices():
+    df = pd.DataFrame({"src": [1], "dst": [2]})
+    nodes = pd.DataFrame({"id": [3, 2, 1], "label": [0, 1, 2]})
+    g = go.Graph.from_edgelist(df, nodes=nodes)
+    assert g.n_vertices == 3
+    assert list(g.nodes["id"]) == [1, 2, 3] and list(g.nodes["label"]) == [2, 1, 0]
+
+
+@pytest.mark.parametrize("df, kwargs, message", [
+    (pd.DataFrame({"s": [1], "d": [2]}), {}, "src='src': no such column in the edge frame. Columns: ['s', 'd']."),
+    (pd.DataFrame({"src": [1], "dst": [2]}), {"weight": "wt"}, "weight='wt': no such column"),
+    (pd.DataFrame([[1, 2, 3]], columns=["src", "dst", "src"]), {}, "duplicate column names ['src']"),
+    (pd.DataFrame({"src": [1.0, np.nan], "dst": [2, 3]}), {}, "1 missing (NaN/null) vertex id(s), first at rows [1]"),
+    (pd.DataFrame({"src": [1.5], "dst": [2]}), {}, "has dtype float64; vertex ids must be integers"),
+    (pd.DataFrame({"src": ["a"], "dst": ["b"]}), {}, "vertex ids must be integers"),
+    (pd.DataFrame({"src": [1, 2], "dst": [2, 3], "w": [1.0, np.nan]}), {"weight": "w"},
+     "1 NaN/null weight(s), first at rows [1]"),
+    (pd.DataFrame({"src": [1], "dst": [2]}), {"dst": "src"}, "given for more than one role"),
+])
+def test_bad_frames_get_pointed_errors(df, kwargs, message):
+    with pytest.raises(ValueError) as info:
+        go.Graph.from_edgelist(df, **kwargs)
+    assert message in str(info.value)
+
+
+def test_not_a_frame_is_a_type_error():
+    with pytest.raises(TypeError, match="must be a pandas or cuDF DataFrame; got list"):
+        go.Graph.from_edgelist([(1, 2)])
+
+
+def test_edge_to_unknown_node_is_rejected():
+    with pytest.raises(ValueError, match="edge dst id 9 is not in the node frame"):
+        go.Graph.from_edgelist(pd.DataFrame({"src": [1], "dst": [9]}), nodes=pd.DataFrame({"id": [1, 2]}))
+
+
+def test_dedupe_keeps_first_of_both_directions():
+    df = pd.DataFrame({"src": [1, 2, 1, 3], "dst": [2, 1, 2, 3], "w": [1.0, 2.0, 3.0, 4.0]})
+    g = go.Graph.from_edgelist(df, weight="w", dedupe=True)
+    assert g.n_edges == 2 and list(g.edges["weight"]) == [1.0, 4.0]
+    d = go.Graph.from_edgelist(df, weight="w", directed=True, dedupe=True)
+    assert d.n_edges == 3
+
+
+def test_networkx_round_trip():
+    nx = pytest.importorskip("networkx")
+    G = nx.Graph()
+    G.add_nodes_from([(10, {"label": 1}), (20, {"label": 2}), (30, {"label": 3}), (40, {"label": 4})])
+    G.add_edge(10, 20, weight=0.5)
+    G.add_edge(20, 30, weight=1.5)
+    g = go.Graph.from_networkx(G, weight="weight")
+    assert g.n_vertices == 4 and g.weighted
+    back = g.to_networkx()
+    assert sorted(back.nodes) == [10, 20, 30, 40] and back[20][30]["weight"] == 1.5
+    assert back.nodes[40]["label"] == 4
+    with pytest.raises(ValueError, match="node ids must be integers"):
+        go.Graph.from_networkx(nx.path_graph(["a", "b"]))
+
+
+def test_multigraph_goes_to_networkx_multigraph():
+    nx = pytest.importorskip("networkx")
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 0]}))
+    assert isinstance(g.to_networkx(), nx.MultiGraph)
+
+
+def test_from_arrays_and_repr():
+    g = go.Graph.from_arrays(np.array([0, 1]), np.array([1, 2]), n_vertices=5, directed=True)
+    assert repr(g) == "Graph(directed, 5 vertices, 2 edges, pandas)"
+
+
+@pytest.mark.rapids
+def test_graph_moves_between_families():
+    import cudf
+
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [3, 4], "dst": [4, 5]}))
+    on_gpu = g.to("gpu")
+    assert isinstance(on_gpu.edges, cudf.DataFrame) and on_gpu.device is go.Device.GPU
+    back = on_gpu.to("cpu")
+    pd.testing.assert_frame_equal(back.edges, g.edges)
+
+
+@pytest.mark.rapids
+def test_cugraph_round_trip():
+    pytest.importorskip("cugraph")
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [3, 4, 5], "dst": [4, 5, 3], "w": [1.0, 2.0, 3.0]}),
+                               weight="w")
+    G = g.to_cugraph()
+    assert G.number_of_edges() in (3, 6) and G.is_weighted()
+    back = go.Graph.from_cugraph(G)
+    assert back.n_vertices == 3 and back.weighted
+    stats = go.run("describe", back, backend="gpu").to_pandas().iloc[0]
+    assert stats["n_components"] == 1
