@@ -9,6 +9,8 @@ import pydantic
 
 from .errors import choices, did_you_mean
 
+NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
+
 __all__ = ["explain", "format_loc", "params_error", "build_params"]
 
 
@@ -59,6 +61,11 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
     if kind == "literal_error":
         expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
         return f"{message} (got {err['input']!r}).{did_you_mean(err['input'], expected)}"
+    if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == NAME_PATTERN:
+        return (f"Invalid name {err['input']!r}: names start with a lowercase letter and use only "
+                f"a-z, 0-9, '_' and '-'")
+    if kind == "too_short":
+        return f"Needs at least {err['ctx']['min_length']} entry (got none)"
     if kind.startswith("value_error"):
         message = message.removeprefix("Value error, ")
     return f"{message} (got {err['input']!r})"

@@ -157,3 +157,25 @@ def test_signature_mismatch_is_reported(tmp_path, monkeypatch):
                      backends={"cpu": "sig_a:run", "gpu": "sig_b:run"})
     with pytest.raises(AssertionError, match="sig: backend 'gpu' .* differs from 'cpu'"):
         check_signatures(algo)
+
+
+def test_step_hooks_observe_a_pipeline(fresh_pm, tmp_path):
+    seen = []
+
+    class Observer:
+        @staticmethod
+        @hookimpl
+        def graphops_step_start(step, backend):
+            seen.append(("start", step.id, backend))
+
+        @staticmethod
+        @hookimpl
+        def graphops_step_end(step, backend, result, seconds):
+            seen.append(("end", step.id, backend, len(result), seconds >= 0))
+
+    fresh_pm.register(Observer(), name="observer")
+    (tmp_path / "g.txt").write_text("1 2\n")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {path: g.txt}}\n"
+                                     "steps: [{id: s, algorithm: describe, inputs: {graph: g}, backend: cpu}]\n")
+    go.run_pipeline(tmp_path / "p.yaml", registry=Registry(fresh_pm))
+    assert seen == [("start", "s", "cpu"), ("end", "s", "cpu", 1, True)]

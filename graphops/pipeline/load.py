@@ -17,7 +17,7 @@ from ..errors import ConfigError, ConfigIssue
 from ..registry import Registry, get_registry
 from ..validation import explain, format_loc
 from .meaning import check_meaning, step_crumb
-from .schema import SCHEMA_VERSION, Pipeline
+from .schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config"]
 
@@ -30,6 +30,8 @@ class LoadedPipeline:
     file: str
     base: Path
     registry: Registry
+    step_indices: tuple[int, ...] = ()  # each step's position in the file
+    declared: tuple[str, ...] = ()  # every graph name in the file, valid or not
 
     def graph_path(self, name: str) -> Path:
         return self.base / self.model.graphs[name].path
@@ -104,22 +106,57 @@ def _where(data: Any, loc: tuple) -> tuple[str, ...]:
     return tuple(crumbs)
 
 
-def _structure(file: str, data: dict) -> Pipeline:
+def _position(issue: ConfigIssue, graphs: tuple[str, ...]) -> tuple[int, int]:
+    """Sort key putting issues in file order: top-level keys, then graphs, then steps."""
+    head = issue.where[0] if issue.where else ""
+    if head.startswith("At steps["):
+        return 2, int(head[len("At steps["):].split("]")[0])
+    if head.startswith("At graphs."):
+        name = head[len("At graphs."):]
+        return 1, graphs.index(name) if name in graphs else 0
+    return 0, 0
+
+
+def _valid(model: type, value: Any) -> Any:
     try:
-        return Pipeline.model_validate(data)
+        return model.model_validate(value)
+    except pydantic.ValidationError:
+        return None
+
+
+def _partial(data: dict) -> tuple[Pipeline, tuple[int, ...]]:
+    """The parts of a structurally invalid file that are valid, so pass 2 can still check them."""
+    graphs = data.get("graphs") if isinstance(data.get("graphs"), dict) else {}
+    good = {k: g for k, g in ((k, _valid(GraphSource, v)) for k, v in graphs.items()) if g is not None}
+    raw_steps = data.get("steps") if isinstance(data.get("steps"), list) else []
+    steps = [(i, s) for i, s in ((i, _valid(Step, v)) for i, v in enumerate(raw_steps)) if s is not None]
+    device = data.get("device") if data.get("device") in ("auto", "cpu", "gpu") else "auto"
+    model = Pipeline.model_construct(version=SCHEMA_VERSION, device=device, graphs=good,
+                                     steps=[s for _, s in steps], bench=None, name=None)
+    return model, tuple(i for i, _ in steps)
+
+
+def _structure(data: dict) -> tuple[Pipeline, tuple[int, ...], list[ConfigIssue]]:
+    """Pass 1: the model (or its valid parts), the steps' indices in the file, and the issues."""
+    try:
+        model = Pipeline.model_validate(data)
     except pydantic.ValidationError as exc:
         issues = [ConfigIssue(_where(data, e["loc"]), explain(e, Pipeline)) for e in exc.errors()]
-        raise ConfigError(file, issues) from None
+        return (*_partial(data), issues)
+    return model, tuple(range(len(model.steps))), []
 
 
 def load_pipeline(path: str | os.PathLike, registry: Registry | None = None) -> LoadedPipeline:
     """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem."""
     file, data = read_config(path)
     _check_version(file, data)
-    model = _structure(file, data)
-    loaded = LoadedPipeline(model, file, Path(path).resolve().parent, registry or get_registry())
-    issues = check_meaning(loaded, data)
+    model, indices, issues = _structure(data)
+    graphs = data.get("graphs")
+    loaded = LoadedPipeline(model, file, Path(path).resolve().parent, registry or get_registry(),
+                            indices, tuple(graphs) if isinstance(graphs, dict) else ())
+    issues += check_meaning(loaded, data)
     if issues:
+        issues.sort(key=lambda issue: _position(issue, loaded.declared))
         raise ConfigError(file, issues)
     return loaded
 

@@ -24,7 +24,7 @@ def check_meaning(loaded: Any, data: Any) -> list[ConfigIssue]:
     seen: dict[str, int] = {}
     written = {os.path.normpath(loaded.graph_path(g)): f"the input of graph {g!r}"
                for g in loaded.model.graphs}
-    for i, step in enumerate(loaded.model.steps):
+    for i, step in zip(loaded.step_indices, loaded.model.steps):
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
                    for key, msg in _step_problems(loaded, step, i, seen, written)]
@@ -97,7 +97,7 @@ def _param_problems(step: Any, algo: Any) -> Found:
 
 
 def _graph_refs(loaded: Any, step: Any) -> Found:
-    graphs = list(loaded.model.graphs)
+    graphs = list(loaded.declared)
     for slot, gname in step.inputs.items():
         if gname not in graphs:
             yield f"inputs.{slot}", (f"Unknown graph {gname!r}. Declared graphs: {choices(graphs)}."

@@ -33,10 +33,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from ..validation import NAME_PATTERN
+
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "NAME_PATTERN"]
 
 SCHEMA_VERSION = 1
-NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 
 
@@ -62,7 +63,7 @@ class Step(_Model):
 
     id: str = Field(pattern=NAME_PATTERN)
     algorithm: str
-    inputs: dict[str, str] = Field(min_length=1)
+    inputs: dict[str, str]
     backend: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     output: str | None = None

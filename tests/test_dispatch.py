@@ -1,0 +1,71 @@
+"""Dispatch: backend choice (strict when explicit, explained when auto), params, inputs, families."""
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+import pytest
+
+import graphops as go
+from graphops.device import gpu_available
+
+
+@pytest.fixture
+def g():
+    return go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the error raised where no GPU is usable")
+def test_explicit_gpu_without_gpu_says_what_was_tried(g):
+    with pytest.raises(go.BackendUnavailableError) as info:
+        go.run("describe", g, backend="gpu")
+    text = str(info.value)
+    assert text.startswith("describe: backend 'gpu' was requested but cannot run here: ")
+    assert "To remedy this: install the GPU extra (pip install 'graphops[gpu]')" in text
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the fallback taken where no GPU is usable")
+def test_auto_falls_back_and_logs_why(g, caplog):
+    with caplog.at_level(logging.INFO, logger="graphops"):
+        outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "auto", {})
+    assert outcome.backend == "cpu" and outcome.reason.startswith("auto: gpu not used (")
+    assert any("describe: backend 'cpu' (auto: gpu not used" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.gpu
+def test_auto_prefers_a_usable_gpu(g):
+    outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "auto", {})
+    assert outcome.backend == "gpu" and outcome.device == "gpu"
+    assert isinstance(outcome.result, pd.DataFrame)  # pandas in, pandas out, whichever backend ran
+
+
+def test_unknown_backend(g):
+    with pytest.raises(ValueError) as info:
+        go.run("describe", g, backend="cpx")
+    assert str(info.value) == ("describe: unknown backend 'cpx'. Offered: auto, cpu, gpu, networkx. "
+                               "Did you mean 'cpu'?")
+
+
+def test_unknown_parameter(g):
+    with pytest.raises(ValueError) as info:
+        go.run("describe", g, backend="cpu", threshold=0.5)
+    assert str(info.value) == ("describe: invalid parameters\n  threshold: Unknown key 'threshold'. "
+                               "Allowed keys: (none).")
+
+
+def test_wrong_input_kind_and_count(g):
+    with pytest.raises(TypeError, match="describe: input 'graph' must be a Graph or GraphSet; got DataFrame"):
+        go.run("describe", pd.DataFrame({"src": [0]}))
+    with pytest.raises(TypeError, match=r"describe takes inputs \(graph\); got 2 input\(s\)"):
+        go.run("describe", g, g)
+
+
+def test_backend_named_by_user_is_case_insensitive(g):
+    assert go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "CPU", {}).backend == "cpu"
+
+
+def test_peer_backend_missing_package(monkeypatch, g):
+    monkeypatch.setattr("graphops.dispatch.module_available", lambda name: name != "networkx")
+    with pytest.raises(go.BackendUnavailableError, match="the package\\(s\\) 'networkx' could not be imported. "
+                                                        "To remedy this: install networkx"):
+        go.run("describe", g, backend="networkx")

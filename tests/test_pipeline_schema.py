@@ -1,0 +1,253 @@
+"""Pipeline files: valid and invalid YAML, with the exact text of every error report."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import graphops as go
+from graphops.errors import ConfigError
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n")
+    return tmp_path
+
+
+def errors_of(folder, text: str) -> str:
+    path = folder / "p.yaml"
+    path.write_text(textwrap.dedent(text))
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(path)
+    assert info.value.file == str(path)
+    return str(info.value).replace(str(path), "p.yaml").replace(str(folder), "DIR")
+
+
+GOOD = """\
+version: 1
+graphs:
+  web: {path: g.txt}
+steps:
+  - {id: s1, algorithm: describe, inputs: {graph: web}, output: out/s1.csv}
+"""
+
+
+def test_valid_pipeline_loads_and_runs(folder):
+    (folder / "p.yaml").write_text(GOOD)
+    loaded = go.load_pipeline(folder / "p.yaml")
+    assert loaded.model.steps[0].algorithm == "describe" and loaded.graph_kind("web") == "graph"
+    summary = go.run_pipeline(loaded, backend="cpu")
+    assert (folder / "out" / "s1.csv").read_text().startswith("n_vertices,n_edges")
+    assert summary.steps[0].backend == "cpu" and (folder / "p.summary.json").exists()
+
+
+def test_not_a_mapping(folder):
+    assert errors_of(folder, "- a\n- b\n") == (
+        "p.yaml is invalid (1 error)\n"
+        "=====> The top level must be a mapping (key: value lines); got a list")
+
+
+def test_empty_file(folder):
+    assert errors_of(folder, "") == (
+        "p.yaml is invalid (1 error)\n"
+        "=====> The top level must be a mapping (key: value lines); got an empty file")
+
+
+def test_yaml_syntax_error(folder):
+    assert errors_of(folder, "version: 1\nsteps: [\n") == (
+        "p.yaml is invalid (1 error)\n"
+        "==> At line 3, column 1\n"
+        "=====> YAML syntax error: expected the node content, but found '<stream end>'")
+
+
+def test_newer_schema_version(folder):
+    assert errors_of(folder, "version: 2\nanything: else\n") == (
+        "p.yaml is invalid (1 error)\n"
+        "==> At key: version\n"
+        f"=====> This file uses schema version 2; graphops {go.__version__} reads version 1 and "
+        "older. Upgrade graphops (pip install -U graphops)")
+
+
+def test_missing_version(folder):
+    assert errors_of(folder, "graphs: {}\n") == (
+        "p.yaml is invalid (1 error)\n"
+        "==> At key: version\n"
+        "=====> Missing required key 'version'. Add 'version: 1' at the top")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(tmp_path / "none.yaml")
+    assert str(info.value).endswith("is invalid (1 error)\n=====> File not found (resolved to "
+                                    f"'{tmp_path / 'none.yaml'}')")
+
+
+def test_structure_and_meaning_errors_are_collected_in_file_order(folder):
+    text = """\
+    version: 1
+    device: gpux
+    graphs:
+      web: {path: g.txt, diected: true}
+      other: {path: g.txt}
+    steps:
+      - id: s1
+        algoritm: describe
+        inputs: {graph: web}
+      - id: s2
+        algorithm: describ
+        inputs: {graph: webb}
+      - id: s2
+        algorithm: describe
+        inputs: {graph: other, grph: other}
+        backend: gpx
+        params: {threshold: 1}
+        output: out/x.npy
+    """
+    assert errors_of(folder, text) == """\
+p.yaml is invalid (11 errors)
+==> At key: device
+=====> Input should be 'auto', 'cpu' or 'gpu' (got 'gpux'). Did you mean 'gpu'?
+==> At graphs.web
+==> At key: diected
+=====> Unknown key 'diected'. Allowed keys: columns, dedupe, directed, dst, format, path, src, weight. Did you mean 'directed'?
+==> At steps[0] (id='s1')
+==> At key: algorithm
+=====> Missing required key 'algorithm'
+==> At steps[0] (id='s1')
+==> At key: algoritm
+=====> Unknown key 'algoritm'. Allowed keys: algorithm, backend, id, inputs, output, params. Did you mean 'algorithm'?
+==> At steps[1] (id='s2', algorithm='describ')
+==> At key: algorithm
+=====> Unknown algorithm 'describ'. Installed: describe. Did you mean 'describe'?
+==> At steps[1] (id='s2', algorithm='describ')
+==> At key: inputs.graph
+=====> Unknown graph 'webb'. Declared graphs: other, web. Did you mean 'web'?
+==> At steps[2] (id='s2', algorithm='describe')
+==> At key: id
+=====> Duplicate step id 's2' (also used by steps[1])
+==> At steps[2] (id='s2', algorithm='describe')
+==> At key: backend
+=====> Unknown backend 'gpx' for describe. Allowed: auto, cpu, gpu, networkx. Did you mean 'gpu'?
+==> At steps[2] (id='s2', algorithm='describe')
+==> At key: params.threshold
+=====> Unknown key 'threshold'. Allowed keys: (none).
+==> At steps[2] (id='s2', algorithm='describe')
+==> At key: inputs.grph
+=====> Unknown input slot 'grph' for describe. Allowed: graph. Did you mean 'graph'?
+==> At steps[2] (id='s2', algorithm='describe')
+==> At key: output
+=====> describe returns a frame; write it to a file ending in .parquet or .csv (got 'out/x.npy')"""
+
+
+def test_wrong_types(folder):
+    text = """\
+    version: 1
+    graphs:
+      web: {path: g.txt, directed: maybe, src: [1]}
+    steps:
+      - {id: s1, algorithm: describe, inputs: {graph: web}, params: [1, 2]}
+    """
+    assert errors_of(folder, text) == """\
+p.yaml is invalid (4 errors)
+==> At graphs.web
+==> At key: src.str
+=====> Input should be a valid string (got [1])
+==> At graphs.web
+==> At key: src.int
+=====> Input should be a valid integer (got [1])
+==> At graphs.web
+==> At key: directed
+=====> Input should be a valid boolean, unable to interpret input (got 'maybe')
+==> At steps[0] (id='s1', algorithm='describe')
+==> At key: params
+=====> Input should be a valid dictionary (got [1, 2])"""
+
+
+def test_files_formats_and_outputs(folder):
+    (folder / "tu").mkdir()
+    text = """\
+    version: 1
+    graphs:
+      web: {path: g.csv}
+      gone: {path: nofile.tsv}
+      odd: {path: g.txt, format: tvs}
+      weird: {path: g.gml}
+      set: {path: tu, format: tsv}
+    steps:
+      - {id: s1, algorithm: describe, inputs: {graph: web}, output: g.csv}
+      - {id: s2, algorithm: describe, inputs: {graph: web}, output: out/a.csv}
+      - {id: s3, algorithm: describe, inputs: {graph: web}, output: out/a.csv}
+      - {id: s4, algorithm: describe, inputs: {}}
+    """
+    (folder / "g.gml").write_text("x")
+    (folder / "g.csv").write_text("1,2\n")
+    assert errors_of(folder, text) == """\
+p.yaml is invalid (7 errors)
+==> At graphs.gone
+==> At key: path
+=====> File not found: 'nofile.tsv' (resolved to 'DIR/nofile.tsv')
+==> At graphs.odd
+==> At key: format
+=====> Unknown format 'tvs'. Allowed: csv, edges, mtx, parquet, tsv, tu, txt. Did you mean 'tsv'?
+==> At graphs.weird
+==> At key: format
+=====> Cannot tell the format of 'g.gml' from its suffix '.gml'. Known suffixes: .csv, .edges, .el, .mtx, .parquet, .pq, .tsv, .txt; or set format: to one of csv, edges, mtx, parquet, tsv, tu, txt
+==> At graphs.set
+==> At key: path
+=====> 'tu' is a folder; a folder is read as a TU dataset (format: tu)
+==> At steps[0] (id='s1', algorithm='describe')
+==> At key: output
+=====> 'g.csv' would overwrite the input of graph 'web'; choose another path
+==> At steps[2] (id='s3', algorithm='describe')
+==> At key: output
+=====> 'out/a.csv' would overwrite the output of step 's2'; choose another path
+==> At steps[3] (id='s4', algorithm='describe')
+==> At key: inputs
+=====> Missing input slot 'graph' of describe (slots: graph)"""
+
+
+def test_bad_names(folder):
+    text = """\
+    version: 1
+    graphs:
+      Web: {path: g.txt}
+    steps:
+      - {id: Step One, algorithm: describe, inputs: {graph: Web}}
+    """
+    assert errors_of(folder, text) == """\
+p.yaml is invalid (2 errors)
+==> At graphs.Web
+=====> Invalid name 'Web': names start with a lowercase letter and use only a-z, 0-9, '_' and '-'
+==> At steps[0] (id='Step One', algorithm='describe')
+==> At key: id
+=====> Invalid name 'Step One': names start with a lowercase letter and use only a-z, 0-9, '_' and '-'"""
+
+
+class _CpuOnly:
+    @staticmethod
+    @go.hookimpl
+    def graphops_register_algorithms():
+        from graphops_describe.params import DescribeParams
+
+        return [go.Algorithm(name="cpu_only", params=DescribeParams, inputs=("graph",),
+                             backends={"cpu": "graphops_describe.cpu:run"})]
+
+
+def test_pipeline_device_not_offered_by_algorithm(folder, fresh_pm):
+    from graphops.registry import Registry
+
+    fresh_pm.register(_CpuOnly(), name="cpu-only-plugin")
+    text = """\
+    version: 1
+    device: gpu
+    graphs: {web: {path: g.txt}}
+    steps: [{id: a, algorithm: cpu_only, inputs: {graph: web}}]
+    """
+    path = folder / "p.yaml"
+    path.write_text(textwrap.dedent(text))
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(path, Registry(fresh_pm))
+    assert str(info.value).endswith(
+        "==> At steps[0] (id='a', algorithm='cpu_only')\n==> At key: backend\n=====> The pipeline's "
+        "device 'gpu' is not offered by cpu_only (offered: auto, cpu); set backend: on this step")
