@@ -94,7 +94,8 @@ def _machine() -> dict[str, Any]:
     if gpu_available():
         import cupy
 
-        info["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        info["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
     return info
 
 
