@@ -120,5 +120,5 @@ def to_family(df: Any, device: Device) -> Any:
     if df is None or device_of(df) is device:
         return df
     if device is Device.GPU:
-        return device.xdf.DataFrame.from_pandas(df)
+        return device.xdf.from_pandas(df)
     return df.to_pandas()

@@ -55,7 +55,7 @@ def _sniff(path: Path) -> dict[str, Any]:
 
 def _local(frame: pd.DataFrame, device: Device) -> Any:
     frame.columns = [str(c) for c in frame.columns]
-    return frame if device is Device.CPU else device.xdf.DataFrame.from_pandas(frame)
+    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
 
 
 def read_text(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
