@@ -26,7 +26,7 @@ from .pipeline.run import GraphCache, step_backend
 from .pipeline.schema import BenchSettings
 from .registry import Registry
 
-__all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth"]
+__all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth", "markdown"]
 
 
 @dataclass
@@ -116,7 +116,7 @@ def _time_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, settings: B
     try:
         planned = plan(algo, inputs, name, step.params, loaded.registry)
     except (BackendUnavailableError, MissingDependencyError) as exc:
-        row.note = f"skipped: {exc}"
+        row.note = "skipped: " + str(exc).split(". To remedy this")[0].split(": ", 1)[-1]
         return row
     row.backend, row.device = planned.backend, algo.backends[planned.backend].device
     for _ in range(settings.warmup if warmup is None else warmup):
@@ -164,6 +164,16 @@ def floor_text(row: BenchRow) -> str:
     if row.floor is None or row.median is None:
         return "-"
     return f"{row.floor * 1e3:.3f} ms ({row.median / row.floor:.0f}x)"
+
+
+def markdown(report: BenchReport) -> str:
+    """The table as Markdown, with the machine and date, for a README."""
+    machine = ", ".join(f"{k}: {v}" for k, v in report.machine.items())
+    rows = rows_as_table(report)
+    lines = [f"Measured {report.date} on {machine}.", "",
+             "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
 
 
 def rows_as_table(report: BenchReport) -> list[list[str]]:

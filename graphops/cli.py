@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .errors import ConfigError, GraphopsError
@@ -24,7 +25,7 @@ def _table(rows: list[list[str]], title: str | None = None) -> Table:
     for head in rows[0]:
         table.add_column(head)
     for row in rows[1:]:
-        table.add_row(*row)
+        table.add_row(*(escape(cell) for cell in row))
     return table
 
 
@@ -85,14 +86,16 @@ def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
     ok, why = gpu_status()
     out.print(f"gpu: {'usable' if ok else 'not usable'} ({why})")
     for line in failures:
-        out.print(f"[red]failed plugin:[/red] {line}", markup=True, highlight=False)
+        out.print(f"[red]failed plugin:[/red] {escape(line)}", markup=True, highlight=False)
     return 0
 
 
 def cmd_bench(args: argparse.Namespace, out: Console) -> int:
-    from .bench import rows_as_table, run_bench
+    from .bench import markdown, rows_as_table, run_bench
 
     report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup)
+    if args.markdown:
+        print(markdown(report))
     machine = ", ".join(f"{k}={v}" for k, v in report.machine.items())
     out.print(_table(rows_as_table(report), title=f"graphops bench {report.date} ({machine})"))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, help="timed runs per step (default: the file's bench.repeat)")
     b.add_argument("--warmup", type=int, help="untimed runs first (default: the file's bench.warmup)")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
+    b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     return p
 
 
@@ -128,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    out = Console(highlight=False, width=max(Console().width, 120))
+    out = Console(highlight=False, width=max(Console().width, 160))
     try:
         return _COMMANDS[args.command](args, out)
     except ConfigError as exc:
