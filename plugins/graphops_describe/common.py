@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def segment_sum(xp: Any, values: Any, ptr: Any) -> Any:
-    """Sums of ``values[ptr[i]:ptr[i+1]]`` for each i (int64)."""
-    acc = xp.zeros(len(values) + 1, dtype=xp.int64)
-    xp.cumsum(values, out=acc[1:])
-    return acc[ptr[1:]] - acc[ptr[:-1]]
+def segment_sums(xp: Any, rows: Any, ptr: Any) -> Any:
+    """For each row of ``rows`` (k × n), the int64 sums of ``row[ptr[i]:ptr[i+1]]`` (k × G).
+
+    One cumulative sum over all rows at once: a few launches on the GPU, whatever k is.
+    """
+    acc = xp.zeros((rows.shape[0], rows.shape[1] + 1), dtype=xp.int64)
+    xp.cumsum(rows, axis=1, out=acc[:, 1:])
+    return acc[:, ptr[1:]] - acc[:, ptr[:-1]]
 
 
 def _sorted_within(xp: Any, deg: Any, gid: Any) -> Any:
@@ -30,8 +33,8 @@ def summarize(xp: Any, csr: Any, deg: Any, self_at: Any, multi_at: Any, roots: A
     gid = xp.searchsorted(graph_ptr, xp.arange(csr.n_vertices, dtype=xp.int64), side="right") - 1
     sdeg = _sorted_within(xp, deg, gid)
     rank = xp.arange(csr.n_vertices, dtype=xp.int64) - graph_ptr[gid] + 1
-    total = segment_sum(xp, deg, graph_ptr)
-    weighted_rank = segment_sum(xp, rank * sdeg, graph_ptr)
+    per_vertex = xp.stack([deg, rank * sdeg, self_at, multi_at, roots.astype(xp.int64)])
+    total, weighted_rank, loops, repeats, components = segment_sums(xp, per_vertex, graph_ptr)
     empty = n == 0
     nf = xp.where(empty, 1, n).astype(xp.float64)
     first = xp.minimum(graph_ptr[:-1], max(csr.n_vertices - 1, 0))
@@ -44,13 +47,13 @@ def summarize(xp: Any, csr: Any, deg: Any, self_at: Any, multi_at: Any, roots: A
         "graph": xp.arange(n_graphs, dtype=xp.int64),
         "n_vertices": n.astype(xp.int64),
         "n_edges": (edge_ptr[1:] - edge_ptr[:-1]).astype(xp.int64),
-        "self_loops": segment_sum(xp, self_at, graph_ptr),
-        "multi_edges": segment_sum(xp, multi_at, graph_ptr),
+        "self_loops": loops,
+        "multi_edges": repeats,
         "degree_min": pick(sdeg),
         "degree_mean": xp.where(empty, nan, total / nf),
         "degree_max": xp.where(empty, nan, sdeg[last] if len(sdeg) else xp.zeros(n_graphs)),
         "degree_gini": xp.where(empty, nan, gini),
-        "n_components": segment_sum(xp, roots.astype(xp.int64), graph_ptr),
+        "n_components": components,
     }
 
 
