@@ -106,8 +106,22 @@ def column_array(series: Any, dtype: str | None = None) -> Any:
 def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | None = None) -> Any:
     """A pandas (CPU) or cuDF (GPU) frame from arrays, moving arrays to ``device`` as needed."""
     columns = list(columns) if columns is not None else list(data)
-    arrays = {c: to_device(data[c], device) for c in columns}
+    if device is Device.CPU:
+        arrays = _to_host(columns, data)
+    else:
+        arrays = {c: to_device(data[c], device) for c in columns}
     return device.xdf.DataFrame(arrays, columns=columns)
+
+
+def _to_host(columns: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Columns as NumPy arrays; GPU columns of one dtype come over in a single copy."""
+    out = {c: data[c] for c in columns if device_of(data[c]) is Device.CPU}
+    on_gpu = [c for c in columns if c not in out]
+    for dtype in {data[c].dtype for c in on_gpu}:
+        group = [c for c in on_gpu if data[c].dtype == dtype]
+        stacked = to_device(device_of(data[group[0]]).xp.stack([data[c] for c in group]), Device.CPU)
+        out.update(zip(group, stacked))
+    return {c: out[c] for c in columns}
 
 
 def take_rows(df: Any, rows: Any) -> Any:

@@ -18,7 +18,7 @@ def test_run_writes_outputs_and_summary(tmp_path, capsys):
     summary = json.loads((tmp_path / "describe_example.summary.json").read_text())
     step = summary["steps"][0]
     assert step["backend"] == "cpu" and step["device"] == "cpu" and step["seconds"] > 0
-    assert step["shape"] == [1, 9] and (tmp_path / "out" / "karate_describe.csv").exists()
+    assert step["shape"] == [1, 9] and (tmp_path / "karate_describe.csv").exists()
 
 
 def test_validate_reports_config_errors(tmp_path, capsys):

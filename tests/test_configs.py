@@ -34,7 +34,7 @@ def test_config_validates(path):
 def test_example_runs_on_cpu(tmp_path):
     example = next(p for p in CONFIGS if p.name == "describe_example.yaml")
     summary = go.run_pipeline(example, backend="cpu", out=tmp_path)
-    out = (tmp_path / "out" / "karate_describe.csv").read_text().splitlines()
+    out = (tmp_path / "karate_describe.csv").read_text().splitlines()
     assert out[0].startswith("n_vertices,n_edges,self_loops,multi_edges")
     assert out[1].startswith("34,78,0,0,1.0,") and out[1].endswith(",17.0,0.38536953242835614,1")
     assert summary.steps[0].device == "cpu"

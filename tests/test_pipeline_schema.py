@@ -38,8 +38,8 @@ def test_valid_pipeline_loads_and_runs(folder):
     loaded = go.load_pipeline(folder / "p.yaml")
     assert loaded.model.steps[0].algorithm == "describe" and loaded.graph_kind("web") == "graph"
     summary = go.run_pipeline(loaded, backend="cpu")
-    assert (folder / "out" / "s1.csv").read_text().startswith("n_vertices,n_edges")
-    assert summary.steps[0].backend == "cpu" and (folder / "p.summary.json").exists()
+    assert (folder / "out" / "out" / "s1.csv").read_text().startswith("n_vertices,n_edges")
+    assert summary.steps[0].backend == "cpu" and (folder / "out" / "p.summary.json").exists()
 
 
 def test_not_a_mapping(folder):
@@ -168,6 +168,7 @@ def test_files_formats_and_outputs(folder):
     (folder / "tu").mkdir()
     text = """\
     version: 1
+    output_dir: .
     graphs:
       web: {path: g.csv}
       gone: {path: nofile.tsv}

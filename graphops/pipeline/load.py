@@ -33,6 +33,10 @@ class LoadedPipeline:
     step_indices: tuple[int, ...] = ()  # each step's position in the file
     declared: tuple[str, ...] = ()  # every graph name in the file, valid or not
 
+    def output_dir(self, out: str | os.PathLike | None = None) -> Path:
+        """Where outputs go: ``out`` when given (e.g. ``graphops run --out``), else ``output_dir``."""
+        return Path(out) if out is not None else self.base / self.model.output_dir
+
     def graph_path(self, name: str) -> Path:
         return self.base / self.model.graphs[name].path
 

@@ -126,7 +126,7 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
     if step.output is None:
         return
     allowed = OUTPUT_SUFFIXES[algo.result]
-    path = os.path.normpath(loaded.base / step.output)
+    path = os.path.normpath(loaded.output_dir() / step.output)
     if os.path.splitext(step.output)[1].lower() not in allowed:
         yield "output", (f"{algo.name} returns a {algo.result}; write it to a file ending in "
                          f"{' or '.join(allowed)} (got {step.output!r})")

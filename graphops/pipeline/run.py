@@ -86,7 +86,7 @@ def _shape(result: Any) -> list[int]:
 
 
 def _output_path(loaded: LoadedPipeline, output: str, out: str | os.PathLike | None) -> Path:
-    return (Path(out) if out is not None else loaded.base) / output
+    return loaded.output_dir(out) / output
 
 
 def _run_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, backend: str | None,
@@ -111,8 +111,8 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
-    :param out: folder that relative output paths (and the summary) are written under;
-        default: the pipeline file's folder
+    :param out: folder that outputs and the summary are written under, instead of the
+        file's ``output_dir`` (default ``out`` beside the pipeline file)
     """
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"))

@@ -5,6 +5,7 @@ A pipeline file is a YAML mapping::
     version: 1                  # schema version; newer files ask for a newer graphops
     name: karate                # optional; names the run summary
     device: auto                # default backend of every step: auto | cpu | gpu
+    output_dir: out             # outputs and the run summary go here (relative to this file)
     graphs:
       karate:                   # [a-z][a-z0-9_-]*
         path: data/karate.tsv   # relative to this file's folder; a folder is a TU dataset
@@ -21,7 +22,7 @@ A pipeline file is a YAML mapping::
         inputs: {graph: karate} # slot -> graph name
         backend: cpu            # optional; overrides `device`
         params: {}              # checked against the algorithm's Params model
-        output: out/stats.csv   # optional: .parquet/.csv for frames, .npy/.csv for matrices
+        output: stats.csv       # optional, under output_dir: .parquet/.csv (frames), .npy/.csv (matrices)
     bench:                      # optional: how `graphops bench` times this file
       repeat: 5
       warmup: 1
@@ -84,6 +85,7 @@ class Pipeline(_Model):
     name: str | None = Field(None, pattern=NAME_PATTERN)
     description: str | None = None
     device: Literal["auto", "cpu", "gpu"] = "auto"
+    output_dir: str = "out"
     graphs: dict[Name, GraphSource] = Field(min_length=1)
     steps: list[Step] = Field(min_length=1)
     bench: BenchSettings | None = None
