@@ -179,9 +179,11 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
 
 
 def prepare(planned: Plan) -> list[Any]:
-    """The backend's arguments: CSR views on its device, or a peer's prepared objects (cached)."""
+    """The backend's arguments in slot order: CSR views on its device, or a peer's prepared
+    objects (cached); ``None`` for an optional slot left empty."""
     spec = planned.algorithm.backends[planned.backend]
-    return [_prepare(obj, spec) for obj in planned.inputs.values()]
+    return [None if slot.name not in planned.inputs else _prepare(planned.inputs[slot.name], spec)
+            for slot in planned.algorithm.inputs]
 
 
 def execute_plan(planned: Plan) -> Outcome:

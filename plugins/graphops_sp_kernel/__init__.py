@@ -1,0 +1,26 @@
+"""graphops plugin ``sp_kernel``: the shortest-path graph kernel (histogram and FCSP paths)."""
+from __future__ import annotations
+
+from graphops import Algorithm, Backend, Input, hookimpl
+
+from .params import SPKernelParams
+
+__all__ = ["graphops_register_algorithms"]
+
+
+@hookimpl
+def graphops_register_algorithms() -> list[Algorithm]:
+    return [Algorithm(
+        name="sp_kernel",
+        params=SPKernelParams,
+        inputs=(Input("graphs", kinds=("graphset",)), Input("train", kinds=("graphset",), required=False)),
+        backends={
+            "cpu": "graphops_sp_kernel.cpu:run",
+            "grakel": Backend(target="graphops_sp_kernel.peer:run_grakel", device="cpu",
+                              requires=("grakel",), peer=True,
+                              prepare="graphops_sp_kernel.peer:to_grakel"),
+        },
+        result="array",
+        summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",
+        version_added="0.1",
+    )]

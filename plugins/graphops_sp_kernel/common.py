@@ -1,0 +1,61 @@
+"""Shared by every backend: label/length alphabets, histogram features, normalization.
+
+Written for NumPy and CuPy alike (``xp``), so CPU and GPU compute the same numbers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
+
+
+def graph_of_paths(xp: Any, ptr: Any) -> Any:
+    """Graph index of every path, from the per-graph path offsets."""
+    if xp.__name__ == "numpy":
+        return xp.repeat(xp.arange(len(ptr) - 1, dtype=xp.int64), xp.diff(ptr))
+    return xp.searchsorted(ptr, xp.arange(int(ptr[-1]), dtype=xp.int64), side="right") - 1
+
+
+def alphabet(xp: Any, *arrays: Any) -> Any:
+    """Sorted distinct values over all arrays (labels or path lengths) of both inputs."""
+    parts = [a for a in arrays if a is not None]
+    return xp.unique(xp.concatenate(parts)) if parts else xp.zeros(0)
+
+
+def path_keys(xp: Any, paths: Any, labels: Any, graph_ptr: Any, labs: Any, lens: Any,
+              use_labels: bool) -> Any:
+    """One int64 key per path: (label_i, label_j, length) numbered densely (length only without labels)."""
+    length_id = xp.searchsorted(lens, paths.dist).astype(xp.int64)
+    if not use_labels:
+        return length_id
+    node_label = xp.searchsorted(labs, labels).astype(xp.int64)
+    first = graph_ptr[graph_of_paths(xp, paths.ptr)]
+    li = node_label[first + paths.src]
+    lj = node_label[first + paths.dst]
+    return (li * len(labs) + lj) * len(lens) + length_id
+
+
+def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
+    """Renumber the keys used by any input to ``0..F-1``; returns the column ids and F."""
+    top = max((int(k.max()) + 1 for k in keys if len(k)), default=0)
+    if top <= DENSE_KEYS:
+        used = xp.zeros(top + 1, dtype=bool)
+        for k in keys:
+            used[k] = True
+        remap = xp.cumsum(used) - 1
+        return [remap[k] for k in keys], int(used.sum())
+    vocab = xp.unique(xp.concatenate(keys))
+    return [xp.searchsorted(vocab, k) for k in keys], int(len(vocab))
+
+
+def histograms(xp: Any, cols: Any, ptr: Any, n_graphs: int, n_features: int) -> Any:
+    """Dense ``n_graphs × n_features`` float64 counts of each graph's path features."""
+    g = graph_of_paths(xp, ptr)
+    flat = xp.bincount(g * n_features + cols, minlength=n_graphs * n_features)
+    return flat.reshape(n_graphs, n_features).astype(xp.float64)
+
+
+def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
+    """``K / sqrt(d_rows d_colsᵀ)``, with 0 where either diagonal entry is 0."""
+    scale = xp.sqrt(xp.outer(diag_rows, diag_cols))
+    return xp.where(scale > 0, K / xp.where(scale > 0, scale, 1.0), 0.0)

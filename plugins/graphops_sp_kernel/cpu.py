@@ -1,0 +1,184 @@
+"""CPU backend of ``sp_kernel``: Numba shortest paths, histogram features or the FCSP walk sum."""
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from graphops.csr import CSR
+
+from .common import alphabet, compact, histograms, normalize
+from .params import SPKernelParams
+from .paths import PathLists, all_pairs, histogram_keys, lengths, path_lists
+
+TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
+
+
+def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
+    """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
+    other = graphs if train is None else train
+    if params.use_histogram:
+        a = all_pairs(graphs)
+        b = a if train is None else all_pairs(train)
+        K, da, db = _histogram_gram(graphs, other, a, b, params, symmetric=train is None)
+    else:
+        a = path_lists(graphs)
+        b = a if train is None else path_lists(train)
+        K, da, db = _fcsp_gram(graphs, other, a, b, params, symmetric=train is None)
+    return normalize(np, K, da, db) if params.normalize else K
+
+
+def _histogram_gram(ga: CSR, gb: CSR, a: Any, b: Any, params: SPKernelParams,
+                    symmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Delta kernels: counts of (label_i, label_j, length) per graph, then K = Xa·Xbᵀ."""
+    (da, sa), (db, sb) = a, b
+    lens = lengths(da, db, weighted=ga.weights is not None or gb.weights is not None)
+    labs = alphabet(np, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
+    label_of = (lambda g: None if labs is None else np.searchsorted(labs, g.node_labels))
+    n_labels = 0 if labs is None else len(labs)
+    ka, pa = histogram_keys(ga, da, sa, label_of(ga), n_labels, lens)
+    kb, pb = (ka, pa) if symmetric else histogram_keys(gb, db, sb, label_of(gb), n_labels, lens)
+    (ca, cb), n_features = compact(np, ka, kb)
+    xa = histograms(np, ca, pa, ga.n_graphs, n_features)
+    xb = xa if symmetric else histograms(np, cb, pb, gb.n_graphs, n_features)
+    return gram_product(xa, xb, symmetric), np.einsum("ij,ij->i", xa, xa), np.einsum("ij,ij->i", xb, xb)
+
+
+def gram_product(xa: np.ndarray, xb: np.ndarray, symmetric: bool, tile: int = 512) -> np.ndarray:
+    """``xa @ xbᵀ``; for a symmetric Gram only the upper block triangle is multiplied."""
+    if not symmetric:
+        return xa @ xb.T
+    n = len(xa)
+    K = np.empty((n, n))
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        K[i0:i1, i0:] = xa[i0:i1] @ xa[i0:].T
+        K[i1:, i0:i1] = K[i0:i1, i1:].T
+    return K
+
+
+def _node_inputs(g: CSR, params: SPKernelParams) -> tuple[np.ndarray, np.ndarray]:
+    labels = g.node_labels if params.node_kernel.delta else np.zeros(g.n_vertices, np.int64)
+    attrs = g.node_attrs if params.node_kernel.gaussian else np.zeros((g.n_vertices, 0))
+    return np.ascontiguousarray(labels, np.int64), np.ascontiguousarray(attrs, np.float64)
+
+
+def _length_table(lens: np.ndarray, params: SPKernelParams) -> np.ndarray:
+    if params.length_kernel.delta or len(lens) > TABLE_LIMIT:
+        return np.zeros((0, 0))
+    gamma = params.length_kernel.gaussian.gamma
+    return np.exp(-gamma * (lens[:, None] - lens[None, :]) ** 2)
+
+
+def fcsp_setup(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelParams) -> dict[str, Any]:
+    """Everything the FCSP walk needs, as plain host arrays and scalars."""
+    lens = alphabet(np, a.dist, b.dist)
+    la, xa = _node_inputs(ga, params)
+    lb, xb = _node_inputs(gb, params)
+    nk = params.node_kernel
+    return dict(
+        a_ptr=a.ptr, a_src=a.src, a_dst=a.dst, a_len=np.searchsorted(lens, a.dist),
+        b_ptr=b.ptr, b_src=b.src, b_dst=b.dst, b_len=np.searchsorted(lens, b.dist),
+        ga_ptr=ga.graph_ptr, gb_ptr=gb.graph_ptr, lab_a=la, lab_b=lb, att_a=xa, att_b=xb,
+        use_delta=nk.delta, node_gamma=nk.gaussian.gamma if nk.gaussian else 0.0,
+        lens=lens, table=_length_table(lens, params), length_delta=params.length_kernel.delta,
+        length_gamma=0.0 if params.length_kernel.delta else params.length_kernel.gaussian.gamma)
+
+
+def _fcsp_gram(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelParams,
+               symmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    setup = fcsp_setup(ga, gb, a, b, params)
+    na, nb = ga.n_graphs, gb.n_graphs
+    if symmetric:
+        rows, cols = np.triu_indices(na)
+    else:
+        rows, cols = np.divmod(np.arange(na * nb, dtype=np.int64), nb)
+    values = np.empty(len(rows), np.float64)
+    _fcsp_pairs(rows.astype(np.int64), cols.astype(np.int64), values, **setup)
+    K = np.empty((na, nb), np.float64)
+    K[rows, cols] = values
+    if symmetric:
+        K[cols, rows] = values
+        d = np.diag(K).copy()
+        return K, d, d
+    return K, _self(ga, a, params), _self(gb, b, params)
+
+
+def _self(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
+    """k(G, G) for every graph of one input (for train/test normalization)."""
+    if not params.normalize:
+        return np.zeros(g.n_graphs)
+    setup = fcsp_setup(g, g, p, p, params)
+    idx = np.arange(g.n_graphs, dtype=np.int64)
+    out = np.empty(g.n_graphs, np.float64)
+    _fcsp_pairs(idx, idx, out, **setup)
+    return out
+
+
+@numba.njit(cache=True)
+def _node_kernel(i, m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma):
+    if use_delta and lab_a[i] != lab_b[m]:
+        return 0.0
+    if node_gamma == 0.0:
+        return 1.0
+    s = 0.0
+    for k in range(att_a.shape[1]):
+        diff = att_a[i, k] - att_b[m, k]
+        s += diff * diff
+    return np.exp(-node_gamma * s)
+
+
+@numba.njit(cache=True)
+def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
+          length_delta, length_gamma):
+    """Σ over path pairs of V[i,m]·k_len·V[j,n]; with delta lengths only equal-length runs meet."""
+    total = 0.0
+    if length_delta:
+        q = b0
+        p = a0
+        while p < a1 and q < b1:
+            if a_len[p] < b_len[q]:
+                p += 1
+            elif a_len[p] > b_len[q]:
+                q += 1
+            else:
+                q_end = q
+                while q_end < b1 and b_len[q_end] == a_len[p]:
+                    q_end += 1
+                run = a_len[p]
+                while p < a1 and a_len[p] == run:
+                    i, j = a_src[p], a_dst[p]
+                    for r in range(q, q_end):
+                        total += V[i, b_src[r]] * V[j, b_dst[r]]
+                    p += 1
+                q = q_end
+        return total
+    use_table = table.shape[0] > 0
+    for p in range(a0, a1):
+        i, j = a_src[p], a_dst[p]
+        for r in range(b0, b1):
+            if use_table:
+                k = table[a_len[p], b_len[r]]
+            else:
+                diff = lens[a_len[p]] - lens[b_len[r]]
+                k = np.exp(-length_gamma * diff * diff)
+            total += V[i, b_src[r]] * V[j, b_dst[r]] * k
+    return total
+
+
+@numba.njit(parallel=True, cache=True)
+def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
+                ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
+                length_delta, length_gamma):
+    """FCSP over a list of graph pairs, in parallel over pairs (the "Out" decomposition)."""
+    for t in numba.prange(len(rows)):
+        a, b = rows[t], cols[t]
+        oa, ob = ga_ptr[a], gb_ptr[b]
+        na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
+        V = np.empty((na, nb))
+        for i in range(na):
+            for m in range(nb):
+                V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
+        out[t] = _walk(V, a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1], a_src, a_dst, a_len,
+                       b_src, b_dst, b_len, lens, table, length_delta, length_gamma)
