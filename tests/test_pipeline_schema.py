@@ -15,11 +15,20 @@ def folder(tmp_path):
     return tmp_path
 
 
-def errors_of(folder, text: str) -> str:
+@pytest.fixture(scope="module")
+def describe_only():
+    """A registry with only the describe plugin, so the texts below do not change as plugins land."""
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    return Registry(make_plugin_manager(autoload=False, plugins=["describe"]))
+
+
+def errors_of(folder, text: str, registry) -> str:
     path = folder / "p.yaml"
     path.write_text(textwrap.dedent(text))
     with pytest.raises(ConfigError) as info:
-        go.load_pipeline(path)
+        go.load_pipeline(path, registry)
     assert info.value.file == str(path)
     return str(info.value).replace(str(path), "p.yaml").replace(str(folder), "DIR")
 
@@ -33,7 +42,7 @@ steps:
 """
 
 
-def test_valid_pipeline_loads_and_runs(folder):
+def test_valid_pipeline_loads_and_runs(folder, describe_only):
     (folder / "p.yaml").write_text(GOOD)
     loaded = go.load_pipeline(folder / "p.yaml")
     assert loaded.model.steps[0].algorithm == "describe" and loaded.graph_kind("web") == "graph"
@@ -42,35 +51,35 @@ def test_valid_pipeline_loads_and_runs(folder):
     assert summary.steps[0].backend == "cpu" and (folder / "out" / "p.summary.json").exists()
 
 
-def test_not_a_mapping(folder):
-    assert errors_of(folder, "- a\n- b\n") == (
+def test_not_a_mapping(folder, describe_only):
+    assert errors_of(folder, "- a\n- b\n", describe_only) == (
         "p.yaml is invalid (1 error)\n"
         "=====> The top level must be a mapping (key: value lines); got a list")
 
 
-def test_empty_file(folder):
-    assert errors_of(folder, "") == (
+def test_empty_file(folder, describe_only):
+    assert errors_of(folder, "", describe_only) == (
         "p.yaml is invalid (1 error)\n"
         "=====> The top level must be a mapping (key: value lines); got an empty file")
 
 
-def test_yaml_syntax_error(folder):
-    assert errors_of(folder, "version: 1\nsteps: [\n") == (
+def test_yaml_syntax_error(folder, describe_only):
+    assert errors_of(folder, "version: 1\nsteps: [\n", describe_only) == (
         "p.yaml is invalid (1 error)\n"
         "==> At line 3, column 1\n"
         "=====> YAML syntax error: expected the node content, but found '<stream end>'")
 
 
-def test_newer_schema_version(folder):
-    assert errors_of(folder, "version: 2\nanything: else\n") == (
+def test_newer_schema_version(folder, describe_only):
+    assert errors_of(folder, "version: 2\nanything: else\n", describe_only) == (
         "p.yaml is invalid (1 error)\n"
         "==> At key: version\n"
         f"=====> This file uses schema version 2; graphops {go.__version__} reads version 1 and "
         "older. Upgrade graphops (pip install -U graphops)")
 
 
-def test_missing_version(folder):
-    assert errors_of(folder, "graphs: {}\n") == (
+def test_missing_version(folder, describe_only):
+    assert errors_of(folder, "graphs: {}\n", describe_only) == (
         "p.yaml is invalid (1 error)\n"
         "==> At key: version\n"
         "=====> Missing required key 'version'. Add 'version: 1' at the top")
@@ -83,7 +92,7 @@ def test_missing_file(tmp_path):
                                     f"'{tmp_path / 'none.yaml'}')")
 
 
-def test_structure_and_meaning_errors_are_collected_in_file_order(folder):
+def test_structure_and_meaning_errors_are_collected_in_file_order(folder, describe_only):
     text = """\
     version: 1
     device: gpux
@@ -104,7 +113,7 @@ def test_structure_and_meaning_errors_are_collected_in_file_order(folder):
         params: {threshold: 1}
         output: out/x.npy
     """
-    assert errors_of(folder, text) == """\
+    assert errors_of(folder, text, describe_only) == """\
 p.yaml is invalid (11 errors)
 ==> At key: device
 =====> Input should be 'auto', 'cpu' or 'gpu' (got 'gpux'). Did you mean 'gpu'?
@@ -140,7 +149,7 @@ p.yaml is invalid (11 errors)
 =====> describe returns a frame; write it to a file ending in .parquet or .csv (got 'out/x.npy')"""
 
 
-def test_wrong_types(folder):
+def test_wrong_types(folder, describe_only):
     text = """\
     version: 1
     graphs:
@@ -148,7 +157,7 @@ def test_wrong_types(folder):
     steps:
       - {id: s1, algorithm: describe, inputs: {graph: web}, params: [1, 2]}
     """
-    assert errors_of(folder, text) == """\
+    assert errors_of(folder, text, describe_only) == """\
 p.yaml is invalid (4 errors)
 ==> At graphs.web
 ==> At key: src.str
@@ -164,7 +173,7 @@ p.yaml is invalid (4 errors)
 =====> Input should be a valid dictionary (got [1, 2])"""
 
 
-def test_files_formats_and_outputs(folder):
+def test_files_formats_and_outputs(folder, describe_only):
     (folder / "tu").mkdir()
     text = """\
     version: 1
@@ -183,7 +192,7 @@ def test_files_formats_and_outputs(folder):
     """
     (folder / "g.gml").write_text("x")
     (folder / "g.csv").write_text("1,2\n")
-    assert errors_of(folder, text) == """\
+    assert errors_of(folder, text, describe_only) == """\
 p.yaml is invalid (7 errors)
 ==> At graphs.gone
 ==> At key: path
@@ -208,7 +217,7 @@ p.yaml is invalid (7 errors)
 =====> Missing input slot 'graph' of describe (slots: graph)"""
 
 
-def test_bad_names(folder):
+def test_bad_names(folder, describe_only):
     text = """\
     version: 1
     graphs:
@@ -216,7 +225,7 @@ def test_bad_names(folder):
     steps:
       - {id: Step One, algorithm: describe, inputs: {graph: Web}}
     """
-    assert errors_of(folder, text) == """\
+    assert errors_of(folder, text, describe_only) == """\
 p.yaml is invalid (2 errors)
 ==> At graphs.Web
 =====> Invalid name 'Web': names start with a lowercase letter and use only a-z, 0-9, '_' and '-'

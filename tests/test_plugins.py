@@ -126,9 +126,10 @@ def test_env_switches(monkeypatch):
         make_plugin_manager()
 
 
-def test_unknown_algorithm_did_you_mean(fresh_pm):
+def test_unknown_algorithm_did_you_mean(monkeypatch):
+    monkeypatch.setenv("GRAPHOPS_PLUGINS", "describe")
     with pytest.raises(ValueError) as info:
-        Registry(fresh_pm).algorithm("describ")
+        Registry(make_plugin_manager()).algorithm("describ")
     assert str(info.value) == "Unknown algorithm 'describ'. Installed: describe. Did you mean 'describe'?"
 
 
