@@ -1,0 +1,166 @@
+"""sp_kernel: the four-loop reference on tiny graphs, GraKeL's published values, both paths, bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import graphops as go
+from tests.reference import sp_kernel as ref
+
+# tiny graphs: (n, edges, labels, attributes, weights)
+TINY = [
+    (4, [(0, 1), (1, 2), (2, 3)], [0, 1, 0, 1], [[0.0], [1.0], [2.0], [0.5]], None),
+    (3, [(0, 1), (1, 2), (2, 0)], [1, 1, 0], [[1.0], [0.0], [1.5]], None),
+    (5, [(0, 1), (3, 4)], [0, 0, 1, 1, 0], [[0.2], [0.4], [0.6], [0.8], [1.0]], None),   # disconnected
+    (2, [], [1, 0], [[0.0], [1.0]], None),                                              # no edges
+    (1, [], [0], [[3.0]], None),                                                        # single node
+    (4, [(0, 1), (1, 2), (0, 2), (2, 3)], [0, 1, 1, 0], [[1.0], [2.0], [3.0], [4.0]], [1.5, 0.5, 3.0, 1.0]),
+]
+
+
+def graphset(specs, weighted=False):
+    graphs = []
+    for n, edges, labels, attrs, weights in specs:
+        df = pd.DataFrame({"src": [u for u, _ in edges], "dst": [v for _, v in edges]}, dtype="int64")
+        if weighted:
+            df["w"] = weights if weights is not None else [1.0] * len(edges)
+        nodes = pd.DataFrame({"id": np.arange(n), "label": labels, "x": [a[0] for a in attrs]})
+        graphs.append(go.Graph.from_edgelist(df, weight="w" if weighted else None, nodes=nodes))
+    return go.GraphSet.from_graphs(graphs, node_label="label", node_attrs=["x"], name="tiny")
+
+
+def reference_gram(specs, node_spec, length_gamma=None, weighted=False):
+    prepared = []
+    for n, edges, labels, attrs, weights in specs:
+        w = (weights if weights is not None else [1.0] * len(edges)) if weighted else None
+        prepared.append((ref.distances(n, edges, w), labels, attrs))
+    return np.array([[ref.kernel(a, b, node_spec, length_gamma) for b in prepared] for a in prepared])
+
+
+KERNELS = [  # (params, reference node spec, reference length gamma)
+    ({"node_kernel": "delta", "length_kernel": "delta"}, {"delta": True}, None),
+    ({"node_kernel": "none", "length_kernel": "delta"}, {}, None),
+    ({"node_kernel": {"gaussian": {"gamma": 0.5}, "attributes": True}, "length_kernel": "delta"},
+     {"gamma": 0.5}, None),
+    ({"node_kernel": {"delta": True, "gaussian": {"gamma": 0.7}}, "length_kernel": {"gaussian": {"gamma": 1.0}}},
+     {"delta": True, "gamma": 0.7}, 1.0),
+    ({"node_kernel": "delta", "length_kernel": {"gaussian": {"gamma": 0.3}}}, {"delta": True}, 0.3),
+]
+BACKENDS = ["cpu"]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kernel", range(len(KERNELS)))
+def test_tiny_graphs_match_four_loop_reference(kernel, backend, weighted):
+    params, node_spec, gamma = KERNELS[kernel]
+    want = reference_gram(TINY, node_spec, gamma, weighted)
+    K = go.run("sp_kernel", graphset(TINY, weighted), backend=backend, **params)
+    assert K.dtype == np.float64 and K.shape == (len(TINY), len(TINY))
+    np.testing.assert_allclose(K, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_histogram_and_fcsp_paths_agree_exactly(weighted):
+    gs = graphset(TINY, weighted)
+    for node in ("delta", "none"):
+        a = go.run("sp_kernel", gs, backend="cpu", node_kernel=node, path="histogram")
+        b = go.run("sp_kernel", gs, backend="cpu", node_kernel=node, path="fcsp")
+        np.testing.assert_array_equal(a, b)
+
+
+def test_train_test_and_normalization():
+    gs = graphset(TINY)
+    full = go.run("sp_kernel", gs, backend="cpu")
+    cross = go.run("sp_kernel", gs[[0, 2]], gs[1:], backend="cpu")
+    np.testing.assert_array_equal(cross, full[np.ix_([0, 2], [1, 2, 3, 4, 5])])
+    norm = go.run("sp_kernel", gs[[0, 2]], gs[1:], backend="cpu", normalize=True)
+    d = np.diag(full)
+    scale = np.sqrt(np.outer(d[[0, 2]], d[1:]))
+    want = np.divide(cross, scale, out=np.zeros_like(cross), where=scale > 0)
+    np.testing.assert_allclose(norm, want, rtol=1e-15)
+    fc = go.run("sp_kernel", gs[[0, 2]], gs[1:], backend="cpu", normalize=True,
+                node_kernel={"gaussian": {"gamma": 0.5}})
+    fs = go.run("sp_kernel", gs, backend="cpu", normalize=True, node_kernel={"gaussian": {"gamma": 0.5}})
+    np.testing.assert_allclose(fc, fs[np.ix_([0, 2], [1, 2, 3, 4, 5])], rtol=1e-12)
+
+
+def test_label_alphabets_may_differ_between_train_and_test():
+    a = graphset(TINY[:2])
+    b = graphset([(3, [(0, 1), (1, 2)], [7, 1, 7], [[0.0]] * 3, None)])
+    K = go.run("sp_kernel", b, a, backend="cpu")
+    want = reference_gram([*TINY[:2], (3, [(0, 1), (1, 2)], [7, 1, 7], [[0.0]] * 3, None)], {"delta": True})
+    np.testing.assert_array_equal(K, want[2:, :2])
+
+
+def test_mutag_equals_grakel_published_values(shared_data):
+    gs = go.read_tu(shared_data / "tu" / "MUTAG")
+    K = go.run("sp_kernel", gs, backend="cpu")
+    assert (K[0, 0], K[0, 1]) == (6660.0, 2950.0) and f"{K.sum():.5e}" == "2.02175e+08"
+    Kf = go.run("sp_kernel", gs, backend="cpu", path="fcsp")
+    np.testing.assert_array_equal(K, Kf)
+    Kn = go.run("sp_kernel", gs, backend="cpu", normalize=True)
+    assert round(Kn[0, 1], 6) == 0.910556
+
+
+# GraKeL 0.1.11 ShortestPath(with_labels=True) on the TU sets, computed once and kept here:
+# (K[0,0], K[0,1], K[-1,-1], sum of K) -- graphops equals GraKeL's full matrices exactly.
+GRAKEL = {
+    "ENZYMES": (62976.0, 24278.0, None, 11485907086.0),
+    "NCI1": (3258.0, 4682.0, None, 408380864374.0), "NCI109": (7032.0, 4286.0, None, 404991815450.0),
+}
+
+
+@pytest.mark.parametrize("name", ["ENZYMES", "NCI1", "NCI109"])
+def test_tu_sets_equal_grakel_values(shared_data, name):
+    K = go.run("sp_kernel", go.read_tu(shared_data / "tu" / name), backend="cpu")
+    k00, k01, _, total = GRAKEL[name]
+    assert (K[0, 0], K[0, 1], K.sum()) == (k00, k01, total)
+
+
+def test_equals_grakel_when_installed(shared_data):
+    pytest.importorskip("grakel")
+    gs = go.read_tu(shared_data / "tu" / "PTC_MR")
+    np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu"),
+                                  go.run("sp_kernel", gs, backend="grakel"))
+
+
+def test_bad_input():
+    gs = graphset(TINY)
+    bare = go.GraphSet.from_graphs([go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1]}))],
+                                   name="bare")
+    with pytest.raises(ValueError, match="node_kernel 'delta' needs node labels, but GraphSet 'bare' has none"):
+        go.run("sp_kernel", bare, backend="cpu")
+    with pytest.raises(ValueError, match="Gaussian node kernel needs continuous node attributes, but GraphSet 'bare'"):
+        go.run("sp_kernel", bare, backend="cpu", node_kernel={"gaussian": {"gamma": 1.0}})
+    with pytest.raises(ValueError, match="greater than 0"):
+        go.run("sp_kernel", gs, backend="cpu", length_kernel={"gaussian": {"gamma": 0}})
+    with pytest.raises(ValueError, match="path 'histogram' needs delta"):
+        go.run("sp_kernel", gs, backend="cpu", path="histogram", length_kernel="gaussian")
+    with pytest.raises(ValueError, match="input 'graphs' is an empty GraphSet"):
+        go.run("sp_kernel", gs[[]], backend="cpu")
+    with pytest.raises(TypeError, match="input 'graphs' must be a GraphSet; got Graph"):
+        go.run("sp_kernel", gs[0], backend="cpu")
+
+
+def test_attribute_dimensions_must_match():
+    a = graphset(TINY[:2])
+    b = go.GraphSet(node_ptr=a.node_ptr, edge_ptr=a.edge_ptr, src=a.src, dst=a.dst,
+                    node_labels=a.node_labels, node_attrs=np.hstack([a.node_attrs, a.node_attrs]), name="wide")
+    with pytest.raises(ValueError, match="node attributes have 1 dimensions in 'tiny' but 2 in 'wide'"):
+        go.run("sp_kernel", a, b, backend="cpu", node_kernel={"gaussian": {"gamma": 1.0}})
+
+
+def test_negative_cycle_names_the_graph():
+    specs = [TINY[0], (3, [(0, 1), (1, 2)], [0, 0, 0], [[0.0]] * 3, [1.0, -2.0])]
+    with pytest.raises(ValueError, match="graph 1 has a negative cycle"):
+        go.run("sp_kernel", graphset(specs, weighted=True), backend="cpu")
+
+
+def test_gram_too_large_for_memory_is_refused_before_starting(monkeypatch):
+    from graphops_sp_kernel import params
+
+    monkeypatch.setattr(params.os, "sysconf", lambda name: 8)  # 8 pages of 8 bytes
+    with pytest.raises(MemoryError, match="a 6 x 6 float64 Gram matrix needs 0.0 GiB, more than"):
+        go.run("sp_kernel", graphset(TINY), backend="cpu")
