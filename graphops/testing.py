@@ -9,10 +9,11 @@ __all__ = ["check_signatures", "backend_signature"]
 
 
 def backend_signature(target: str) -> str:
-    """The ``def`` line of a backend function, read from its source without importing it.
+    """The parameters of a backend function, read from its source without importing it.
 
-    Reading the source keeps this check possible on machines where the GPU backend's
-    imports (CuPy) would fail.
+    Return annotations may differ (NumPy on the CPU, CuPy on the GPU); parameters may not.
+
+    Reading the source keeps this check possible where the GPU backend's imports would fail.
     """
     module, _, name = target.partition(":")
     spec = importlib.util.find_spec(module)
@@ -22,7 +23,7 @@ def backend_signature(target: str) -> str:
         tree = ast.parse(fh.read())
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.unparse(node.args) + " -> " + (ast.unparse(node.returns) if node.returns else "")
+            return ast.unparse(node.args)
     raise AssertionError(f"backend function {target!r} is not defined at the top of its module")
 
 

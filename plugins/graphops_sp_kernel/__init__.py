@@ -16,6 +16,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         inputs=(Input("graphs", kinds=("graphset",)), Input("train", kinds=("graphset",), required=False)),
         backends={
             "cpu": "graphops_sp_kernel.cpu:run",
+            "gpu": "graphops_sp_kernel.gpu:run",
             "grakel": Backend(target="graphops_sp_kernel.peer:run_grakel", device="cpu",
                               requires=("grakel",), peer=True,
                               prepare="graphops_sp_kernel.peer:to_grakel"),

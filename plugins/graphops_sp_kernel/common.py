@@ -22,19 +22,6 @@ def alphabet(xp: Any, *arrays: Any) -> Any:
     return xp.unique(xp.concatenate(parts)) if parts else xp.zeros(0)
 
 
-def path_keys(xp: Any, paths: Any, labels: Any, graph_ptr: Any, labs: Any, lens: Any,
-              use_labels: bool) -> Any:
-    """One int64 key per path: (label_i, label_j, length) numbered densely (length only without labels)."""
-    length_id = xp.searchsorted(lens, paths.dist).astype(xp.int64)
-    if not use_labels:
-        return length_id
-    node_label = xp.searchsorted(labs, labels).astype(xp.int64)
-    first = graph_ptr[graph_of_paths(xp, paths.ptr)]
-    li = node_label[first + paths.src]
-    lj = node_label[first + paths.dst]
-    return (li * len(labs) + lj) * len(lens) + length_id
-
-
 def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
     """Renumber the keys used by any input to ``0..F-1``; returns the column ids and F."""
     top = max((int(k.max()) + 1 for k in keys if len(k)), default=0)
@@ -48,10 +35,9 @@ def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
     return [xp.searchsorted(vocab, k) for k in keys], int(len(vocab))
 
 
-def histograms(xp: Any, cols: Any, ptr: Any, n_graphs: int, n_features: int) -> Any:
-    """Dense ``n_graphs × n_features`` float64 counts of each graph's path features."""
-    g = graph_of_paths(xp, ptr)
-    flat = xp.bincount(g * n_features + cols, minlength=n_graphs * n_features)
+def histograms(xp: Any, graph: Any, cols: Any, n_graphs: int, n_features: int) -> Any:
+    """Dense ``n_graphs × n_features`` float64 counts: path p adds 1 at (graph[p], cols[p])."""
+    flat = xp.bincount(graph * n_features + cols, minlength=n_graphs * n_features)
     return flat.reshape(n_graphs, n_features).astype(xp.float64)
 
 

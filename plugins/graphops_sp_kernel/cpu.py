@@ -8,7 +8,7 @@ import numpy as np
 
 from graphops.csr import CSR
 
-from .common import alphabet, compact, histograms, normalize
+from .common import alphabet, compact, graph_of_paths, histograms, normalize
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, lengths, path_lists
 
@@ -40,8 +40,8 @@ def _histogram_gram(ga: CSR, gb: CSR, a: Any, b: Any, params: SPKernelParams,
     ka, pa = histogram_keys(ga, da, sa, label_of(ga), n_labels, lens)
     kb, pb = (ka, pa) if symmetric else histogram_keys(gb, db, sb, label_of(gb), n_labels, lens)
     (ca, cb), n_features = compact(np, ka, kb)
-    xa = histograms(np, ca, pa, ga.n_graphs, n_features)
-    xb = xa if symmetric else histograms(np, cb, pb, gb.n_graphs, n_features)
+    xa = histograms(np, graph_of_paths(np, pa), ca, ga.n_graphs, n_features)
+    xb = xa if symmetric else histograms(np, graph_of_paths(np, pb), cb, gb.n_graphs, n_features)
     return gram_product(xa, xb, symmetric), np.einsum("ij,ij->i", xa, xa), np.einsum("ij,ij->i", xb, xb)
 
 

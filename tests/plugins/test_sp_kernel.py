@@ -47,7 +47,7 @@ KERNELS = [  # (params, reference node spec, reference length gamma)
      {"delta": True, "gamma": 0.7}, 1.0),
     ({"node_kernel": "delta", "length_kernel": {"gaussian": {"gamma": 0.3}}}, {"delta": True}, 0.3),
 ]
-BACKENDS = ["cpu"]
+BACKENDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -62,11 +62,12 @@ def test_tiny_graphs_match_four_loop_reference(kernel, backend, weighted):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_histogram_and_fcsp_paths_agree_exactly(weighted):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_histogram_and_fcsp_paths_agree_exactly(weighted, backend):
     gs = graphset(TINY, weighted)
     for node in ("delta", "none"):
-        a = go.run("sp_kernel", gs, backend="cpu", node_kernel=node, path="histogram")
-        b = go.run("sp_kernel", gs, backend="cpu", node_kernel=node, path="fcsp")
+        a = go.run("sp_kernel", gs, backend=backend, node_kernel=node, path="histogram")
+        b = go.run("sp_kernel", gs, backend=backend, node_kernel=node, path="fcsp")
         np.testing.assert_array_equal(a, b)
 
 
@@ -164,3 +165,43 @@ def test_gram_too_large_for_memory_is_refused_before_starting(monkeypatch):
     monkeypatch.setattr(params.os, "sysconf", lambda name: 8)  # 8 pages of 8 bytes
     with pytest.raises(MemoryError, match="a 6 x 6 float64 Gram matrix needs 0.0 GiB, more than"):
         go.run("sp_kernel", graphset(TINY), backend="cpu")
+
+
+def test_backend_signatures_match():
+    from graphops.registry import get_registry
+    from graphops.testing import check_signatures
+
+    check_signatures(get_registry().algorithm("sp_kernel"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, params, exact", [
+    ("MUTAG", {}, True),
+    ("NCI1", {}, True),
+    ("PTC_MR", {"path": "fcsp"}, True),
+    ("MUTAG", {"normalize": True}, False),
+    ("ENZYMES", {"node_kernel": {"gaussian": {"gamma": 0.5}}, "length_kernel": {"gaussian": {"gamma": 1.0}}}, False),
+    ("PROTEINS", {"node_kernel": {"delta": True, "gaussian": {"gamma": 0.1}}}, False),
+])
+def test_cpu_and_gpu_agree_on_real_sets(shared_data, name, params, exact):
+    gs = go.read_tu(shared_data / "tu" / name)
+    if not exact:
+        gs = gs[:120]
+    a = go.run("sp_kernel", gs, backend="cpu", **params)
+    b = go.run("sp_kernel", gs, backend="gpu", **params)
+    if exact:
+        np.testing.assert_array_equal(a, b)
+    else:
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=0)
+
+
+@pytest.mark.gpu
+def test_gpu_tiles_and_train_test(shared_data):
+    gs = go.read_tu(shared_data / "tu" / "ENZYMES")[:90]
+    params = {"node_kernel": {"gaussian": {"gamma": 0.5}}, "normalize": True}
+    full = go.run("sp_kernel", gs, backend="gpu", **params)
+    tiled = go.run("sp_kernel", gs, backend="gpu", tile=7, **params)
+    np.testing.assert_allclose(tiled, full, rtol=1e-14)
+    cross = go.run("sp_kernel", gs[60:], gs[:60], backend="gpu", tile=5, **params)
+    np.testing.assert_allclose(cross, full[60:, :60], rtol=1e-12)
+    np.testing.assert_allclose(cross, go.run("sp_kernel", gs[60:], gs[:60], backend="cpu", **params), rtol=1e-12)
