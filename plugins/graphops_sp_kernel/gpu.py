@@ -18,7 +18,7 @@ from .common import alphabet, compact, histograms, normalize
 from .params import SPKernelParams
 
 _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
-                       options=("--std=c++17",))
+                       options=("--std=c++17", "--fmad=false"))  # match the CPU's rounding
 _THREADS = 128
 TABLE_LIMIT = 4096
 

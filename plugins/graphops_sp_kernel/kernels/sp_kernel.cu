@@ -107,7 +107,7 @@ extern "C" __global__ void fcsp(const long long* __restrict__ rows, const long l
         }
         __syncthreads();
         long long b0 = b_ptr[b], b1 = b_ptr[b + 1];
-        double acc = 0.0;
+        double acc = 0.0, comp = 0.0;  // Neumaier-compensated sum of per-path partial sums
         for (long long p = a_ptr[a] + threadIdx.x; p < a_ptr[a + 1]; p += blockDim.x) {
             const double* Vi = V + (long long)a_src[p] * nb;
             const double* Vj = V + (long long)a_dst[p] * nb;
@@ -119,18 +119,25 @@ extern "C" __global__ void fcsp(const long long* __restrict__ rows, const long l
                 lo = l; h = b1;
                 while (l < h) { long long mid = (l + h) >> 1; if (b_len[mid] <= len) l = mid + 1; else h = mid; }
                 hi = l;
-                for (long long q = lo; q < hi; ++q) acc += Vi[b_src[q]] * Vj[b_dst[q]];
+            }
+            double s = 0.0;  // same order and rounding as the CPU backend (built with --fmad=false)
+            if (length_delta) {
+                for (long long q = lo; q < hi; ++q) s += Vi[b_src[q]] * Vj[b_dst[q]];
             } else if (n_lens > 0) {  // Gaussian lengths from a precomputed table
                 const double* row = table + (long long)len * n_lens;
-                for (long long q = lo; q < hi; ++q) acc += Vi[b_src[q]] * Vj[b_dst[q]] * row[b_len[q]];
+                for (long long q = lo; q < hi; ++q) s += Vi[b_src[q]] * Vj[b_dst[q]] * row[b_len[q]];
             } else {  // too many distinct lengths for a table: evaluate the Gaussian here
                 double da = lens[len];
                 for (long long q = lo; q < hi; ++q) {
                     double diff = da - lens[b_len[q]];
-                    acc += Vi[b_src[q]] * Vj[b_dst[q]] * exp(-length_gamma * diff * diff);
+                    s += Vi[b_src[q]] * Vj[b_dst[q]] * exp(-length_gamma * diff * diff);
                 }
             }
+            double t = acc + s;
+            comp += fabs(acc) >= fabs(s) ? (acc - t) + s : (s - t) + acc;
+            acc = t;
         }
+        acc += comp;
         for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
         if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = acc;
         __syncthreads();
