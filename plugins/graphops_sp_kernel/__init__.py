@@ -17,6 +17,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         backends={
             "cpu": "graphops_sp_kernel.cpu:run",
             "gpu": "graphops_sp_kernel.gpu:run",
+            "hybrid": "graphops_sp_kernel.hybrid:run",
             "grakel": Backend(target="graphops_sp_kernel.peer:run_grakel", device="cpu",
                               requires=("grakel",), peer=True,
                               prepare="graphops_sp_kernel.peer:to_grakel"),

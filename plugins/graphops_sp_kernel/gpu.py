@@ -4,6 +4,13 @@ One launch computes the shortest paths of every graph (a block per graph); the h
 path then builds the feature matrix with a few array operations and one GEMM; the FCSP
 path runs a block per graph pair over tiles of the Gram matrix, so device memory holds one
 tile of results at a time.
+
+Decomposition of FCSP: pairs go to blocks (a grid-stride loop, so one launch covers a whole
+tile of the Gram matrix, not a launch per pair), and inside a block the threads split graph
+a's shortest paths while all of them stream graph b's list in the same order, which makes the
+loads of b's path arrays warp-uniform broadcasts and keeps V (n_a × n_b) in shared memory.
+Splitting a single pair over several blocks (a 2-D decomposition) pays only for graphs with
+many thousands of paths, which the TU sets do not have; the pair count is what fills the GPU.
 """
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """sp_kernel: the four-loop reference on tiny graphs, GraKeL's published values, both paths, bad input."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -205,3 +207,53 @@ def test_gpu_tiles_and_train_test(shared_data):
     cross = go.run("sp_kernel", gs[60:], gs[:60], backend="gpu", tile=5, **params)
     np.testing.assert_allclose(cross, full[60:, :60], rtol=1e-12)
     np.testing.assert_allclose(cross, go.run("sp_kernel", gs[60:], gs[:60], backend="cpu", **params), rtol=1e-12)
+
+
+def test_split_balances_the_predicted_times():
+    from graphops_sp_kernel.split import choose_split, split_for_threshold
+
+    work = np.array([1, 1, 2, 2, 100, 100, 1000], dtype=np.int64)
+    fast_gpu = choose_split(work, cpu_rate=1.0, gpu_rate=1e6, gpu_overhead=1e-3)
+    assert fast_gpu.cpu_pairs == 0 and fast_gpu.threshold == 0 and "GPU only" in fast_gpu.describe()
+    even = choose_split(work, cpu_rate=100.0, gpu_rate=100.0, gpu_overhead=0.0)
+    assert 0 < even.cpu_pairs < len(work)
+    assert even.predicted_cpu_s <= even.predicted_gpu_s + 1000 / 100.0
+    fixed = split_for_threshold(work, 3)
+    assert (fixed.cpu_pairs, fixed.gpu_pairs, fixed.threshold) == (4, 3, 3)
+
+
+def test_mixed_benchmark_set_is_reproducible(tmp_path):
+    import runpy
+
+    script = Path(__file__).resolve().parents[2] / "configs" / "data" / "make_mixed_dense.py"
+    runpy.run_path(str(script), run_name="not_main")["main"](str(tmp_path / "mixed_dense"))
+    shipped = script.parent / "mixed_dense"
+    for f in sorted(shipped.iterdir()):
+        assert (tmp_path / "mixed_dense" / f.name).read_text() == f.read_text(), f.name
+    gs = go.read_tu(shipped)
+    assert len(gs) == 256 and list(np.unique(np.diff(gs.node_ptr))) == [10, 50]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threshold", [None, 0, 10**12, 2000])
+def test_hybrid_equals_cpu(threshold):
+    from graphops_sp_kernel import hybrid
+
+    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[::4]
+    for params, exact in (({"path": "fcsp"}, True),
+                          ({"node_kernel": {"gaussian": {"gamma": 1.0}}, "normalize": True}, False)):
+        a = go.run("sp_kernel", gs, backend="cpu", **params)
+        b = go.run("sp_kernel", gs, backend="hybrid", hybrid_threshold=threshold, **params)
+        if exact:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(b, a, rtol=1e-12)
+        split = hybrid.LAST_SPLIT["sp_kernel"]
+        if threshold == 0:
+            assert split.cpu_pairs == 0
+        if threshold == 10**12:
+            assert split.gpu_pairs == 0
+    cross = go.run("sp_kernel", gs[10:], gs[:10], backend="hybrid", hybrid_threshold=threshold, normalize=True,
+                   node_kernel={"gaussian": {"gamma": 1.0}})
+    np.testing.assert_allclose(cross, go.run("sp_kernel", gs[10:], gs[:10], backend="cpu", normalize=True,
+                                             node_kernel={"gaussian": {"gamma": 1.0}}), rtol=1e-12)
