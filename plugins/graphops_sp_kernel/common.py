@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
+TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
 
 
 def graph_of_paths(xp: Any, ptr: Any) -> Any:
@@ -45,3 +46,19 @@ def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
     """``K / sqrt(d_rows d_colsᵀ)``, with 0 where either diagonal entry is 0."""
     scale = xp.sqrt(xp.outer(diag_rows, diag_cols))
     return xp.where(scale > 0, K / xp.where(scale > 0, scale, 1.0), 0.0)
+
+
+def negative_cycle_error(negative: Any) -> ValueError:
+    """The error for graphs whose shortest paths are undefined (``negative``: flag per graph)."""
+    bad = [int(g) for g in negative.nonzero()[0][:1]]
+    return ValueError(f"sp_kernel: graph {bad[0]} has a negative cycle ({int(negative.sum())} graph(s) in "
+                      f"all); shortest paths are undefined there. Remove negative weights or that graph")
+
+
+def node_inputs(xp: Any, g: Any, params: Any) -> tuple[Any, Any, int]:
+    """Labels (zeros without a delta node kernel), attributes (n × d, or n × 1 zeros) and d."""
+    nk = params.node_kernel
+    labels = g.node_labels if nk.delta else xp.zeros(g.n_vertices, xp.int64)
+    attrs = g.node_attrs if nk.gaussian else xp.zeros((g.n_vertices, 1))
+    return (xp.ascontiguousarray(labels, dtype=xp.int64), xp.ascontiguousarray(attrs, dtype=xp.float64),
+            int(attrs.shape[1]) if nk.gaussian else 0)

@@ -8,12 +8,9 @@ import numpy as np
 
 from graphops.csr import CSR
 
-from .common import alphabet, compact, graph_of_paths, histograms, normalize
+from .common import TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, node_inputs, normalize
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, lengths, path_lists
-
-TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
-
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
     """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
@@ -58,12 +55,6 @@ def gram_product(xa: np.ndarray, xb: np.ndarray, symmetric: bool, tile: int = 51
     return K
 
 
-def _node_inputs(g: CSR, params: SPKernelParams) -> tuple[np.ndarray, np.ndarray]:
-    labels = g.node_labels if params.node_kernel.delta else np.zeros(g.n_vertices, np.int64)
-    attrs = g.node_attrs if params.node_kernel.gaussian else np.zeros((g.n_vertices, 0))
-    return np.ascontiguousarray(labels, np.int64), np.ascontiguousarray(attrs, np.float64)
-
-
 def _length_table(lens: np.ndarray, params: SPKernelParams) -> np.ndarray:
     if params.length_kernel.delta or len(lens) > TABLE_LIMIT:
         return np.zeros((0, 0))
@@ -74,8 +65,8 @@ def _length_table(lens: np.ndarray, params: SPKernelParams) -> np.ndarray:
 def fcsp_setup(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelParams) -> dict[str, Any]:
     """Everything the FCSP walk needs, as plain host arrays and scalars."""
     lens = alphabet(np, a.dist, b.dist)
-    la, xa = _node_inputs(ga, params)
-    lb, xb = _node_inputs(gb, params)
+    la, xa, _ = node_inputs(np, ga, params)
+    lb, xb, _ = node_inputs(np, gb, params)
     nk = params.node_kernel
     return dict(
         a_ptr=a.ptr, a_src=a.src, a_dst=a.dst, a_len=np.searchsorted(lens, a.dist),

@@ -21,13 +21,12 @@ import cupy as cp
 
 from graphops.csr import CSR
 
-from .common import alphabet, compact, histograms, normalize
+from .common import TABLE_LIMIT, alphabet, compact, histograms, negative_cycle_error, node_inputs, normalize
 from .params import SPKernelParams
 
 _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
                        options=("--std=c++17", "--fmad=false"))  # match the CPU's rounding
 _THREADS = 128
-TABLE_LIMIT = 4096
 
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
@@ -64,9 +63,7 @@ def _all_pairs(csr: CSR) -> tuple[Any, Any]:
                                            (*args, csr.weights, graph_ptr, sq_ptr, cp.int64(n_graphs),
                                             dist, negative))
     if bool(negative.any()):
-        g = int(cp.flatnonzero(negative)[0])
-        raise ValueError(f"sp_kernel: graph {g} has a negative cycle ({int(negative.sum())} graph(s) in "
-                         f"all); shortest paths are undefined there. Remove negative weights or that graph")
+        raise negative_cycle_error(negative)
     return dist, sq_ptr
 
 
@@ -119,19 +116,12 @@ def _sorted_lists(p: dict, lens: Any) -> dict[str, Any]:
             "len": lid[order].astype(cp.int32)}
 
 
-def _node_inputs(g: CSR, params: SPKernelParams) -> tuple[Any, Any, int]:
-    labels = g.node_labels if params.node_kernel.delta else cp.zeros(g.n_vertices, cp.int64)
-    attrs = g.node_attrs if params.node_kernel.gaussian else cp.zeros((g.n_vertices, 1))
-    return (cp.ascontiguousarray(labels, cp.int64), cp.ascontiguousarray(attrs, cp.float64),
-            int(attrs.shape[1]) if params.node_kernel.gaussian else 0)
-
-
 class _Walk:
     """The FCSP launch for one (a, b) pairing of inputs; call it with lists of graph pairs."""
 
     def __init__(self, ga: CSR, la: dict, gb: CSR, lb: dict, lens: Any, params: SPKernelParams):
-        lab_a, att_a, n_attr = _node_inputs(ga, params)
-        lab_b, att_b, _ = _node_inputs(gb, params)
+        lab_a, att_a, n_attr = node_inputs(cp, ga, params)
+        lab_b, att_b, _ = node_inputs(cp, gb, params)
         nk, lk = params.node_kernel, params.length_kernel
         table, n_lens, gamma = cp.zeros(1), 0, 0.0
         if not lk.delta:

@@ -11,6 +11,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from .common import negative_cycle_error
+
 INF = np.inf
 
 
@@ -98,9 +100,7 @@ def all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
     negative = np.zeros(len(graph_ptr) - 1, np.bool_)
     _floyd_warshall(csr.indptr, csr.indices, csr.weights, graph_ptr, sq_ptr, out, negative)
     if negative.any():
-        g = int(np.flatnonzero(negative)[0])
-        raise ValueError(f"sp_kernel: graph {g} has a negative cycle ({int(negative.sum())} graph(s) in "
-                         f"all); shortest paths are undefined there. Remove negative weights or that graph")
+        raise negative_cycle_error(negative)
     return out, sq_ptr
 
 
