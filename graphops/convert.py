@@ -47,7 +47,7 @@ def graph_from_networkx(G: Any, weight: str | None = None) -> Any:
     if bad:
         raise ValueError(f"graph node ids must be integers; found {bad[0]!r}. Relabel first with "
                          f"networkx.convert_node_labels_to_integers(G)")
-    rows = [(u, v, d) for u, v, *rest in G.edges(data=True) for d in rest[-1:]]
+    rows = list(G.edges(data=True))  # (u, v, attributes) for graphs and multigraphs alike
     if weight is not None and any(weight not in d for _, _, d in rows):
         raise ValueError(f"weight={weight!r}: some edges have no attribute {weight!r}")
     data: dict[str, Any] = {"src": [u for u, _, _ in rows], "dst": [v for _, v, _ in rows]}

@@ -257,3 +257,17 @@ def test_hybrid_equals_cpu(threshold):
                    node_kernel={"gaussian": {"gamma": 1.0}})
     np.testing.assert_allclose(cross, go.run("sp_kernel", gs[10:], gs[:10], backend="cpu", normalize=True,
                                              node_kernel={"gaussian": {"gamma": 1.0}}), rtol=1e-12)
+
+
+def test_scikit_learn_style_front_end():
+    from graphops.kernels import ShortestPathKernel
+
+    gs = graphset(TINY)
+    k = ShortestPathKernel(backend="cpu", normalize=True)
+    np.testing.assert_array_equal(k.fit_transform(gs), go.run("sp_kernel", gs, backend="cpu", normalize=True))
+    k.fit(gs[:4])
+    np.testing.assert_allclose(k.transform(gs[4:]),
+                               go.run("sp_kernel", gs[4:], gs[:4], backend="cpu", normalize=True), rtol=0)
+    assert k.set_params(normalize=False).get_params()["normalize"] is False
+    with pytest.raises(ValueError, match="not fitted yet"):
+        ShortestPathKernel().transform(gs)
