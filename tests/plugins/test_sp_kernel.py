@@ -271,3 +271,18 @@ def test_scikit_learn_style_front_end():
     assert k.set_params(normalize=False).get_params()["normalize"] is False
     with pytest.raises(ValueError, match="not fitted yet"):
         ShortestPathKernel().transform(gs)
+
+
+def test_yaml_step_with_train_slot(tmp_path):
+    mixed = Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense"
+    (tmp_path / "p.yaml").write_text(
+        "version: 1\n"
+        f"graphs: {{test: {{path: {mixed}}}, train: {{path: {mixed}}}}}\n"
+        "steps:\n"
+        "  - {id: k, algorithm: sp_kernel, inputs: {graphs: test, train: train}, backend: cpu,\n"
+        "     params: {normalize: true}, output: k.npy}\n")
+    go.run_pipeline(tmp_path / "p.yaml")
+    K = np.load(tmp_path / "out" / "k.npy")
+    gs = go.read_tu(mixed)
+    np.testing.assert_allclose(K, go.run("sp_kernel", gs, gs, backend="cpu", normalize=True), rtol=0)
+    assert K.shape == (256, 256)
