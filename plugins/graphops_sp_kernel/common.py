@@ -62,3 +62,25 @@ def node_inputs(xp: Any, g: Any, params: Any) -> tuple[Any, Any, int]:
     attrs = g.node_attrs if nk.gaussian else xp.zeros((g.n_vertices, 1))
     return (xp.ascontiguousarray(labels, dtype=xp.int64), xp.ascontiguousarray(attrs, dtype=xp.float64),
             int(attrs.shape[1]) if nk.gaussian else 0)
+
+
+def tiles(bounds: Any, show: bool | None, what: str):
+    """Consecutive ``(lo, hi)`` ranges between the given bounds, with a progress bar if asked.
+
+    ``show=None`` shows it for large jobs (more than 100 ranges) when stderr is a terminal.
+    """
+    import sys
+
+    pairs = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    if show is None:
+        show = len(pairs) > 100 and sys.stderr.isatty()
+    if not show:
+        yield from pairs
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task(what, total=len(pairs))
+        for item in pairs:
+            yield item
+            bar.advance(task)

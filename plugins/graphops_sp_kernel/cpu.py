@@ -8,7 +8,7 @@ import numpy as np
 
 from graphops.csr import CSR
 
-from .common import TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, node_inputs, normalize
+from .common import TABLE_LIMIT, tiles, alphabet, compact, graph_of_paths, histograms, node_inputs, normalize
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, lengths, path_lists
 
@@ -85,12 +85,15 @@ def _fcsp_gram(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelPar
         rows, cols = np.triu_indices(na)
     else:
         rows, cols = np.divmod(np.arange(na * nb, dtype=np.int64), nb)
-    values = np.empty(len(rows), np.float64)
-    _fcsp_pairs(rows.astype(np.int64), cols.astype(np.int64), values, **setup)
+    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
     K = np.empty((na, nb), np.float64)
-    K[rows, cols] = values
+    bounds = np.searchsorted(rows, np.arange(0, na + params.tile, params.tile))
+    for lo, hi in tiles(bounds, params.progress, f"sp_kernel FCSP, {len(rows):,} graph pairs"):
+        values = fcsp_values(rows[lo:hi], cols[lo:hi], setup)
+        K[rows[lo:hi], cols[lo:hi]] = values
+        if symmetric:
+            K[cols[lo:hi], rows[lo:hi]] = values
     if symmetric:
-        K[cols, rows] = values
         d = np.diag(K).copy()
         return K, d, d
     return K, _self(ga, a, params), _self(gb, b, params)
@@ -102,9 +105,7 @@ def _self(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
         return np.zeros(g.n_graphs)
     setup = fcsp_setup(g, g, p, p, params)
     idx = np.arange(g.n_graphs, dtype=np.int64)
-    out = np.empty(g.n_graphs, np.float64)
-    _fcsp_pairs(idx, idx, out, **setup)
-    return out
+    return fcsp_values(idx, idx, setup)
 
 
 @numba.njit(cache=True)
@@ -132,6 +133,36 @@ def _add(total, comp, x):
 
 
 @numba.njit(cache=True)
+def _path_sum(V, p, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table, length_delta,
+              length_gamma):
+    """Σ over graph b's paths of V[i,m]·k_len·V[j,n] for path p = (i, j) of graph a."""
+    i, j = a_src[p], a_dst[p]
+    lo, hi = b0, b1
+    if length_delta:
+        lo = b0 + np.searchsorted(b_len[b0:b1], a_len[p], side="left")
+        hi = b0 + np.searchsorted(b_len[b0:b1], a_len[p], side="right")
+    s = 0.0
+    for r in range(lo, hi):
+        term = V[i, b_src[r]] * V[j, b_dst[r]]
+        if not length_delta:
+            if table.shape[0] > 0:
+                term = term * table[a_len[p], b_len[r]]
+            else:
+                diff = lens[a_len[p]] - lens[b_len[r]]
+                term = term * np.exp(-length_gamma * diff * diff)
+        s += term
+    return s
+
+
+@numba.njit(cache=True)
+def _compensated(values):
+    total, comp = 0.0, 0.0
+    for x in values:
+        total, comp = _add(total, comp, x)
+    return total + comp
+
+
+@numba.njit(cache=True)
 def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
           length_delta, length_gamma):
     """Σ over path pairs of V[i,m]·k_len·V[j,n]; with delta lengths only equal-length runs meet.
@@ -141,23 +172,44 @@ def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tab
     """
     total, comp = 0.0, 0.0
     for p in range(a0, a1):
-        i, j = a_src[p], a_dst[p]
-        lo, hi = b0, b1
-        if length_delta:
-            lo = b0 + np.searchsorted(b_len[b0:b1], a_len[p], side="left")
-            hi = b0 + np.searchsorted(b_len[b0:b1], a_len[p], side="right")
-        s = 0.0
-        for r in range(lo, hi):
-            term = V[i, b_src[r]] * V[j, b_dst[r]]
-            if not length_delta:
-                if table.shape[0] > 0:
-                    term = term * table[a_len[p], b_len[r]]
-                else:
-                    diff = lens[a_len[p]] - lens[b_len[r]]
-                    term = term * np.exp(-length_gamma * diff * diff)
-            s += term
+        s = _path_sum(V, p, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
+                      length_delta, length_gamma)
         total, comp = _add(total, comp, s)
     return total + comp
+
+
+@numba.njit(parallel=True, cache=True)
+def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
+                 ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
+                 length_delta, length_gamma):
+    """FCSP pair by pair, in parallel inside each pair (the "In" decomposition, for few large pairs).
+
+    Same per-path sums and the same compensated order as ``_walk``: identical results.
+    """
+    for t in range(len(rows)):
+        a, b = rows[t], cols[t]
+        oa, ob = ga_ptr[a], gb_ptr[b]
+        na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
+        V = np.empty((na, nb))
+        for i in numba.prange(na):
+            for m in range(nb):
+                V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
+        a0, a1 = a_ptr[a], a_ptr[a + 1]
+        sums = np.empty(a1 - a0)
+        for k in numba.prange(a1 - a0):
+            sums[k] = _path_sum(V, a0 + k, b_ptr[b], b_ptr[b + 1], a_src, a_dst, a_len, b_src, b_dst,
+                                b_len, lens, table, length_delta, length_gamma)
+        out[t] = _compensated(sums)
+
+
+def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any]) -> np.ndarray:
+    """FCSP values of graph pairs: parallel over pairs, or inside pairs when there are few."""
+    out = np.empty(len(rows), np.float64)
+    if len(rows) < 4 * numba.get_num_threads():
+        _fcsp_inside(rows, cols, out, **setup)
+    else:
+        _fcsp_pairs(rows, cols, out, **setup)
+    return out
 
 
 @numba.njit(parallel=True, cache=True)

@@ -21,7 +21,7 @@ import cupy as cp
 
 from graphops.csr import CSR
 
-from .common import TABLE_LIMIT, alphabet, compact, histograms, negative_cycle_error, node_inputs, normalize
+from .common import TABLE_LIMIT, tiles, alphabet, compact, histograms, negative_cycle_error, node_inputs, normalize
 from .params import SPKernelParams
 
 _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
@@ -159,13 +159,15 @@ def _fcsp_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernel
     walk = _Walk(ga, la, gb, lb, lens, params)
     na, nb = ga.n_graphs, gb.n_graphs
     K = cp.empty((na, nb), cp.float64)
-    for r0 in range(0, na, params.tile):  # one tile of Gram rows on the device at a time
-        r1 = min(r0 + params.tile, na)
-        rows, cols = _tile_pairs(r0, r1, nb, symmetric)
+    bounds = list(range(0, na, params.tile)) + [na]
+    for r0, r1 in tiles(bounds, params.progress, f"sp_kernel FCSP on the GPU, {na} x {nb} Gram"):
+        rows, cols = _tile_pairs(r0, r1, nb, symmetric)  # one tile of Gram rows on the device at a time
         values = walk(rows, cols)
         K[rows, cols] = values
         if symmetric:
             K[cols, rows] = values
+        if params.progress:
+            cp.cuda.Device().synchronize()  # the bar then tracks finished tiles
     if symmetric:
         d = cp.diag(K).copy()
         return K, d, d

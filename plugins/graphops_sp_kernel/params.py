@@ -91,6 +91,7 @@ class SPKernelParams(Params):
     :param path: ``histogram`` (delta kernels: per-graph (label, label, length) counts and
         X·Xᵀ), ``fcsp`` (any kernels: walk over pairs of shortest-path lists), or ``auto``
     :param tile: most rows of the Gram matrix computed per tile on the GPU (memory bound)
+    :param progress: show a progress bar over Gram tiles (``None``: for large jobs on a terminal)
     :param hybrid_threshold: ``hybrid`` backend only: graph pairs whose work (product of their
         shortest-path counts) is below this go to the CPU, the rest to the GPU; ``None``
         chooses it from a short calibration (and logs it)
@@ -102,6 +103,7 @@ class SPKernelParams(Params):
     path: Literal["auto", "histogram", "fcsp"] = "auto"
     tile: int = Field(1024, ge=1)
     hybrid_threshold: int | None = Field(None, ge=0)
+    progress: bool | None = None
 
     @property
     def use_histogram(self) -> bool:

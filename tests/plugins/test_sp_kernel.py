@@ -286,3 +286,27 @@ def test_yaml_step_with_train_slot(tmp_path):
     gs = go.read_tu(mixed)
     np.testing.assert_allclose(K, go.run("sp_kernel", gs, gs, backend="cpu", normalize=True), rtol=0)
     assert K.shape == (256, 256)
+
+
+def test_parallel_inside_and_across_pairs_agree_exactly():
+    from graphops_sp_kernel import cpu
+    from graphops_sp_kernel.params import SPKernelParams
+    from graphops_sp_kernel.paths import path_lists
+
+    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[170:190]
+    csr = gs.csr()
+    p = path_lists(csr)
+    params = SPKernelParams(node_kernel={"gaussian": {"gamma": 1.0}}, length_kernel={"gaussian": {"gamma": 0.5}})
+    setup = cpu.fcsp_setup(csr, csr, p, p, params)
+    rows, cols = (a.astype(np.int64) for a in np.triu_indices(len(gs)))
+    across, inside = np.empty(len(rows)), np.empty(len(rows))
+    cpu._fcsp_pairs(rows, cols, across, **setup)
+    cpu._fcsp_inside(rows, cols, inside, **setup)
+    np.testing.assert_array_equal(across, inside)
+
+
+def test_progress_bar_does_not_change_results():
+    gs = graphset(TINY)
+    params = {"node_kernel": {"gaussian": {"gamma": 0.5}}, "tile": 2}
+    np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu", progress=True, **params),
+                                  go.run("sp_kernel", gs, backend="cpu", progress=False, **params))
