@@ -107,26 +107,35 @@ def test_mutag_equals_grakel_published_values(shared_data):
     assert round(Kn[0, 1], 6) == 0.910556
 
 
-# GraKeL 0.1.11 ShortestPath(with_labels=True) on the TU sets, computed once and kept here:
-# (K[0,0], K[0,1], K[-1,-1], sum of K) -- graphops equals GraKeL's full matrices exactly.
+# GraKeL 0.1.11 ShortestPath(with_labels=True) on the TU sets, computed with GraKeL once and
+# kept here: (K[0,0], K[0,1], K[-1,-1], sum of K). graphops' full matrices equal GraKeL's exactly
+# (checked element by element where GraKeL is installed: test_equals_grakel_when_installed).
 GRAKEL = {
     "ENZYMES": (62976.0, 24278.0, None, 11485907086.0),
-    "NCI1": (3258.0, 4682.0, None, 408380864374.0), "NCI109": (7032.0, 4286.0, None, 404991815450.0),
+    "NCI1": (3258.0, 4682.0, 31552.0, 408380864374.0),
+    "NCI109": (7032.0, 4286.0, 5746.0, 404991815450.0),
+    "PROTEINS": (72648.0, 26408.0, 128336.0, 142434304656.0),
 }
 
 
-@pytest.mark.parametrize("name", ["ENZYMES", "NCI1", "NCI109"])
+@pytest.mark.parametrize("name", sorted(GRAKEL))
 def test_tu_sets_equal_grakel_values(shared_data, name):
     K = go.run("sp_kernel", go.read_tu(shared_data / "tu" / name), backend="cpu")
-    k00, k01, _, total = GRAKEL[name]
+    k00, k01, klast, total = GRAKEL[name]
     assert (K[0, 0], K[0, 1], K.sum()) == (k00, k01, total)
+    assert klast is None or K[-1, -1] == klast
 
 
-def test_equals_grakel_when_installed(shared_data):
+@pytest.mark.parametrize("name", ["MUTAG", "PTC_MR", "ENZYMES"])
+def test_equals_grakel_when_installed(shared_data, name):
     pytest.importorskip("grakel")
-    gs = go.read_tu(shared_data / "tu" / "PTC_MR")
+    gs = go.read_tu(shared_data / "tu" / name)
     np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu"),
                                   go.run("sp_kernel", gs, backend="grakel"))
+    test, train = gs[: len(gs) // 4], gs[len(gs) // 4:]
+    np.testing.assert_allclose(go.run("sp_kernel", test, train, backend="cpu", normalize=True),
+                               go.run("sp_kernel", test, train, backend="grakel", normalize=True),
+                               rtol=1e-15, atol=0)
 
 
 def test_bad_input():
