@@ -178,6 +178,74 @@ def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tab
     return total + comp
 
 
+@numba.njit(cache=True)
+def _runs(lengths, lo, hi):
+    """Start of each run of equal values in the sorted ``lengths[lo:hi]``, plus ``hi``."""
+    starts = [lo]
+    for p in range(lo + 1, hi):
+        if lengths[p] != lengths[p - 1]:
+            starts.append(p)
+    starts.append(hi)
+    return starts
+
+
+@numba.njit(cache=True)
+def _matrix_is_cheaper(na, nb, a0, a1, b0, b1, a_len, b_len, length_delta, has_table):
+    """Compare the operation counts of the path-pair walk and of the matrix form."""
+    runs_a = len(_runs(a_len, a0, a1)) - 1
+    if length_delta:
+        walk, p, q = 0, a0, b0
+        while p < a1 and q < b1:  # Σ over lengths of |Pa_d|·|Pb_d|
+            if a_len[p] < b_len[q]:
+                p += 1
+            elif a_len[p] > b_len[q]:
+                q += 1
+            else:
+                d, pe, qe = a_len[p], p, q
+                while pe < a1 and a_len[pe] == d:
+                    pe += 1
+                while qe < b1 and b_len[qe] == d:
+                    qe += 1
+                walk += (pe - p) * (qe - q)
+                p, q = pe, qe
+        return na * (b1 - b0) + (a1 - a0) * nb + runs_a * na * nb < walk
+    if not has_table:
+        return False
+    return runs_a * na * (b1 - b0) + (a1 - a0) * nb < (a1 - a0) * (b1 - b0)
+
+
+@numba.njit(cache=True)
+def _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table, length_delta):
+    """The walk sum as Σ_d Σ_{(i,j)∈Pa_d} Σ_n V[j,n]·W_d[i,n], with W_d = V·M_d.
+
+    M_d[m, n] is k_len(d, length of b's path (m, n)) — b's paths of length d alone when the
+    length kernel is delta. Far fewer operations than pairing paths on dense graphs; the
+    sums run in another order than the walk's, so Gaussian results differ in the last bits.
+    """
+    na, nb = V.shape
+    W = np.zeros((na, nb))
+    total, comp = 0.0, 0.0
+    starts = _runs(a_len, a0, a1)
+    for r in range(len(starts) - 1):
+        p0, p1 = starts[r], starts[r + 1]
+        d = a_len[p0]
+        W[:, :] = 0.0
+        for q in range(b0, b1):
+            if length_delta and b_len[q] != d:
+                continue
+            k = 1.0 if length_delta else table[d, b_len[q]]
+            m, n = b_src[q], b_dst[q]
+            for i in range(na):
+                W[i, n] += V[i, m] * k
+        for p in range(p0, p1):
+            i, j = a_src[p], a_dst[p]
+            s = 0.0
+            for n in range(nb):
+                s += W[i, n] * V[j, n]
+            total, comp = _add(total, comp, s)
+    return total + comp
+
+
 @numba.njit(parallel=True, cache=True)
 def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
                  ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
@@ -225,5 +293,10 @@ def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst
         for i in range(na):
             for m in range(nb):
                 V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
-        out[t] = _walk(V, a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1], a_src, a_dst, a_len,
-                       b_src, b_dst, b_len, lens, table, length_delta, length_gamma)
+        a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
+        if _matrix_is_cheaper(na, nb, a0, a1, b0, b1, a_len, b_len, length_delta, table.shape[0] > 0):
+            out[t] = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table,
+                                  length_delta)
+        else:
+            out[t] = _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
+                           length_delta, length_gamma)

@@ -297,7 +297,7 @@ def test_yaml_step_with_train_slot(tmp_path):
     assert K.shape == (256, 256)
 
 
-def test_parallel_inside_and_across_pairs_agree_exactly():
+def test_parallel_inside_and_across_pairs_agree():
     from graphops_sp_kernel import cpu
     from graphops_sp_kernel.params import SPKernelParams
     from graphops_sp_kernel.paths import path_lists
@@ -310,8 +310,8 @@ def test_parallel_inside_and_across_pairs_agree_exactly():
     rows, cols = (a.astype(np.int64) for a in np.triu_indices(len(gs)))
     across, inside = np.empty(len(rows)), np.empty(len(rows))
     cpu._fcsp_pairs(rows, cols, across, **setup)
-    cpu._fcsp_inside(rows, cols, inside, **setup)
-    np.testing.assert_array_equal(across, inside)
+    cpu._fcsp_inside(rows, cols, inside, **setup)  # the walk, parallel inside each pair
+    np.testing.assert_allclose(across, inside, rtol=1e-13)  # across pairs the matrix form runs too
 
 
 def test_progress_bar_does_not_change_results():
