@@ -124,29 +124,44 @@ def _split(sides: _Sides, rows: np.ndarray, cols: np.ndarray, work: np.ndarray,
 
 
 def _calibrate(sides: _Sides, rows: np.ndarray, cols: np.ndarray, work: np.ndarray) -> Split:
-    """Measure both sides' throughput; keep GPU only unless the split is predicted 2% faster.
+    """Measure both sides; keep GPU only unless the split is predicted 2% faster.
 
-    The CPU times a spread of 256 pairs; the GPU needs enough pairs to fill the chip
-    (a few per multiprocessor slot), or its rate reads as the slowest single pair.
+    The CPU gets the lightest pairs, so its cost model ``pairs·c0 + work/rate`` is fitted on
+    two samples from that end (the 256 lightest pairs, and 256 from the lighter half). The
+    GPU needs enough pairs to fill the chip (a few per multiprocessor slot), or its rate
+    reads as the slowest single pair.
     """
     rng = np.random.default_rng(0)
     by_work = np.argsort(work, kind="stable")
-    cpu_sample = by_work[np.linspace(0, len(work) - 1, min(len(work), 256)).astype(int)]
+    light = by_work[:min(len(work), 256)]
+    half = by_work[rng.choice(max(len(work) // 2, 1), size=min(len(work) // 2, 256), replace=False)]
     slots = 64 * cp.cuda.Device().attributes["MultiProcessorCount"]
     gpu_sample = rng.choice(len(work), size=min(len(work), slots), replace=False)
-    sides.on_cpu(rows[cpu_sample[:2]], cols[cpu_sample[:2]])  # compile / warm both sides
+    sides.on_cpu(rows[light[:2]], cols[light[:2]])  # compile / warm both sides
     r, c = cp.asarray(rows[gpu_sample]), cp.asarray(cols[gpu_sample])
     sides.walk(r[:2], c[:2]).get()
-    cpu_s = _timed(lambda: sides.on_cpu(rows[cpu_sample], cols[cpu_sample]))
+    c0, cpu_rate = _cpu_model(sides, rows, cols, work, light, half)
     gpu_s = _timed(lambda: sides.walk(r, c).get())
     one = _timed(lambda: sides.walk(r[:1], c[:1]).get())
-    cpu_rate = float(work[cpu_sample].sum() or 1) / max(cpu_s, 1e-9)
     gpu_rate = float(work[gpu_sample].sum() or 1) / max(gpu_s - one, 1e-9)
-    best = choose_split(work, cpu_rate, gpu_rate, one)
+    best = choose_split(work, cpu_rate, gpu_rate, one, c0)
     gpu_only = one + float(work.sum()) / gpu_rate
     if max(best.predicted_cpu_s, best.predicted_gpu_s) > 0.98 * gpu_only:
         return Split(0, 0, len(work), 0.0, 0.0, gpu_only)
     return best
+
+
+def _cpu_model(sides: _Sides, rows: np.ndarray, cols: np.ndarray, work: np.ndarray,
+               light: np.ndarray, half: np.ndarray) -> tuple[float, float]:
+    """Per-pair cost and work rate of the CPU, from timings of two samples."""
+    t1 = _timed(lambda: sides.on_cpu(rows[light], cols[light]))
+    t2 = _timed(lambda: sides.on_cpu(rows[half], cols[half])) if len(half) else t1
+    w1, w2 = float(work[light].sum()), float(work[half].sum())
+    n1, n2 = len(light), max(len(half), 1)
+    if w2 / n2 > w1 / n1 * 1.01 and t2 / n2 > t1 / n1:  # slope and intercept of time per pair
+        rate = (w2 / n2 - w1 / n1) / (t2 / n2 - t1 / n1)
+        return max(t1 / n1 - (w1 / n1) / rate, 0.0), rate
+    return t1 / n1, float("inf")
 
 
 def _timed(fn: Any) -> float:

@@ -24,15 +24,17 @@ class Split:
                 f"{self.predicted_cpu_s * 1e3:.1f} ms CPU / {self.predicted_gpu_s * 1e3:.1f} ms GPU")
 
 
-def choose_split(work: np.ndarray, cpu_rate: float, gpu_rate: float, gpu_overhead: float) -> Split:
+def choose_split(work: np.ndarray, cpu_rate: float, gpu_rate: float, gpu_overhead: float,
+                 cpu_per_pair: float = 0.0) -> Split:
     """The threshold minimizing max(CPU time, GPU time) when the k lightest pairs go to the CPU.
 
-    ``cpu_rate``/``gpu_rate`` are work units per second measured in calibration, and
-    ``gpu_overhead`` the GPU's fixed cost per launch; k = 0 (GPU only) is always a candidate.
+    ``cpu_rate``/``gpu_rate`` are work units per second measured in calibration,
+    ``cpu_per_pair`` the CPU's fixed cost per pair and ``gpu_overhead`` the GPU's fixed cost
+    per launch; k = 0 (GPU only) is always a candidate.
     """
     w = np.sort(np.asarray(work, dtype=np.float64))
     prefix = np.concatenate([[0.0], np.cumsum(w)])
-    cpu_t = prefix / cpu_rate
+    cpu_t = prefix / cpu_rate + np.arange(len(prefix)) * cpu_per_pair
     gpu_t = np.where(np.arange(len(prefix)) < len(w), gpu_overhead + (prefix[-1] - prefix) / gpu_rate, 0.0)
     k = int(np.argmin(np.maximum(cpu_t, gpu_t)))
     return split_at(w, k, cpu_t[k], gpu_t[k])

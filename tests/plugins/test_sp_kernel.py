@@ -202,8 +202,8 @@ def test_cpu_and_gpu_agree_on_real_sets(shared_data, name, params, exact):
     b = go.run("sp_kernel", gs, backend="gpu", **params)
     if exact:
         np.testing.assert_array_equal(a, b)
-    else:
-        np.testing.assert_allclose(b, a, rtol=1e-12, atol=0)
+    else:  # atol only absorbs subnormal values (Gaussians of distant attributes underflow)
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-300)
 
 
 @pytest.mark.gpu
