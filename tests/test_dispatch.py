@@ -32,9 +32,21 @@ def test_auto_falls_back_and_logs_why(g, caplog):
     assert any("describe: backend 'cpu' (auto: gpu not used" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.gpu
-def test_auto_prefers_a_usable_gpu(g):
+def test_describe_sends_small_graphs_to_the_cpu_under_auto(g):
     outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "auto", {})
+    assert outcome.backend == "cpu"
+    if go.gpu_available():
+        assert outcome.reason == "auto: chosen by a graphops_choose_backend hook"
+
+
+@pytest.mark.gpu
+def test_auto_prefers_a_usable_gpu_for_large_graphs():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    big = go.Graph.from_edgelist(pd.DataFrame({"src": rng.integers(0, 50_000, 200_000),
+                                               "dst": rng.integers(0, 50_000, 200_000)}))
+    outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": big}, "auto", {})
     assert outcome.backend == "gpu" and outcome.device == "gpu"
     assert isinstance(outcome.result, pd.DataFrame)  # pandas in, pandas out, whichever backend ran
 
