@@ -6,7 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a pipeline file, write its outputs, print a summary")
     r.add_argument("file")
     r.add_argument("--backend", help="override every step's backend (cpu, gpu, auto, ...)")
-    r.add_argument("--out", help="folder for relative outputs and the summary (default: the file's folder)")
+    r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
     pl = sub.add_parser("plugins", help="list plugins, algorithms and backends")
@@ -140,7 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _USER_ERRORS as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
     return 1
-
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,6 +23,15 @@ def alphabet(xp: Any, *arrays: Any) -> Any:
     return xp.unique(xp.concatenate(parts)) if parts else xp.zeros(0)
 
 
+def lengths(xp: Any, *dists: Any, weighted: bool) -> Any:
+    """Distinct finite path lengths over all inputs (hop counts 0..max when unweighted)."""
+    finite = [d[xp.isfinite(d)] for d in dists]
+    if not weighted:
+        top = max((int(f.max()) for f in finite if len(f)), default=0)
+        return xp.arange(top + 1, dtype=xp.float64)
+    return xp.unique(xp.concatenate(finite))
+
+
 def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
     """Renumber the keys used by any input to ``0..F-1``; returns the column ids and F."""
     top = max((int(k.max()) + 1 for k in keys if len(k)), default=0)

@@ -8,9 +8,10 @@ import numpy as np
 
 from graphops.csr import CSR
 
-from .common import TABLE_LIMIT, tiles, alphabet, compact, graph_of_paths, histograms, node_inputs, normalize
+from .common import (TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, lengths, node_inputs,
+                     normalize, tiles)
 from .params import SPKernelParams
-from .paths import PathLists, all_pairs, histogram_keys, lengths, path_lists
+from .paths import PathLists, all_pairs, histogram_keys, path_lists
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
     """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
@@ -30,7 +31,7 @@ def _histogram_gram(ga: CSR, gb: CSR, a: Any, b: Any, params: SPKernelParams,
                     symmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Delta kernels: counts of (label_i, label_j, length) per graph, then K = Xa·Xbᵀ."""
     (da, sa), (db, sb) = a, b
-    lens = lengths(da, db, weighted=ga.weights is not None or gb.weights is not None)
+    lens = lengths(np, da, db, weighted=ga.weights is not None or gb.weights is not None)
     labs = alphabet(np, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
     label_of = (lambda g: None if labs is None else np.searchsorted(labs, g.node_labels))
     n_labels = 0 if labs is None else len(labs)

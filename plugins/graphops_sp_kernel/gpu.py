@@ -21,7 +21,7 @@ import cupy as cp
 
 from graphops.csr import CSR
 
-from .common import TABLE_LIMIT, tiles, alphabet, compact, histograms, negative_cycle_error, node_inputs, normalize
+from .common import TABLE_LIMIT, alphabet, lengths, tiles, compact, histograms, negative_cycle_error, node_inputs, normalize
 from .params import SPKernelParams
 
 _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
@@ -36,7 +36,7 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
     pa = _paths(graphs)
     pb = pa if symmetric else _paths(other)
     weighted = graphs.weights is not None or other.weights is not None
-    lens = _lengths(pa, pb, weighted)
+    lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
     gram = _histogram_gram if params.use_histogram else _fcsp_gram
     K, da, db = gram(graphs, other, pa, pb, lens, params, symmetric)
     return normalize(cp, K, da, db) if params.normalize else K
@@ -77,13 +77,6 @@ def _paths(csr: CSR) -> dict[str, Any]:
     i, j = local // n, local % n
     keep = cp.isfinite(dist) & (i != j)
     return {"graph": g[keep], "i": i[keep], "j": j[keep], "dist": dist[keep], "n_graphs": csr.n_graphs}
-
-
-def _lengths(pa: dict, pb: dict, weighted: bool) -> Any:
-    if not weighted:
-        top = max(float(p["dist"].max()) if len(p["dist"]) else 0.0 for p in (pa, pb))
-        return cp.arange(int(top) + 1, dtype=cp.float64)
-    return alphabet(cp, pa["dist"], pb["dist"])
 
 
 def _keys(csr: CSR, p: dict, labs: Any, lens: Any) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 from graphops.csr import CSR
 
 from . import cpu, gpu
-from .common import normalize
+from .common import lengths, normalize
 from .params import SPKernelParams
 from .paths import path_lists
 from .split import Split, choose_split, split_for_threshold
@@ -78,7 +78,7 @@ class _Sides:
         self.setup = cpu.fcsp_setup(host_a, host_b, self.host_a, self.host_b, params)
         pa = gpu._paths(ga)
         pb = pa if symmetric else gpu._paths(gb)
-        lens = gpu._lengths(pa, pb, ga.weights is not None or gb.weights is not None)
+        lens = lengths(cp, pa["dist"], pb["dist"], weighted=ga.weights is not None or gb.weights is not None)
         la = gpu._sorted_lists(pa, lens)
         lb = la if symmetric else gpu._sorted_lists(pb, lens)
         self.walk = gpu._Walk(ga, la, gb, lb, lens, params)

@@ -147,14 +147,6 @@ def path_lists(csr: Any) -> PathLists:
     return PathLists(ptr, src, dst, d)
 
 
-def lengths(*dists: np.ndarray, weighted: bool) -> np.ndarray:
-    """Distinct finite path lengths over all inputs (hop counts 0..max when unweighted)."""
-    finite = [d[np.isfinite(d)] for d in dists]
-    if not weighted:
-        top = max((int(f.max()) for f in finite if len(f)), default=0)
-        return np.arange(top + 1, dtype=np.float64)
-    return np.unique(np.concatenate(finite))
-
 
 @numba.njit(parallel=True, cache=True)
 def _keys_from_distances(dist, sq_ptr, graph_ptr, node_label, n_labels, lens, ptr, keys):
