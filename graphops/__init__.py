@@ -22,5 +22,14 @@ __all__ = [
     "Algorithm", "Backend", "Input", "Params", "Reader", "Device", "Graph", "GraphSet",
     "GraphopsError", "ConfigError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
-    "gpu_available", "rapids_available", "__version__",
+    "gpu_available", "rapids_available", "generate", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    # graphops.generate (R-MAT, grids) compiles Numba code: imported on first use only.
+    if name == "generate":
+        import importlib
+
+        return importlib.import_module(".generate", __name__)
+    raise AttributeError(f"module 'graphops' has no attribute {name!r}")

@@ -40,6 +40,15 @@ class Params(BaseModel):
     def check_inputs(self, **inputs: Any) -> None:
         """Raise ``ValueError`` when an input graph does not suit these parameters."""
 
+    def resolve(self, **inputs: Any) -> "Params":
+        """Derive from the inputs what every backend needs, once per call (default: nothing).
+
+        Runs on the host after :meth:`check_inputs`, before a backend is timed; return a
+        copy holding the derived data in private attributes (e.g. vertex pairs given
+        by original id, mapped to internal indices), or ``self``.
+        """
+        return self
+
 
 @dataclass(frozen=True)
 class Input:

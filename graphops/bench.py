@@ -44,6 +44,7 @@ class BenchRow:
     speedup: float | None = None
     baseline: str | None = None
     floor: float | None = None
+    rates: dict[str, float] = field(default_factory=dict)
     note: str = ""
 
 
@@ -124,7 +125,9 @@ def _time_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, settings: B
     row.times = [execute_plan(planned).seconds for _ in range(settings.repeat if repeat is None else repeat)]
     row.median = statistics.median(row.times)
     if algo.cost:
-        row.floor = load_target(algo.cost)(inputs, planned.params).get("bytes")
+        cost = load_target(algo.cost)(inputs, planned.params)
+        row.floor = cost.get("bytes")
+        row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
     return row
 
 
@@ -166,6 +169,18 @@ def floor_text(row: BenchRow) -> str:
     return f"{row.floor * 1e3:.3f} ms ({row.median / row.floor:.0f}x)"
 
 
+def _si(x: float) -> str:
+    for scale, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if x >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def rates_text(row: BenchRow) -> str:
+    """Counts per second, e.g. ``31.2 M pairs/s``."""
+    return "; ".join(f"{_si(v)} {k}/s" for k, v in row.rates.items()) or "-"
+
+
 def markdown(report: BenchReport) -> str:
     """The table as Markdown, with the machine and date, for a README."""
     machine = ", ".join(f"{k}: {v}" for k, v in report.machine.items())
@@ -178,10 +193,10 @@ def markdown(report: BenchReport) -> str:
 
 def rows_as_table(report: BenchReport) -> list[list[str]]:
     """Header + one list of cells per row, for printing."""
-    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "note"]
+    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "rates", "note"]
     body = []
     for r in report.rows:
         speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
         body.append([r.case, r.backend + (" (peer)" if r.peer else ""), median_ms(r), speed,
-                     floor_text(r), r.note])
+                     floor_text(r), rates_text(r), r.note])
     return [head, *body]

@@ -173,6 +173,7 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
     registry = registry or get_registry()
     p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
     p.check_inputs(**inputs)
+    p = p.resolve(**inputs)
     name, reason = choose_backend(algo, backend, inputs, p, registry.pm)
     log.info("%s: backend %r (%s)", algo.name, name, reason)
     return Plan(algo, inputs, p, name, reason)

@@ -13,7 +13,7 @@ CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").rglob("*.yaml
 
 def _needs_missing_data(path: Path) -> bool:
     graphs = (yaml.safe_load(path.read_text()) or {}).get("graphs", {})
-    return any(not (path.parent / g["path"]).exists() and "shared/data" in g["path"]
+    return any("path" in g and not (path.parent / g["path"]).exists() and "shared/data" in g["path"]
                for g in graphs.values())
 
 

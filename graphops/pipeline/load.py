@@ -37,11 +37,15 @@ class LoadedPipeline:
         """Where outputs go: ``out`` when given (e.g. ``graphops run --out``), else ``output_dir``."""
         return Path(out) if out is not None else self.base / self.model.output_dir
 
-    def graph_path(self, name: str) -> Path:
-        return self.base / self.model.graphs[name].path
+    def graph_path(self, name: str) -> Path | None:
+        """The file or folder a graph is read from; ``None`` for a generated graph."""
+        path = self.model.graphs[name].path
+        return None if path is None else self.base / path
 
     def graph_format(self, name: str) -> str:
         src = self.model.graphs[name]
+        if src.generate is not None:
+            return "generated"
         if src.format:
             return src.format
         path = self.graph_path(name)

@@ -23,7 +23,7 @@ def check_meaning(loaded: Any, data: Any) -> list[ConfigIssue]:
                    for key, msg in _graph_problems(loaded, name)]
     seen: dict[str, int] = {}
     written = {os.path.normpath(loaded.graph_path(g)): f"the input of graph {g!r}"
-               for g in loaded.model.graphs}
+               for g in loaded.model.graphs if loaded.graph_path(g) is not None}
     for i, step in zip(loaded.step_indices, loaded.model.steps):
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
@@ -43,6 +43,8 @@ def step_crumb(data: Any, index: int) -> str:
 def _graph_problems(loaded: Any, name: str) -> Found:
     src = loaded.model.graphs[name]
     path = loaded.graph_path(name)
+    if path is None:
+        return  # generated: its parameters were checked with the structure
     if not path.exists():
         yield "path", f"File not found: {src.path!r} (resolved to {str(path)!r})"
         return

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..device import rapids_available
 from ..dispatch import Outcome, execute_plan, plan
 from ..io import atomic_path, read_graph, write_result
 from ..registry import Registry
@@ -61,7 +62,9 @@ class GraphCache:
         if name not in self.graphs:
             start = time.perf_counter()
             self.graphs[name] = self._read(name)
-            self.info[name] = {"path": str(self.loaded.graph_path(name)),
+            gen = self.loaded.model.graphs[name].generate
+            self.info[name] = {"path": str(self.loaded.graph_path(name) or ""),
+                               "generate": gen.model_dump() if gen is not None else None,
                                "format": self.loaded.graph_format(name),
                                "load_seconds": time.perf_counter() - start,
                                "repr": repr(self.graphs[name])}
@@ -69,11 +72,19 @@ class GraphCache:
 
     def _read(self, name: str) -> Any:
         src, path = self.loaded.model.graphs[name], self.loaded.graph_path(name)
+        device = src.device
+        if device == "auto":
+            device = "gpu" if rapids_available() else "cpu"
+        if src.generate is not None:
+            from .. import generate
+
+            spec = src.generate.model_dump()
+            return getattr(generate, spec.pop("kind"))(**spec).to(device)
         if self.loaded.graph_format(name) == "tu":
-            return read_tu(path)
+            return read_tu(path).to(device)
         return read_graph(path, src.format, src=src.src, dst=src.dst, weight=src.weight,
                           directed=src.directed, dedupe=src.dedupe, columns=src.columns,
-                          registry=self.loaded.registry)
+                          device=device, registry=self.loaded.registry)
 
 
 def step_backend(loaded: LoadedPipeline, step: Any, override: str | None) -> str:

@@ -16,6 +16,11 @@ A pipeline file is a YAML mapping::
         columns: [u, v]         # names for a file without header (optional)
         directed: false
         dedupe: false           # drop repeated edges (u-v and v-u are one undirected edge)
+        device: cpu             # home of the graph: cpu (pandas), gpu (cuDF), auto (cuDF if usable)
+      rmat18:                   # instead of a path, a generated graph:
+        generate: {kind: rmat, scale: 18, edge_factor: 8, seed: 42}
+      grid:
+        generate: {kind: grid2d, rows: 4096, cols: 4096}
     steps:
       - id: stats               # unique, [a-z][a-z0-9_-]*
         algorithm: describe     # a registered algorithm
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from ..validation import NAME_PATTERN
 
@@ -46,10 +51,32 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class GraphSource(_Model):
-    """Where a graph comes from and how to read it."""
+class RMat(_Model):
+    """An R-MAT graph (:func:`graphops.generate.rmat`)."""
 
-    path: str = Field(min_length=1)
+    kind: Literal["rmat"]
+    scale: int = Field(ge=1, le=32)
+    edge_factor: int = Field(16, ge=1)
+    a: float = Field(0.57, ge=0, le=1)
+    b: float = Field(0.19, ge=0, le=1)
+    c: float = Field(0.19, ge=0, le=1)
+    seed: int = 42
+    scramble: bool = True
+
+
+class Grid2D(_Model):
+    """A 4-neighbour grid (:func:`graphops.generate.grid2d`)."""
+
+    kind: Literal["grid2d"]
+    rows: int = Field(ge=1)
+    cols: int = Field(ge=1)
+
+
+class GraphSource(_Model):
+    """Where a graph comes from (a file, or a generator) and how to read it."""
+
+    path: str | None = Field(None, min_length=1)
+    generate: Annotated[RMat | Grid2D, Field(discriminator="kind")] | None = None
     format: str | None = None
     src: str | int | None = None
     dst: str | int | None = None
@@ -57,6 +84,14 @@ class GraphSource(_Model):
     columns: list[str] | None = None
     directed: bool = False
     dedupe: bool = False
+    device: Literal["auto", "cpu", "gpu"] = "cpu"
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "GraphSource":
+        if (self.path is None) == (self.generate is None):
+            raise ValueError("give exactly one of 'path' (a file or TU folder) and 'generate' "
+                             "(e.g. {kind: rmat, scale: 18})")
+        return self
 
 
 class Step(_Model):

@@ -1,0 +1,135 @@
+"""What every ``jaccard`` backend shares: the set adjacency, degree/work statistics, the result.
+
+Written once for NumPy and CuPy (``xp``). The set adjacency is the graph's CSR with
+repeated entries removed (the first stored one kept, so its weight is used),
+symmetrized for a directed graph when asked, rows sorted; it is built once per CSR
+view and cached on it, with each row's weight sum for the weighted variant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphops.csr import CSR
+
+# Pairs whose shorter list has at most this many entries are done by one GPU thread
+# (and are the candidates for the CPU share of the hybrid backend).
+THREAD_MAX = 32
+# Pairs whose shorter list is longer than this get a whole GPU block; between, a warp.
+WARP_MAX = 4096
+
+
+@dataclass(frozen=True)
+class Adjacency:
+    """Sorted, duplicate-free neighbour sets of an undirected graph on one device."""
+
+    indptr: Any          # int64, n + 1
+    indices: Any         # int32, sorted within each row
+    weights: Any = None  # float64 per entry (weighted variant only)
+    wdeg: Any = None     # float64 per vertex: the row's weight sum, summed in row order
+
+    @property
+    def xp(self) -> Any:
+        from graphops.device import device_of
+
+        return device_of(self.indptr).xp
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.indptr) - 1
+
+    def degrees(self) -> Any:
+        return self.indptr[1:] - self.indptr[:-1]
+
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (self.indptr, self.indices, self.weights) if a is not None)
+
+    def to_host(self) -> "Adjacency":
+        from graphops.device import Device, to_device
+
+        return Adjacency(*(None if a is None else to_device(a, Device.CPU)
+                           for a in (self.indptr, self.indices, self.weights, self.wdeg)))
+
+
+def adjacency(csr: CSR, symmetrize: bool, weighted: bool) -> Adjacency:
+    """The set adjacency of ``csr`` (cached on it per variant)."""
+    key = ("jaccard_adjacency", bool(symmetrize and csr.directed), bool(weighted))
+    if key not in csr.extra:
+        csr.extra[key] = _build(csr, weighted)
+    return csr.extra[key]
+
+
+def _build(csr: CSR, weighted: bool) -> Adjacency:
+    xp, n = csr.xp, csr.n_vertices
+    rows = xp.repeat(xp.arange(n, dtype=xp.int64), csr.indptr[1:] - csr.indptr[:-1])
+    cols = csr.indices.astype(xp.int64)
+    eids, w = csr.edge_ids, csr.weights if weighted else None
+    if csr.directed:  # symmetrize: every arc in both directions
+        rows, cols = xp.concatenate([rows, cols]), xp.concatenate([cols, rows])
+        eids = xp.concatenate([eids, eids])
+        w = None if w is None else xp.concatenate([w, w])
+    key = rows * max(n, 1) + cols
+    if csr.directed or bool((key[1:] == key[:-1]).any()):
+        order = xp.lexsort(xp.stack([eids, key]))  # by (row, column), then frame order
+        key = key[order]
+        first = xp.ones(len(key), dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        keep = order[first]
+        rows, cols = rows[keep], cols[keep]
+        w = None if w is None else w[keep]
+    indptr = xp.zeros(n + 1, dtype=xp.int64)
+    if n:
+        xp.cumsum(xp.bincount(rows, minlength=n), out=indptr[1:])
+    indices = xp.ascontiguousarray(cols.astype(xp.int32))
+    if w is None:
+        return Adjacency(indptr, indices)
+    w = xp.ascontiguousarray(w.astype(xp.float64))
+    return Adjacency(indptr, indices, w, _row_sums(indptr, w))
+
+
+def _row_sums(indptr: Any, w: Any) -> Any:
+    """Each row's weight sum, added left to right (identical on CPU and GPU)."""
+    import numpy as np
+
+    if isinstance(indptr, np.ndarray):
+        from .cpu import row_sums
+    else:
+        from .gpu import row_sums
+    return row_sums(indptr, w)
+
+
+def gini(xp: Any, deg: Any) -> float:
+    """Gini index of a degree sequence (0: all equal; → 1: a few vertices hold every edge)."""
+    n, total = len(deg), float(deg.sum()) if len(deg) else 0.0
+    if n == 0 or total == 0:
+        return 0.0
+    x = xp.sort(deg).astype(xp.float64)
+    ranks = xp.arange(1, n + 1, dtype=xp.float64)
+    return float(2.0 * float((ranks * x).sum()) / (n * total) - (n + 1.0) / n)
+
+
+def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
+    """Degree statistics of the graph and work measures of the pairs (host numbers)."""
+    xp = adj.xp
+    deg = adj.degrees()
+    du, dv = deg[first], deg[second]
+    n = adj.n_vertices
+    return {
+        "pairs": int(len(first)),
+        "sum_deg": float((du + dv).sum()) if len(first) else 0.0,
+        "sum_min": float(xp.minimum(du, dv).sum()) if len(first) else 0.0,
+        "degree_mean": float(deg.mean()) if n else 0.0,
+        "degree_max": int(deg.max()) if n else 0,
+        "degree_gini": gini(xp, deg),
+    }
+
+
+def coefficients(xp: Any, shared: Any, union: Any) -> Any:
+    """``shared / union`` with 0 where the union is empty (float64)."""
+    safe = xp.where(union == 0, 1.0, union)
+    return xp.where(union == 0, 0.0, shared / safe)
+
+
+def result(first: Any, second: Any, coeff: Any) -> dict[str, Any]:
+    """The output columns (vertex columns as internal indices; dispatch maps them back)."""
+    return {"first": first, "second": second, "jaccard_coeff": coeff}

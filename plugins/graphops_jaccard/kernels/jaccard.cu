@@ -1,0 +1,182 @@
+// Jaccard coefficients of vertex pairs on a sorted, duplicate-free CSR adjacency.
+//
+// Load balancing by the shorter list's length d_min of each pair:
+//   d_min <= thread_max      one thread: merge or galloping binary search (as the CPU does)
+//   d_min <= warp_max        one warp: lanes binary-search strided entries of the shorter list
+//   larger                   one block: threads do the same over the whole block
+// jaccard_thread visits every pair once, does the light ones and appends the others to
+// two work lists (warp pairs from the front of `lists`, block pairs from the back), so
+// binning costs no extra pass; jaccard_warp / jaccard_block then run with grids sized
+// for the device and read the list lengths on the device (no host round trip).
+// A pair whose d_u + d_v <= cpu_max_key belongs to the CPU (hybrid backend): skipped.
+
+#include <cstdint>
+
+typedef long long i64;
+
+__device__ __forceinline__ i64 lower_bound(const int* __restrict__ idx, i64 lo, i64 hi, int x) {
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (idx[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+__device__ __forceinline__ double finish(i64 na, i64 nb, i64 shared, double wmin,
+                                         const double* __restrict__ wdeg, i64 u, i64 v, bool weighted) {
+    if (weighted) {
+        double uni = wdeg[u] + wdeg[v] - wmin;
+        return uni <= 0.0 ? 0.0 : wmin / uni;
+    }
+    i64 uni = na + nb - shared;
+    return uni == 0 ? 0.0 : (double)shared / (double)uni;
+}
+
+// The shorter list first: (a0, a1) shorter, (b0, b1) longer; ties keep u's list as the shorter.
+__device__ __forceinline__ void order_lists(const i64* __restrict__ indptr, i64 u, i64 v,
+                                            i64& a0, i64& a1, i64& b0, i64& b1) {
+    a0 = indptr[u]; a1 = indptr[u + 1]; b0 = indptr[v]; b1 = indptr[v + 1];
+    if (a1 - a0 > b1 - b0) { i64 t0 = a0, t1 = a1; a0 = b0; a1 = b1; b0 = t0; b1 = t1; }
+}
+
+extern "C" __global__ void jaccard_thread(
+        const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
+        const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
+        i64 n_pairs, i64 cpu_max_key, i64 thread_max, i64 warp_max, int weighted,
+        double* __restrict__ out, i64* __restrict__ lists, unsigned long long* __restrict__ counts) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n_pairs; i += (i64)gridDim.x * blockDim.x) {
+        i64 u = first[i], v = second[i];
+        i64 a0, a1, b0, b1;
+        order_lists(indptr, u, v, a0, a1, b0, b1);
+        i64 na = a1 - a0, nb = b1 - b0;
+        if (na + nb <= cpu_max_key) continue;
+        if (na > thread_max) {
+            if (na <= warp_max) lists[atomicAdd(&counts[0], 1ULL)] = i;
+            else lists[n_pairs - 1 - (i64)atomicAdd(&counts[1], 1ULL)] = i;
+            continue;
+        }
+        i64 shared = 0;
+        double wmin = 0.0;
+        if (na > 0) {
+            if ((double)na * log2((double)nb) < (double)(na + nb)) {
+                i64 lo = b0;
+                for (i64 k = a0; k < a1; ++k) {
+                    int x = idx[k];
+                    lo = lower_bound(idx, lo, b1, x);
+                    if (lo == b1) break;
+                    if (idx[lo] == x) {
+                        ++shared;
+                        if (weighted) wmin += fmin(w[k], w[lo]);
+                        ++lo;
+                    }
+                }
+            } else {
+                i64 p = a0, q = b0;
+                while (p < a1 && q < b1) {
+                    int x = idx[p], y = idx[q];
+                    if (x == y) {
+                        ++shared;
+                        if (weighted) wmin += fmin(w[p], w[q]);
+                        ++p; ++q;
+                    } else if (x < y) {
+                        ++p;
+                    } else {
+                        ++q;
+                    }
+                }
+            }
+        }
+        out[i] = finish(na, nb, shared, wmin, wdeg, u, v, weighted != 0);
+    }
+}
+
+// Shared entries among a strided share of the shorter list, found by binary search.
+__device__ __forceinline__ void strided_search(const int* __restrict__ idx, const double* __restrict__ w,
+                                               i64 a0, i64 a1, i64 b0, i64 b1, int lane, int width,
+                                               bool weighted, i64& shared, double& wmin) {
+    for (i64 k = a0 + lane; k < a1; k += width) {
+        int x = idx[k];
+        i64 pos = lower_bound(idx, b0, b1, x);
+        if (pos < b1 && idx[pos] == x) {
+            ++shared;
+            if (weighted) wmin += fmin(w[k], w[pos]);
+        }
+    }
+}
+
+__device__ __forceinline__ void warp_sum(i64& shared, double& wmin) {
+    for (int off = 16; off > 0; off >>= 1) {
+        shared += __shfl_down_sync(0xffffffffu, shared, off);
+        wmin += __shfl_down_sync(0xffffffffu, wmin, off);
+    }
+}
+
+extern "C" __global__ void jaccard_warp(
+        const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
+        const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
+        int weighted, double* __restrict__ out, const i64* __restrict__ lists,
+        const unsigned long long* __restrict__ counts) {
+    const i64 n = (i64)counts[0];
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 t = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5; t < n; t += warps) {
+        i64 i = lists[t];
+        i64 u = first[i], v = second[i];
+        i64 a0, a1, b0, b1;
+        order_lists(indptr, u, v, a0, a1, b0, b1);
+        i64 shared = 0;
+        double wmin = 0.0;
+        strided_search(idx, w, a0, a1, b0, b1, lane, 32, weighted != 0, shared, wmin);
+        warp_sum(shared, wmin);
+        if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, weighted != 0);
+    }
+}
+
+extern "C" __global__ void jaccard_block(
+        const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
+        const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
+        int weighted, double* __restrict__ out, const i64* __restrict__ lists,
+        const unsigned long long* __restrict__ counts, i64 n_pairs) {
+    __shared__ i64 s_shared[32];
+    __shared__ double s_wmin[32];
+    const i64 n = (i64)counts[1];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    for (i64 t = blockIdx.x; t < n; t += gridDim.x) {
+        i64 i = lists[n_pairs - 1 - t];
+        i64 u = first[i], v = second[i];
+        i64 a0, a1, b0, b1;
+        order_lists(indptr, u, v, a0, a1, b0, b1);
+        i64 shared = 0;
+        double wmin = 0.0;
+        strided_search(idx, w, a0, a1, b0, b1, threadIdx.x, blockDim.x, weighted != 0, shared, wmin);
+        warp_sum(shared, wmin);
+        if (lane == 0) { s_shared[warp] = shared; s_wmin[warp] = wmin; }
+        __syncthreads();
+        if (warp == 0) {
+            shared = lane < n_warps ? s_shared[lane] : 0;
+            wmin = lane < n_warps ? s_wmin[lane] : 0.0;
+            warp_sum(shared, wmin);
+            if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, weighted != 0);
+        }
+        __syncthreads();
+    }
+}
+
+// Each row's weight sum, left to right (the CPU adds in the same order).
+extern "C" __global__ void row_sums(const i64* __restrict__ indptr, const double* __restrict__ w,
+                                    i64 n, double* __restrict__ out) {
+    for (i64 r = blockIdx.x * (i64)blockDim.x + threadIdx.x; r < n; r += (i64)gridDim.x * blockDim.x) {
+        double s = 0.0;
+        for (i64 k = indptr[r]; k < indptr[r + 1]; ++k) s += w[k];
+        out[r] = s;
+    }
+}
+
+// Per pair: d_u + d_v (the work key the hybrid backend splits on).
+extern "C" __global__ void pair_keys(const i64* __restrict__ indptr, const i64* __restrict__ first,
+                                     const i64* __restrict__ second, i64 n_pairs, i64* __restrict__ keys) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n_pairs; i += (i64)gridDim.x * blockDim.x) {
+        i64 u = first[i], v = second[i];
+        keys[i] = (indptr[u + 1] - indptr[u]) + (indptr[v + 1] - indptr[v]);
+    }
+}

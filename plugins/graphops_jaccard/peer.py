@@ -1,0 +1,76 @@
+"""Peers of ``jaccard`` for side-by-side comparison: cuGraph's own and networkx's."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphops import Graph
+from graphops.device import Device, to_device
+
+from .common import adjacency, result
+from .params import JaccardParams
+
+
+def _half_edges(graph: Graph, device: Device) -> tuple[Any, Any, Any]:
+    """Each distinct undirected edge once (u ≤ v) of the set adjacency, with its weight."""
+    adj = adjacency(graph.csr(device), True, graph.weighted)
+    xp = device.xp
+    rows = xp.repeat(xp.arange(adj.n_vertices, dtype=xp.int64), adj.degrees())
+    cols = adj.indices.astype(xp.int64)
+    half = rows <= cols
+    return rows[half], cols[half], None if adj.weights is None else adj.weights[half]
+
+
+def to_cugraph(graph: Graph) -> Any:
+    """A ``cugraph.Graph`` of the set adjacency (internal ids); built once, outside timings."""
+    import cudf
+    import cugraph
+
+    src, dst, w = _half_edges(graph, Device.GPU)
+    df = cudf.DataFrame({"src": src, "dst": dst})
+    if w is not None:
+        df["weight"] = w
+    G = cugraph.Graph(directed=False)
+    G.from_cudf_edgelist(df, source="src", destination="dst",
+                         edge_attr="weight" if w is not None else None)
+    return G
+
+
+def run_cugraph(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
+    """``cugraph.jaccard`` with the pairs as ``vertex_pair`` (results come in that order)."""
+    import cudf
+    import cugraph
+
+    if "cugraph_pairs" not in params._memo:
+        first, second = params.pairs_on(Device.GPU)
+        params._memo["cugraph_pairs"] = cudf.DataFrame({"first": first, "second": second})
+    vp = params._memo["cugraph_pairs"]
+    res = cugraph.jaccard(G, vertex_pair=vp, use_weight=params.use_weight)
+    return result(res["first"].values, res["second"].values,
+                  res["jaccard_coeff"].values.astype("float64"))
+
+
+def to_networkx(graph: Graph) -> Any:
+    """A networkx ``Graph`` of the set adjacency (internal ids); built once, outside timings."""
+    import networkx as nx
+
+    src, dst, _ = _half_edges(graph, Device.CPU)
+    G = nx.Graph()
+    G.add_nodes_from(range(graph.n_vertices))
+    G.add_edges_from(zip(src.tolist(), dst.tolist()))
+    return G
+
+
+def run_networkx(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
+    """``nx.jaccard_coefficient`` on the pairs. networkx drops u and v from the shared
+    neighbours (not from the union), so it differs from cuGraph where self-loops exist."""
+    import networkx as nx
+
+    if params.use_weight:
+        raise ValueError("the networkx peer has no weighted Jaccard; use backend cpu, gpu or cugraph")
+    first, second = (to_device(a, Device.CPU) for a in params.pairs_on(Device.CPU))
+    coeff = np.fromiter((j for _, _, j in nx.jaccard_coefficient(G, list(zip(first.tolist(),
+                                                                              second.tolist())))),
+                        dtype=np.float64, count=len(first))
+    return result(first, second, coeff)
