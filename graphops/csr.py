@@ -44,7 +44,7 @@ class CSR:
     node_labels: Any = None
     edge_labels: Any = None
     node_attrs: Any = None
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # backends' derived objects, cached per view
 
     @property
     def device(self) -> Device:
@@ -84,7 +84,7 @@ class CSR:
             return self
         moved = {k: to_device(v, device) for k, v in self._arrays().items()}
         log.debug("moved CSR to %s: %d bytes", device.value, self.nbytes())
-        return dataclasses.replace(self, **moved)
+        return dataclasses.replace(self, extra={}, **moved)  # derived objects are per device
 
 
 def _directed_entries(src, dst, weights, xp):

@@ -26,7 +26,6 @@ def graphops_register_algorithms() -> list[Algorithm]:
                                 prepare="graphops_jaccard.peer:to_networkx"),
         },
         outputs=OUTPUTS,
-        vertex_columns=("first", "second"),
         summary="Jaccard coefficient of every edge or of given vertex pairs (cuGraph's semantics)",
         version_added="0.1",
         cost="graphops_jaccard.params:cost",

@@ -124,12 +124,7 @@ def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
     }
 
 
-def coefficients(xp: Any, shared: Any, union: Any) -> Any:
-    """``shared / union`` with 0 where the union is empty (float64)."""
-    safe = xp.where(union == 0, 1.0, union)
-    return xp.where(union == 0, 0.0, shared / safe)
-
-
-def result(first: Any, second: Any, coeff: Any) -> dict[str, Any]:
-    """The output columns (vertex columns as internal indices; dispatch maps them back)."""
+def result(params: Any, coeff: Any) -> dict[str, Any]:
+    """The output columns: the pairs by original id (as resolved, on the home device) and J."""
+    first, second = params.output_pairs()
     return {"first": first, "second": second, "jaccard_coeff": coeff}

@@ -23,7 +23,7 @@ from .params import JaccardParams
 def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
     adj = adjacency(csr, params.symmetrize, params.use_weight)
     first, second = params.pairs_on(Device.CPU)
-    return result(first, second, coefficients(adj, first, second))
+    return result(params, coefficients(adj, first, second))
 
 
 def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,

@@ -38,11 +38,12 @@ def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
     first, second = params.pairs_on(Device.GPU)
     out = cp.empty(len(first), cp.float64)
     launch(adj, first, second, out)
-    return result(first, second, out)
+    return result(params, out)
 
 
-def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_max_key: int = -1) -> None:
-    """Queue the kernels that write ``out[i]`` for every pair with d_u + d_v > ``cpu_max_key``."""
+def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1, cpu_cut: int = 0) -> None:
+    """Queue the kernels that write ``out[i]`` for every pair not in the CPU's share: those
+    whose key d_u + d_v is below ``cpu_key``, or equal to it at a position below ``cpu_cut``."""
     n = len(first)
     if n == 0:
         return
@@ -54,7 +55,7 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_max_key: int =
     common = (adj.indptr, adj.indices, w, wdeg, first, second)
     _MODULE.get_function("jaccard_thread")(
         _grid(n), (_THREADS,),
-        (*common, cp.int64(n), cp.int64(cpu_max_key), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
+        (*common, cp.int64(n), cp.int64(cpu_key), cp.int64(cpu_cut), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
          cp.int32(weighted), out, lists, counts))
     sms = _sms()
     _MODULE.get_function("jaccard_warp")((sms * 8,), (_THREADS,),

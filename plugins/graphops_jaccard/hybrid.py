@@ -1,8 +1,8 @@
 """Hybrid backend of ``jaccard``: the light end of the pairs on CPU threads, the rest on the GPU.
 
-Pairs are ordered by work key d_u + d_v; those with key ≤ T go to the CPU (Numba
-threads, merge or binary search per pair) while the GPU kernels, already queued,
-skip them; the CPU's values are then scattered into the GPU's output, so results
+Pairs are ordered by work key d_u + d_v; the lightest share goes to the CPU (Numba
+threads, merge or binary search per pair: keys below T, and of the pairs with key T
+those first in order) while the GPU kernels, already queued, skip them; the CPU's values are then scattered into the GPU's output, so results
 keep the pairs' order. The CPU share is
 * given (``cpu_share``), or
 * chosen by a heuristic from degree statistics plus a short calibration, the method's
@@ -45,7 +45,8 @@ class Split:
     """How a hybrid call divided its pairs."""
 
     cpu_share: float      # fraction of pairs on the CPU
-    max_key: int          # pairs with d_u + d_v ≤ max_key went to the CPU (-1: none)
+    key: int              # pairs with d_u + d_v < key went to the CPU (-1: none) ...
+    cut: int              # ... and those with d_u + d_v == key at positions < cut
     reason: str
     predicted_gain: float = 0.0
 
@@ -69,39 +70,65 @@ def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
     adj = adjacency(csr, params.symmetrize, params.use_weight)
     host = _host_adjacency(csr, params, adj)
     first, second = params.pairs_on(Device.GPU)
-    keys = gpu.pair_keys(adj, first, second)
+    keys = _Keys(adj, first, second)
     split = _split(csr, adj, params, first, second, keys, host)
     _LAST[:] = [split]
-    log.info("jaccard hybrid: CPU share %.1f%% (pairs with d_u + d_v <= %d): %s",
-             100 * split.cpu_share, split.max_key, split.reason)
+    log.info("jaccard hybrid: CPU share %.1f%% (pairs with d_u + d_v < %d, and some = %d): %s",
+             100 * split.cpu_share, split.key, split.key, split.reason)
     out = cp.empty(len(first), cp.float64)
-    compute(adj, host, params, first, second, keys, split.max_key, out)
-    return result(first, second, out)
+    compute(adj, host, params, first, second, keys, split, out)
+    return result(params, out)
+
+
+class _Keys:
+    """The pairs' work keys, computed on first use (a GPU-only split never needs them)."""
+
+    def __init__(self, adj: Adjacency, first: Any, second: Any):
+        self.args, self._keys = (adj, first, second), None
+
+    def __call__(self) -> Any:
+        if self._keys is None:
+            self._keys = gpu.pair_keys(*self.args)
+        return self._keys
 
 
 def compute(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, second: Any,
-            keys: Any, max_key: int, out: Any) -> None:
-    """Fill ``out``: pairs with key ≤ ``max_key`` on the CPU, concurrently with the GPU's rest."""
-    if max_key < 0:
+            keys: Any, split: Split, out: Any) -> None:
+    """Fill ``out``: the split's CPU share on the CPU, concurrently with the GPU's rest."""
+    if split.key < 0:
         gpu.launch(adj, first, second, out)
         return
-    sel = cp.flatnonzero(keys <= max_key)
+    sel = cpu_positions(keys(), split)
     sel_host = cp.asnumpy(sel)                     # small and synchronous: before the launches
-    gpu.launch(adj, first, second, out, max_key)   # queued; the GPU runs while the CPU works
+    gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
     hf, hs = params.pairs_on(Device.CPU)
     values = cpu.coefficients(host, hf, hs, sel_host)
     out[sel] = cp.asarray(values)
 
 
-def key_for_share(keys: Any, share: float) -> tuple[int, float]:
-    """The largest key T whose pairs (key ≤ T) are at most ``share`` of all, and their share."""
+def cpu_positions(keys: Any, split: Split) -> Any:
+    """Positions of the pairs in the split's CPU share, ascending."""
+    mask = keys < split.key
+    if split.cut:
+        mask[:split.cut] |= keys[:split.cut] == split.key
+    return cp.flatnonzero(mask)
+
+
+def split_for_share(keys: Any, share: float, reason: str) -> Split:
+    """The split giving the CPU the lightest ``share`` of the pairs (ties split by position)."""
     n = len(keys)
-    if share <= 0 or n == 0:
-        return -1, 0.0
-    hist = cp.bincount(cp.minimum(keys, KEY_CAP), minlength=KEY_CAP + 1)
-    cum = cp.asnumpy(cp.cumsum(hist[:KEY_CAP]))
-    t = int(np.searchsorted(cum, share * n, side="right")) - 1
-    return (t, float(cum[t]) / n) if t >= 0 else (-1, 0.0)
+    want = int(round(share * n))
+    if want <= 0:
+        return Split(0.0, -1, 0, reason)
+    hist = cp.asnumpy(cp.bincount(cp.minimum(keys, KEY_CAP), minlength=KEY_CAP + 1))
+    cum = np.cumsum(hist[:KEY_CAP])
+    key = int(np.searchsorted(cum, want, side="left"))  # first key whose pairs reach the share
+    if key >= KEY_CAP:  # never give the CPU the hubs' pairs: stop below the cap
+        key, want = KEY_CAP - 1, int(cum[-1])
+    need = want - (int(cum[key - 1]) if key else 0)
+    ties = cp.flatnonzero(keys == key)
+    cut = int(ties[need - 1]) + 1 if need > 0 else 0
+    return Split(want / n, key, cut, reason)
 
 
 def _timed(fn: Any, repeat: int = 3) -> float:
@@ -118,8 +145,7 @@ def _timed(fn: Any, repeat: int = 3) -> float:
 def _split(csr: CSR, adj: Adjacency, params: JaccardParams, first: Any, second: Any, keys: Any,
            host: Adjacency) -> Split:
     if params.cpu_share is not None:
-        t, share = key_for_share(keys, params.cpu_share)
-        return Split(share, t, f"cpu_share={params.cpu_share} requested")
+        return split_for_share(keys(), params.cpu_share, f"cpu_share={params.cpu_share} requested")
     # Kept on the graph's CSR view per pair list (by identity: a stale hit could only cost
     # speed, never change a value).
     ident = ("jaccard_split", params.symmetrize, params.use_weight, id(first), len(first))
@@ -132,42 +158,41 @@ def choose(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, s
            keys: Any) -> Split:
     """Heuristic from degree statistics, then a short calibration (see the module doc)."""
     stats = work_stats(adj, first, second)
+    none = Split(0.0, -1, 0, "")
     if stats["pairs"] < 10_000:
-        return Split(0.0, -1, f"{stats['pairs']} pairs: too few to split")
+        return Split(0.0, -1, 0, f"{stats['pairs']} pairs: too few to split")
     if stats["degree_gini"] < GINI_MIN:
-        return Split(0.0, -1, f"degree Gini {stats['degree_gini']:.2f} < {GINI_MIN}: pairs cost alike, "
-                              f"GPU only")
+        return Split(0.0, -1, 0, f"degree Gini {stats['degree_gini']:.2f} < {GINI_MIN}: pairs cost "
+                                 f"alike, GPU only")
     skew = stats["sum_deg"] / max(stats["sum_min"], 1.0)
     if skew < SKEW_MIN:
-        return Split(0.0, -1, f"Σ(d_u+d_v)/Σmin = {skew:.1f} < {SKEW_MIN}: no light end worth "
-                              f"moving, GPU only")
+        return Split(0.0, -1, 0, f"Σ(d_u+d_v)/Σmin = {skew:.1f} < {SKEW_MIN}: no light end worth "
+                                 f"moving, GPU only")
     out = cp.empty(len(first), cp.float64)
     hf, hs = params.pairs_on(Device.CPU)
 
-    def run_at(max_key: int) -> None:
-        compute(adj, host, params, first, second, keys, max_key, out)
+    def run_at(split: Split) -> None:
+        compute(adj, host, params, first, second, keys, split, out)
 
-    gpu_only = _timed(lambda: run_at(-1))
-    probe_key, probe_share = key_for_share(keys, 0.01)
-    if probe_key < 0:
-        return Split(0.0, -1, "no light pairs to probe, GPU only")
-    sel = cp.asnumpy(cp.flatnonzero(keys <= probe_key))
+    gpu_only = _timed(lambda: run_at(none))
+    sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
     cpu.coefficients(host, hf, hs, sel[:1000])  # compile / warm
     cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(host, hf, hs, sel), repeat=2)
     gpu_rate = stats["pairs"] / gpu_only
     balanced = min(0.5, cpu_rate / (cpu_rate + gpu_rate))
-    best = Split(0.0, -1, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "
-                          f"({1e3 * gpu_only:.2f} ms; CPU {cpu_rate / 1e6:.1f} M pairs/s on the "
-                          f"light end vs GPU {gpu_rate / 1e6:.1f} M pairs/s)")
+    best = Split(0.0, -1, 0, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "
+                             f"({1e3 * gpu_only:.2f} ms; CPU {cpu_rate / 1e6:.1f} M pairs/s on the "
+                             f"light end vs GPU {gpu_rate / 1e6:.1f} M pairs/s)")
     best_time = gpu_only * (1 - MIN_GAIN)
     for share in (balanced / 2, balanced):
-        t, actual = key_for_share(keys, share)
-        if t < 0:
+        trial = split_for_share(keys(), share, "")
+        if trial.key < 0:
             continue
-        took = _timed(lambda: run_at(t))
+        took = _timed(lambda: run_at(trial))
         if took < best_time:
             best_time = took
-            best = Split(actual, t, f"calibrated: {1e3 * took:.2f} ms vs {1e3 * gpu_only:.2f} ms GPU only "
-                                    f"(degree Gini {stats['degree_gini']:.2f}, "
-                                    f"Σ(d_u+d_v)/Σmin {skew:.1f})", gpu_only / took - 1)
+            best = Split(trial.cpu_share, trial.key, trial.cut,
+                         f"calibrated: {1e3 * took:.2f} ms vs {1e3 * gpu_only:.2f} ms GPU only "
+                         f"(degree Gini {stats['degree_gini']:.2f}, Σ(d_u+d_v)/Σmin {skew:.1f})",
+                         gpu_only / took - 1)
     return best

@@ -40,8 +40,9 @@ class JaccardParams(Params):
     symmetrize: bool = False
     cpu_share: float | None = Field(None, ge=0.0, le=1.0)
 
-    _first: Any = PrivateAttr(None)
+    _first: Any = PrivateAttr(None)    # internal indices, home device
     _second: Any = PrivateAttr(None)
+    _ids: Any = PrivateAttr(None)      # the same pairs by original id: the output columns
     _memo: dict = PrivateAttr(default_factory=dict)
 
     def check_inputs(self, graph: Graph, pairs: Any = None) -> None:
@@ -68,11 +69,15 @@ class JaccardParams(Params):
         given = pairs if pairs is not None else self.pairs
         out = self.model_copy()
         if given is None:
-            out._first, out._second = graph.cached(("jaccard_edges",), lambda: _edge_pairs(graph))
+            out._first, out._second, out._ids = graph.cached(("jaccard_edges",), lambda: _edge_pairs(graph))
         else:
-            out._first, out._second = _given_pairs(graph, given)
+            out._first, out._second, out._ids = _given_pairs(graph, given)
         out._memo = {}
         return out
+
+    def output_pairs(self) -> tuple[Any, Any]:
+        """The ``first``/``second`` output columns: the pairs by original id, on the home device."""
+        return self._ids
 
     @property
     def n_pairs(self) -> int:
@@ -85,13 +90,15 @@ class JaccardParams(Params):
         return self._memo[device]
 
 
-def _edge_pairs(graph: Graph) -> tuple[Any, Any]:
+def _edge_pairs(graph: Graph) -> tuple[Any, Any, tuple[Any, Any]]:
     """Every distinct edge once, in edge-frame order (orientation as first stored)."""
     xp = graph.device.xp
     if graph.n_edges == 0:
-        return xp.zeros(0, xp.int64), xp.zeros(0, xp.int64)
+        empty = xp.zeros(0, xp.int64)
+        return empty, empty, (empty, empty)
     keep = dedupe_rows(graph._src, graph._dst, graph.n_vertices, directed=False)
-    return xp.ascontiguousarray(graph._src[keep]), xp.ascontiguousarray(graph._dst[keep])
+    first, second = xp.ascontiguousarray(graph._src[keep]), xp.ascontiguousarray(graph._dst[keep])
+    return first, second, (graph.vertices[first], graph.vertices[second])
 
 
 def _pair_columns(frame: Any) -> tuple[Any, Any]:
@@ -104,7 +111,7 @@ def _pair_columns(frame: Any) -> tuple[Any, Any]:
                      f"it has {[str(c) for c in cols]}")
 
 
-def _given_pairs(graph: Graph, given: Any) -> tuple[Any, Any]:
+def _given_pairs(graph: Graph, given: Any) -> tuple[Any, Any, tuple[Any, Any]]:
     home = graph.device
     if isinstance(given, Graph):
         ids = to_device(given.vertices, home)
@@ -119,7 +126,7 @@ def _given_pairs(graph: Graph, given: Any) -> tuple[Any, Any]:
     if len(first) == 0:
         raise ValueError(f"the {what} is empty: give at least one (first, second) row, or leave pairs "
                          f"out to score every edge of the graph")
-    return _internal(graph, first, what), _internal(graph, second, what)
+    return _internal(graph, first, what), _internal(graph, second, what), (first, second)
 
 
 def _internal(graph: Graph, ids: Any, what: str) -> Any:

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from graphops import Graph
-from graphops.device import Device, to_device
+from graphops.device import Device
 
 from .common import adjacency, result
 from .params import JaccardParams
@@ -47,8 +47,8 @@ def run_cugraph(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
         params._memo["cugraph_pairs"] = cudf.DataFrame({"first": first, "second": second})
     vp = params._memo["cugraph_pairs"]
     res = cugraph.jaccard(G, vertex_pair=vp, use_weight=params.use_weight)
-    return result(res["first"].values, res["second"].values,
-                  res["jaccard_coeff"].values.astype("float64"))
+    # cuGraph returns the pairs in vertex_pair's order; the output speaks original ids.
+    return result(params, res["jaccard_coeff"].values.astype("float64"))
 
 
 def to_networkx(graph: Graph) -> Any:
@@ -69,8 +69,8 @@ def run_networkx(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
 
     if params.use_weight:
         raise ValueError("the networkx peer has no weighted Jaccard; use backend cpu, gpu or cugraph")
-    first, second = (to_device(a, Device.CPU) for a in params.pairs_on(Device.CPU))
+    first, second = params.pairs_on(Device.CPU)
     coeff = np.fromiter((j for _, _, j in nx.jaccard_coefficient(G, list(zip(first.tolist(),
                                                                               second.tolist())))),
                         dtype=np.float64, count=len(first))
-    return result(first, second, coeff)
+    return result(params, coeff)

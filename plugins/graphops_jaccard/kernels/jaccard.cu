@@ -8,9 +8,9 @@
 // two work lists (warp pairs from the front of `lists`, block pairs from the back), so
 // binning costs no extra pass; jaccard_warp / jaccard_block then run with grids sized
 // for the device and read the list lengths on the device (no host round trip).
-// A pair whose d_u + d_v <= cpu_max_key belongs to the CPU (hybrid backend): skipped.
+// Pairs of the CPU share (hybrid backend) are skipped: key = d_u + d_v below cpu_key, or equal
+// to it at a position below cpu_cut (ties split by position, so any share can be asked for).
 
-#include <cstdint>
 
 typedef long long i64;
 
@@ -42,14 +42,15 @@ __device__ __forceinline__ void order_lists(const i64* __restrict__ indptr, i64 
 extern "C" __global__ void jaccard_thread(
         const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
         const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
-        i64 n_pairs, i64 cpu_max_key, i64 thread_max, i64 warp_max, int weighted,
+        i64 n_pairs, i64 cpu_key, i64 cpu_cut, i64 thread_max, i64 warp_max, int weighted,
         double* __restrict__ out, i64* __restrict__ lists, unsigned long long* __restrict__ counts) {
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n_pairs; i += (i64)gridDim.x * blockDim.x) {
         i64 u = first[i], v = second[i];
         i64 a0, a1, b0, b1;
         order_lists(indptr, u, v, a0, a1, b0, b1);
         i64 na = a1 - a0, nb = b1 - b0;
-        if (na + nb <= cpu_max_key) continue;
+        const i64 key = na + nb;
+        if (key < cpu_key || (key == cpu_key && i < cpu_cut)) continue;
         if (na > thread_max) {
             if (na <= warp_max) lists[atomicAdd(&counts[0], 1ULL)] = i;
             else lists[n_pairs - 1 - (i64)atomicAdd(&counts[1], 1ULL)] = i;
