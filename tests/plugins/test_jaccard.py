@@ -267,7 +267,7 @@ def test_cudf_in_cudf_out(backend):
     pairs, want = expected(src, dst, w, weighted=True)
     check(res, pairs, want, rel=1e-14)
     got = go.run("jaccard", g, pairs=cudf.DataFrame({"first": [3, 0], "second": [0, 3]}), backend=backend)
-    assert isinstance(got, cudf.DataFrame) and got["first"].values_host.tolist() == [3, 0]
+    assert isinstance(got, cudf.DataFrame) and got["first"].to_pandas().tolist() == [3, 0]
 
 
 @pytest.mark.rapids
