@@ -17,12 +17,14 @@ The chosen split and why are logged and kept in :func:`last_split`.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import cupy as cp
+import numba
 import numpy as np
 
 from graphops.csr import CSR
@@ -102,8 +104,21 @@ def compute(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, 
     sel_host = cp.asnumpy(sel)                     # small and synchronous: before the launches
     gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
     hf, hs = params.pairs_on(Device.CPU)
-    values = cpu.coefficients(host, hf, hs, sel_host)
+    with _spare_one_core():
+        values = cpu.coefficients(host, hf, hs, sel_host)
     out[sel] = cp.asarray(values)
+
+
+@contextlib.contextmanager
+def _spare_one_core() -> Iterator[None]:
+    """CPU work on all cores but one: the one left drives the GPU, and is not slowed by
+    worker threads that keep spinning for a while after a parallel region ends."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS - 1))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def cpu_positions(keys: Any, split: Split) -> Any:
@@ -176,8 +191,9 @@ def choose(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, s
 
     gpu_only = _timed(lambda: run_at(none))
     sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
-    cpu.coefficients(host, hf, hs, sel[:1000])  # compile / warm
-    cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(host, hf, hs, sel), repeat=2)
+    with _spare_one_core():
+        cpu.coefficients(host, hf, hs, sel[:1000])  # compile / warm
+        cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(host, hf, hs, sel), repeat=2)
     gpu_rate = stats["pairs"] / gpu_only
     balanced = min(0.5, cpu_rate / (cpu_rate + gpu_rate))
     best = Split(0.0, -1, 0, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "
