@@ -2,8 +2,10 @@
 
 Pairs are ordered by work key d_u + d_v; the lightest share goes to the CPU (Numba
 threads, merge or binary search per pair: keys below T, and of the pairs with key T
-those first in order) while the GPU kernels, already queued, skip them; the CPU's values are then scattered into the GPU's output, so results
-keep the pairs' order. The CPU share is
+those first in order) while the GPU kernels, already queued, skip them; the CPU's
+values are then scattered into the GPU's output, so results keep the pairs' order.
+The host copy of the adjacency and the keys are made only when a split needs them.
+The CPU share is
 * given (``cpu_share``), or
 * chosen by a heuristic from degree statistics plus a short calibration, the method's
   stated future work: when degrees are even (Gini < ``GINI_MIN``) or the pairs' merge
@@ -18,6 +20,7 @@ The chosen split and why are logged and kept in :func:`last_split`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -50,7 +53,7 @@ class Split:
     key: int              # pairs with d_u + d_v < key went to the CPU (-1: none) ...
     cut: int              # ... and those with d_u + d_v == key at positions < cut
     reason: str
-    predicted_gain: float = 0.0
+    measured_gain: float = 0.0  # calibration's GPU-only time over the split's, minus 1
 
 
 _LAST: list[Split] = []
@@ -70,9 +73,10 @@ def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacenc
 
 def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
     adj = adjacency(csr, params.symmetrize, params.use_weight)
-    host = _host_adjacency(csr, params, adj)
     first, second = params.pairs_on(Device.GPU)
-    keys = _Keys(adj, first, second)
+    # Both made on first use only: a GPU-only split needs neither.
+    host = functools.partial(_host_adjacency, csr, params, adj)  # cached on the CSR view
+    keys = functools.cache(functools.partial(gpu.pair_keys, adj, first, second))
     split = _split(csr, adj, params, first, second, keys, host)
     _LAST[:] = [split]
     log.info("jaccard hybrid: CPU share %.1f%% (pairs with d_u + d_v < %d, and some = %d): %s",
@@ -82,21 +86,12 @@ def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
     return result(params, out)
 
 
-class _Keys:
-    """The pairs' work keys, computed on first use (a GPU-only split never needs them)."""
-
-    def __init__(self, adj: Adjacency, first: Any, second: Any):
-        self.args, self._keys = (adj, first, second), None
-
-    def __call__(self) -> Any:
-        if self._keys is None:
-            self._keys = gpu.pair_keys(*self.args)
-        return self._keys
-
-
-def compute(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, second: Any,
+def compute(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second: Any,
             keys: Any, split: Split, out: Any) -> None:
-    """Fill ``out``: the split's CPU share on the CPU, concurrently with the GPU's rest."""
+    """Fill ``out``: the split's CPU share on the CPU, concurrently with the GPU's rest.
+
+    ``host`` and ``keys`` are zero-argument callables giving the host adjacency and the
+    pairs' work keys; a GPU-only split calls neither."""
     if split.key < 0:
         gpu.launch(adj, first, second, out)
         return
@@ -105,7 +100,7 @@ def compute(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, 
     gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
     hf, hs = params.pairs_on(Device.CPU)
     with _spare_one_core():
-        values = cpu.coefficients(host, hf, hs, sel_host)
+        values = cpu.coefficients(host(), hf, hs, sel_host)
     out[sel] = cp.asarray(values)
 
 
@@ -158,7 +153,7 @@ def _timed(fn: Any, repeat: int = 3) -> float:
 
 
 def _split(csr: CSR, adj: Adjacency, params: JaccardParams, first: Any, second: Any, keys: Any,
-           host: Adjacency) -> Split:
+           host: Any) -> Split:
     if params.cpu_share is not None:
         return split_for_share(keys(), params.cpu_share, f"cpu_share={params.cpu_share} requested")
     # Kept on the graph's CSR view per pair list (by identity: a stale hit could only cost
@@ -169,7 +164,7 @@ def _split(csr: CSR, adj: Adjacency, params: JaccardParams, first: Any, second: 
     return csr.extra[ident]
 
 
-def choose(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, second: Any,
+def choose(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second: Any,
            keys: Any) -> Split:
     """Heuristic from degree statistics, then a short calibration (see the module doc)."""
     stats = work_stats(adj, first, second)
@@ -191,9 +186,10 @@ def choose(adj: Adjacency, host: Adjacency, params: JaccardParams, first: Any, s
 
     gpu_only = _timed(lambda: run_at(none))
     sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
+    on_host = host()
     with _spare_one_core():
-        cpu.coefficients(host, hf, hs, sel[:1000])  # compile / warm
-        cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(host, hf, hs, sel), repeat=2)
+        cpu.coefficients(on_host, hf, hs, sel[:1000])  # compile / warm
+        cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(on_host, hf, hs, sel), repeat=2)
     gpu_rate = stats["pairs"] / gpu_only
     balanced = min(0.5, cpu_rate / (cpu_rate + gpu_rate))
     best = Split(0.0, -1, 0, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "

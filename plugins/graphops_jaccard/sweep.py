@@ -38,6 +38,7 @@ def _time(fn: Any, repeat: int) -> float:
 
 def sweep(config: str | Path, repeat: int = 3, shares: tuple[float, ...] = SHARES) -> dict[str, Any]:
     import graphops as go
+    from graphops.device import Device
     from graphops.pipeline.run import GraphCache
 
     from . import hybrid
@@ -59,8 +60,6 @@ def sweep(config: str | Path, repeat: int = 3, shares: tuple[float, ...] = SHARE
             points.append({"share": share, "actual_share": actual, "ms": ms})
         auto_ms = 1e3 * _time(lambda: go.run("jaccard", g, backend="hybrid"), repeat)
         chosen = hybrid.last_split()
-        from graphops.device import Device
-
         adj = adjacency(g.csr(Device.GPU), False, False)
         planned = go.dispatch.plan(loaded.registry.algorithm("jaccard"), {"graph": g}, "cpu", {})
         first, second = planned.params.pairs_on(Device.GPU)
