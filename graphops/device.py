@@ -6,13 +6,14 @@ before any ``isinstance`` test, so asking about a NumPy array never imports CuPy
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import importlib
 import importlib.util
 import logging
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import MissingDependencyError
 
@@ -144,3 +145,35 @@ def synchronize() -> None:
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         cupy.cuda.Device().synchronize()
+
+
+@contextlib.contextmanager
+def spare_one_core() -> Iterator[None]:
+    """Numba parallel work on all cores but one while this block runs (for hybrid backends).
+
+    The core left drives the GPU, and is not slowed by Numba's worker threads, which keep
+    spinning for a while after each parallel region ends.
+    """
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS - 1))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+@functools.cache
+def _gpu_attributes(device_id: int) -> dict[str, int]:
+    import cupy
+
+    return dict(cupy.cuda.Device(device_id).attributes)
+
+
+def gpu_attribute(name: str) -> int:
+    """An attribute of the current CUDA device, e.g. ``"MultiProcessorCount"`` (read once per
+    device: CuPy's ``Device.attributes`` queries every attribute on each access)."""
+    import cupy
+
+    return int(_gpu_attributes(cupy.cuda.Device().id)[name])

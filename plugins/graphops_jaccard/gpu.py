@@ -7,14 +7,13 @@ Nothing comes back to the host in between, so the launches queue back to back.
 """
 from __future__ import annotations
 
-import functools
 from importlib import resources
 from typing import Any
 
 import cupy as cp
 
 from graphops.csr import CSR
-from graphops.device import Device
+from graphops.device import Device, gpu_attribute
 
 from .common import THREAD_MAX, WARP_MAX, Adjacency, adjacency, result
 from .params import JaccardParams
@@ -24,13 +23,8 @@ _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/jacca
 _THREADS = 256
 
 
-@functools.cache
-def _sms() -> int:
-    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
-
-
 def _grid(work: int) -> tuple[int]:
-    return (max(1, min((work + _THREADS - 1) // _THREADS, _sms() * 32)),)
+    return (max(1, min((work + _THREADS - 1) // _THREADS, gpu_attribute("MultiProcessorCount") * 32)),)
 
 
 def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
@@ -57,7 +51,7 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1,
         _grid(n), (_THREADS,),
         (*common, cp.int64(n), cp.int64(cpu_key), cp.int64(cpu_cut), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
          cp.int32(weighted), out, lists, counts))
-    sms = _sms()
+    sms = gpu_attribute("MultiProcessorCount")
     _MODULE.get_function("jaccard_warp")((sms * 8,), (_THREADS,),
                                          (*common, cp.int32(weighted), out, lists, counts))
     _MODULE.get_function("jaccard_block")((sms * 4,), (_THREADS,),

@@ -19,19 +19,17 @@ The chosen split and why are logged and kept in :func:`last_split`.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import cupy as cp
-import numba
 import numpy as np
 
 from graphops.csr import CSR
-from graphops.device import Device
+from graphops.device import Device, spare_one_core
 
 from . import cpu, gpu
 from .common import Adjacency, adjacency, result, work_stats
@@ -99,21 +97,9 @@ def compute(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second
     sel_host = cp.asnumpy(sel)                     # small and synchronous: before the launches
     gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
     hf, hs = params.pairs_on(Device.CPU)
-    with _spare_one_core():
+    with spare_one_core():
         values = cpu.coefficients(host(), hf, hs, sel_host)
     out[sel] = cp.asarray(values)
-
-
-@contextlib.contextmanager
-def _spare_one_core() -> Iterator[None]:
-    """CPU work on all cores but one: the one left drives the GPU, and is not slowed by
-    worker threads that keep spinning for a while after a parallel region ends."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS - 1))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def cpu_positions(keys: Any, split: Split) -> Any:
@@ -187,7 +173,7 @@ def choose(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second:
     gpu_only = _timed(lambda: run_at(none))
     sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
     on_host = host()
-    with _spare_one_core():
+    with spare_one_core():
         cpu.coefficients(on_host, hf, hs, sel[:1000])  # compile / warm
         cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(on_host, hf, hs, sel), repeat=2)
     gpu_rate = stats["pairs"] / gpu_only

@@ -23,6 +23,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
                               prepare="graphops_sp_kernel.peer:to_grakel"),
         },
         result="array",
+        cost="graphops_sp_kernel.params:cost",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",
         version_added="0.1",
     )]

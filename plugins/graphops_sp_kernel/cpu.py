@@ -8,8 +8,8 @@ import numpy as np
 
 from graphops.csr import CSR
 
-from .common import (TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, lengths, node_inputs,
-                     normalize, tiles)
+from .common import (TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, lengths, matrix_form_possible,
+                     node_inputs, normalize, tiles)
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, path_lists
 
@@ -65,17 +65,30 @@ def _length_table(lens: np.ndarray, params: SPKernelParams) -> np.ndarray:
 
 def fcsp_setup(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelParams) -> dict[str, Any]:
     """Everything the FCSP walk needs, as plain host arrays and scalars."""
-    lens = alphabet(np, a.dist, b.dist)
+    lens = lengths(np, a.dist, b.dist, weighted=ga.weights is not None or gb.weights is not None)
     la, xa, _ = node_inputs(np, ga, params)
     lb, xb, _ = node_inputs(np, gb, params)
     nk = params.node_kernel
+    table = _length_table(lens, params)
+    a_len, b_len = np.searchsorted(lens, a.dist), np.searchsorted(lens, b.dist)
+    matrix = matrix_form_possible(len(lens), params.length_kernel.delta, table.shape[0], params.fcsp_form)
+    n_cnt = len(lens) if matrix else 0
     return dict(
-        a_ptr=a.ptr, a_src=a.src, a_dst=a.dst, a_len=np.searchsorted(lens, a.dist),
-        b_ptr=b.ptr, b_src=b.src, b_dst=b.dst, b_len=np.searchsorted(lens, b.dist),
+        a_ptr=a.ptr, a_src=a.src, a_dst=a.dst, a_len=a_len,
+        b_ptr=b.ptr, b_src=b.src, b_dst=b.dst, b_len=b_len,
+        a_cnt=_counts(a.ptr, a_len, n_cnt), b_cnt=_counts(b.ptr, b_len, n_cnt),
+        form={"auto": 0, "walk": 1, "matrix": 2}[params.fcsp_form] if matrix else 1,
         ga_ptr=ga.graph_ptr, gb_ptr=gb.graph_ptr, lab_a=la, lab_b=lb, att_a=xa, att_b=xb,
         use_delta=nk.delta, node_gamma=nk.gaussian.gamma if nk.gaussian else 0.0,
-        lens=lens, table=_length_table(lens, params), length_delta=params.length_kernel.delta,
+        lens=lens, table=table, length_delta=params.length_kernel.delta,
         length_gamma=0.0 if params.length_kernel.delta else params.length_kernel.gaussian.gamma)
+
+
+def _counts(ptr: np.ndarray, lid: np.ndarray, n_cnt: int) -> np.ndarray:
+    """Paths per graph and length id (``n_graphs × n_cnt``), for the per-pair choice of form."""
+    n_graphs = len(ptr) - 1
+    flat = np.bincount(graph_of_paths(np, ptr) * n_cnt + lid, minlength=n_graphs * n_cnt) if n_cnt else []
+    return np.asarray(flat, np.int32).reshape(n_graphs, n_cnt)
 
 
 def _fcsp_gram(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelParams,
@@ -179,81 +192,128 @@ def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tab
     return total + comp
 
 
-@numba.njit(cache=True)
-def _runs(lengths, lo, hi):
-    """Start of each run of equal values in the sorted ``lengths[lo:hi]``, plus ``hi``."""
-    starts = [lo]
-    for p in range(lo + 1, hi):
-        if lengths[p] != lengths[p - 1]:
-            starts.append(p)
-    starts.append(hi)
-    return starts
+WALK_STEP_COST = 4.0  # a walk step costs about four (vectorized) matrix steps here (measured on the
+# TU sets and the mixed dense set); the GPU kernel has its own weight
 
 
 @numba.njit(cache=True)
-def _matrix_is_cheaper(na, nb, a0, a1, b0, b1, a_len, b_len, length_delta, has_table):
-    """Compare the operation counts of the path-pair walk and of the matrix form."""
-    runs_a = len(_runs(a_len, a0, a1)) - 1
-    if length_delta:
-        walk, p, q = 0, a0, b0
-        while p < a1 and q < b1:  # Σ over lengths of |Pa_d|·|Pb_d|
-            if a_len[p] < b_len[q]:
-                p += 1
-            elif a_len[p] > b_len[q]:
-                q += 1
-            else:
-                d, pe, qe = a_len[p], p, q
-                while pe < a1 and a_len[pe] == d:
-                    pe += 1
-                while qe < b1 and b_len[qe] == d:
-                    qe += 1
-                walk += (pe - p) * (qe - q)
-                p, q = pe, qe
-        return na * (b1 - b0) + (a1 - a0) * nb + runs_a * na * nb < walk
-    if not has_table:
-        return False
-    return runs_a * na * (b1 - b0) + (a1 - a0) * nb < (a1 - a0) * (b1 - b0)
+def _form_steps(ca, cb, na, nb, pa, pb, length_delta):
+    """Inner-loop steps of the walk and of the matrix form of one pair (as in the CUDA kernel).
+
+    ``ca``/``cb``: the two graphs' path counts by length id, ``pa``/``pb`` their path totals.
+    """
+    walk = 0.0 if length_delta else float(pa) * float(pb)
+    matrix = 0.0
+    for d in range(len(ca)):
+        x, y = float(ca[d]), float(cb[d])
+        if length_delta:
+            walk += x * y
+            if x > 0 and y > 0:
+                matrix += na * y + nb * x + 3.0 * na * nb + 8.0 * (na + nb)
+        elif x > 0:
+            matrix += na * nb * nb + nb * x + 3.0 * na * nb + 8.0 * (na + nb)
+    return walk, matrix
+
+
+@numba.njit(cache=True)
+def _matrix_is_cheaper(ca, cb, na, nb, pa, pb, length_delta):
+    walk, matrix = _form_steps(ca, cb, na, nb, pa, pb, length_delta)
+    return len(ca) > 0 and matrix < WALK_STEP_COST * walk
+
+
+@numba.njit(parallel=True, cache=True)
+def _steps(rows, cols, out, a_ptr, b_ptr, a_cnt, b_cnt, form, ga_ptr, gb_ptr, length_delta):
+    """Inner-loop steps each pair takes in the form it is given (for benchmark rates)."""
+    for t in numba.prange(len(rows)):
+        a, b = rows[t], cols[t]
+        na, nb = float(ga_ptr[a + 1] - ga_ptr[a]), float(gb_ptr[b + 1] - gb_ptr[b])
+        walk, matrix = _form_steps(a_cnt[a], b_cnt[b], na, nb, a_ptr[a + 1] - a_ptr[a],
+                                   b_ptr[b + 1] - b_ptr[b], length_delta)
+        use = form == 2 or (form == 0 and len(a_cnt[a]) > 0 and matrix < WALK_STEP_COST * walk)
+        out[t] = matrix if use else walk
+
+
+def fcsp_path_pairs(ga: CSR, gb: CSR | None, params: SPKernelParams) -> float | None:
+    """Path pairs the FCSP walk visits over the Gram matrix's pairs (Σ_d |Pa_d|·|Pb_d| per graph
+    pair with a delta length kernel, |Pa|·|Pb| otherwise): the work any form stands for.
+    ``None`` when the graphs have too many distinct path lengths to count them by length."""
+    a = path_lists(ga)
+    b = a if gb is None else path_lists(gb)
+    setup = fcsp_setup(ga, ga if gb is None else gb, a, b, params)
+    n_lens = len(setup["lens"]) if params.length_kernel.delta else 0
+    if n_lens > TABLE_LIMIT:
+        return None
+    a_cnt, b_cnt = _counts(a.ptr, setup["a_len"], n_lens), _counts(b.ptr, setup["b_len"], n_lens)
+    if gb is None:
+        rows, cols = (x.astype(np.int64) for x in np.triu_indices(ga.n_graphs))
+    else:
+        rows, cols = np.divmod(np.arange(ga.n_graphs * gb.n_graphs, dtype=np.int64), gb.n_graphs)
+    out = np.empty(len(rows))
+    _steps(rows, cols, out, setup["a_ptr"], setup["b_ptr"], a_cnt, b_cnt, 1, setup["ga_ptr"], setup["gb_ptr"],
+           setup["length_delta"])
+    return float(out.sum())
+
+
+@numba.njit(cache=True)
+def _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, pa, pb, length_delta):
+    if form != 0:
+        return form == 2
+    return _matrix_is_cheaper(a_cnt[a], b_cnt[b], float(na), float(nb), pa, pb, length_delta)
 
 
 @numba.njit(cache=True)
 def _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table, length_delta):
-    """The walk sum as Σ_d Σ_{(i,j)∈Pa_d} Σ_n V[j,n]·W_d[i,n], with W_d = V·M_d.
+    """The walk sum as Σ_d Σ_{i,n} W_d[i,n]·U_d[i,n], W_d = V·M_d, U_d = A_d·V.
 
-    M_d[m, n] is k_len(d, length of b's path (m, n)) — b's paths of length d alone when the
-    length kernel is delta. Far fewer operations than pairing paths on dense graphs; the
-    sums run in another order than the walk's, so Gaussian results differ in the last bits.
+    M_d[m, n] is k_len(d, length of b's path (m, n)) (b's paths of length d alone when the
+    length kernel is delta), A_d marks a's paths of length d. Every inner loop runs along a
+    contiguous row (W is kept transposed), so it vectorizes; the sums run in another order
+    than the walk's, so Gaussian results differ from it in the last bits.
     """
     na, nb = V.shape
-    W = np.zeros((na, nb))
+    Vt = np.ascontiguousarray(V.T)
+    Wt = np.empty((nb, na))
+    U = np.empty((na, nb))
     total, comp = 0.0, 0.0
-    starts = _runs(a_len, a0, a1)
-    for r in range(len(starts) - 1):
-        p0, p1 = starts[r], starts[r + 1]
-        d = a_len[p0]
-        W[:, :] = 0.0
-        for q in range(b0, b1):
-            if length_delta and b_len[q] != d:
-                continue
-            k = 1.0 if length_delta else table[d, b_len[q]]
-            m, n = b_src[q], b_dst[q]
-            for i in range(na):
-                W[i, n] += V[i, m] * k
-        for p in range(p0, p1):
-            i, j = a_src[p], a_dst[p]
+    p = a0
+    while p < a1:
+        d = a_len[p]
+        pe = p
+        while pe < a1 and a_len[pe] == d:
+            pe += 1
+        qlo, qhi = b0, b1
+        if length_delta:
+            qlo = b0 + np.searchsorted(b_len[b0:b1], d, side="left")
+            qhi = b0 + np.searchsorted(b_len[b0:b1], d, side="right")
+        if qlo < qhi:
+            Wt[:, :] = 0.0
+            for q in range(qlo, qhi):
+                k = 1.0 if length_delta else table[d, b_len[q]]
+                n, m = b_dst[q], b_src[q]
+                for x in range(na):
+                    Wt[n, x] += k * Vt[m, x]
+            U[:, :] = 0.0
+            for r in range(p, pe):
+                i, j = a_src[r], a_dst[r]
+                for x in range(nb):
+                    U[i, x] += V[j, x]
             s = 0.0
-            for n in range(nb):
-                s += W[i, n] * V[j, n]
+            for i in range(na):
+                for n in range(nb):
+                    s += U[i, n] * Wt[n, i]
             total, comp = _add(total, comp, s)
+        p = pe
     return total + comp
 
 
 @numba.njit(parallel=True, cache=True)
 def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
-                 ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
+                 a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
                  length_delta, length_gamma):
     """FCSP pair by pair, in parallel inside each pair (the "In" decomposition, for few large pairs).
 
-    Same per-path sums and the same compensated order as ``_walk``: identical results.
+    Same per-path sums and the same compensated order as ``_walk``: identical results (pairs
+    whose matrix form is cheaper take it, sequentially, as in ``_fcsp_pairs``).
     """
     for t in range(len(rows)):
         a, b = rows[t], cols[t]
@@ -263,12 +323,16 @@ def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_ds
         for i in numba.prange(na):
             for m in range(nb):
                 V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
-        a0, a1 = a_ptr[a], a_ptr[a + 1]
-        sums = np.empty(a1 - a0)
-        for k in numba.prange(a1 - a0):
-            sums[k] = _path_sum(V, a0 + k, b_ptr[b], b_ptr[b + 1], a_src, a_dst, a_len, b_src, b_dst,
-                                b_len, lens, table, length_delta, length_gamma)
-        out[t] = _compensated(sums)
+        a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
+        if _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, a1 - a0, b1 - b0, length_delta):
+            out[t] = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table,
+                                  length_delta)
+        else:
+            sums = np.empty(a1 - a0)
+            for k in numba.prange(a1 - a0):
+                sums[k] = _path_sum(V, a0 + k, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
+                                    length_delta, length_gamma)
+            out[t] = _compensated(sums)
 
 
 def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any]) -> np.ndarray:
@@ -283,7 +347,7 @@ def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any]) -> np
 
 @numba.njit(parallel=True, cache=True)
 def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
-                ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
+                a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
                 length_delta, length_gamma):
     """FCSP over a list of graph pairs, in parallel over pairs (the "Out" decomposition)."""
     for t in numba.prange(len(rows)):
@@ -295,7 +359,7 @@ def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst
             for m in range(nb):
                 V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
         a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
-        if _matrix_is_cheaper(na, nb, a0, a1, b0, b1, a_len, b_len, length_delta, table.shape[0] > 0):
+        if _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, a1 - a0, b1 - b0, length_delta):
             out[t] = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table,
                                   length_delta)
         else:

@@ -1,9 +1,10 @@
 """GPU backend of ``sp_kernel``: CUDA kernels (kernels/sp_kernel.cu) through CuPy, cuBLAS for X·Xᵀ.
 
 One launch computes the shortest paths of every graph (a block per graph); the histogram
-path then builds the feature matrix with a few array operations and one GEMM; the FCSP
-path runs a block per graph pair over tiles of the Gram matrix, so device memory holds one
-tile of results at a time.
+path then builds the feature matrix with a few array operations and one GEMM per tile of
+rows; the FCSP path runs a block per graph pair, one launch per tile of rows. Device memory
+holds two tiles of the Gram matrix when the result goes to the host, one being copied out
+while the next is computed.
 
 Decomposition of FCSP: pairs go to blocks (a grid-stride loop, so one launch covers a whole
 tile of the Gram matrix, not a launch per pair), and inside a block the threads split graph
@@ -18,10 +19,14 @@ from importlib import resources
 from typing import Any
 
 import cupy as cp
+import cupyx
+import numpy as np
 
 from graphops.csr import CSR
+from graphops.device import gpu_attribute
 
-from .common import TABLE_LIMIT, alphabet, lengths, tiles, compact, histograms, negative_cycle_error, node_inputs, normalize
+from .common import (TABLE_LIMIT, alphabet, compact, histograms, lengths, matrix_form_possible, negative_cycle_error,
+                     node_inputs, normalize, tiles)
 from .params import SPKernelParams
 
 _MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
@@ -30,7 +35,11 @@ _THREADS = 128
 
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
-    """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64 CuPy."""
+    """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64.
+
+    Computed in tiles of rows; a NumPy array when the caller's graphs live on the host (each
+    tile's copy to the host overlaps the next tile's computation), else a CuPy array.
+    """
     symmetric = train is None
     other = graphs if symmetric else train
     pa = _paths(graphs)
@@ -38,12 +47,77 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
     weighted = graphs.weights is not None or other.weights is not None
     lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
     gram = _histogram_gram if params.use_histogram else _fcsp_gram
-    K, da, db = gram(graphs, other, pa, pb, lens, params, symmetric)
-    return normalize(cp, K, da, db) if params.normalize else K
+    fill, da, db, mirror = gram(graphs, other, pa, pb, lens, params, symmetric)
+    K = gram_rows(graphs.n_graphs, other.n_graphs, fill, params, mirror=mirror,
+                  diagonals=(da, db) if params.normalize else None)
+    return K
+
+
+def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool = False,
+              diagonals: tuple[Any, Any] | None = None) -> Any:
+    """The ``na × nb`` Gram matrix, ``fill(r0, r1, out)`` writing rows ``r0:r1`` into ``out``.
+
+    Device memory holds two tiles of rows at a time when the result goes to the host: the
+    GPU fills one while the other is copied out (a second stream), so the copy of the
+    matrix hides behind the computation. ``mirror``: only entries on and above the diagonal
+    are filled; the rest are copied from them. ``diagonals``: normalize each tile on the GPU.
+    """
+    rows = max(1, min(params.tile, (1 << 21) // max(nb, 1), na))
+    bounds = list(range(0, na, rows)) + [na]
+    what = f"sp_kernel on the GPU, {na} x {nb} Gram"
+
+    def tile(r0: int, r1: int, out: Any) -> None:
+        fill(r0, r1, out)
+        if diagonals is not None:
+            out[...] = normalize(cp, out, diagonals[0][r0:r1], diagonals[1])
+
+    if not params.result_on_host:
+        K = cp.empty((na, nb), cp.float64)
+        for r0, r1 in tiles(bounds, params.progress, what):
+            tile(r0, r1, K[r0:r1])
+        return mirror_upper(K) if mirror else K
+    K = cupyx.empty_pinned((na, nb), np.float64)  # page-locked (pooled): copies at full link speed
+    # compute: a blocking stream, so it waits for the set-up work queued on the default stream
+    compute, copy = cp.cuda.Stream(), cp.cuda.Stream(non_blocking=True)
+    buffers = [cp.empty((rows, nb), cp.float64) for _ in range(2)]
+    copied: list[Any] = [None, None]  # when each buffer's last copy to the host finished
+    pending = None
+
+    def ship(job: tuple) -> None:  # blocks this thread while the GPU computes the next tile
+        r0, r1, slot, ready = job
+        copy.wait_event(ready)
+        buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1])
+        copied[slot] = copy.record()
+
+    with compute:
+        for k, (r0, r1) in enumerate(tiles(bounds, params.progress, what)):
+            slot = k % 2
+            if copied[slot] is not None:
+                compute.wait_event(copied[slot])
+            tile(r0, r1, buffers[slot][:r1 - r0])
+            ready = compute.record()
+            if pending is not None:
+                ship(pending)
+            pending = (r0, r1, slot, ready)
+        ship(pending)
+    copy.synchronize()
+    return mirror_upper(K) if mirror else K
+
+
+def mirror_upper(K: Any, block: int = 512) -> Any:
+    """Copy the upper triangle of a square matrix onto its lower one, a block of rows at a time."""
+    xp = cp.get_array_module(K)
+    n = len(K)
+    for r0 in range(0, n, block):
+        r1 = min(r0 + block, n)
+        diag = K[r0:r1, r0:r1]
+        diag[...] = xp.triu(diag) + xp.triu(diag, 1).T
+        K[r1:, r0:r1] = K[r0:r1, r1:].T
+    return K
 
 
 def _grid(work: int, per_sm: int = 16) -> tuple[int]:
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    sms = gpu_attribute("MultiProcessorCount")
     return (max(1, min(work, sms * per_sm)),)
 
 
@@ -89,24 +163,37 @@ def _keys(csr: CSR, p: dict, labs: Any, lens: Any) -> Any:
 
 
 def _histogram_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernelParams,
-                    symmetric: bool) -> tuple[Any, Any, Any]:
+                    symmetric: bool) -> tuple[Any, Any, Any, bool]:
+    """Delta kernels: per-graph (label, label, length) counts; each tile of rows is one GEMM."""
     labs = alphabet(cp, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
     ka = _keys(ga, pa, labs, lens)
     kb = ka if symmetric else _keys(gb, pb, labs, lens)
     (ca, cb), n_features = compact(cp, ka, kb)
     xa = histograms(cp, pa["graph"], ca, ga.n_graphs, n_features)
     xb = xa if symmetric else histograms(cp, pb["graph"], cb, gb.n_graphs, n_features)
-    return xa @ xb.T, (xa * xa).sum(1), (xb * xb).sum(1)
+
+    def fill(r0: int, r1: int, out: Any) -> None:
+        cp.matmul(xa[r0:r1], xb.T, out=out)
+
+    return fill, (xa * xa).sum(1), (xb * xb).sum(1), False
 
 
-def _sorted_lists(p: dict, lens: Any) -> dict[str, Any]:
-    """Path lists grouped by graph and sorted by length id inside each graph."""
+def _sorted_lists(p: dict, lens: Any, by_destination: bool = False) -> dict[str, Any]:
+    """Path lists grouped by graph, sorted by length id, then source and destination.
+
+    ``by_destination`` sorts by destination before source instead (graph b's lists for the
+    matrix form, where W's sums run over the sources of one destination).
+    """
     lid = cp.searchsorted(lens, p["dist"]).astype(cp.int64)
-    order = cp.argsort(p["graph"] * len(lens) + lid)
+    first, second = (p["j"], p["i"]) if by_destination else (p["i"], p["j"])
+    order = cp.lexsort(cp.stack([second, first, lid, p["graph"]]))
     counts = cp.bincount(p["graph"], minlength=p["n_graphs"])
     ptr = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(counts)])
     return {"ptr": ptr, "src": p["i"][order].astype(cp.int32), "dst": p["j"][order].astype(cp.int32),
-            "len": lid[order].astype(cp.int32)}
+            "len": lid[order].astype(cp.int32), "graph": p["graph"][order]}
+
+
+_FORMS = {"auto": 0, "walk": 1, "matrix": 2}
 
 
 class _Walk:
@@ -121,12 +208,23 @@ class _Walk:
             gamma = lk.gaussian.gamma
             if len(lens) <= TABLE_LIMIT:
                 table, n_lens = cp.exp(-gamma * (lens[:, None] - lens[None, :]) ** 2), len(lens)
-        self.graph_ptrs = (ga.graph_ptr, gb.graph_ptr)
+        matrix = matrix_form_possible(len(lens), lk.delta, n_lens, params.fcsp_form)
+        n_cnt = len(lens) if matrix else 0
+        form = _FORMS[params.fcsp_form] if matrix else _FORMS["walk"]
+        bt = _by_destination(lb, gb, lens) if matrix else lb
+        b_sq, b_lid = _dense_lengths(gb, bt) if matrix and not lk.delta else (cp.zeros(gb.n_graphs + 1, cp.int64),
+                                                                           cp.zeros(1, cp.int32))
         self.args = (la["ptr"], la["src"], la["dst"], la["len"], lb["ptr"], lb["src"], lb["dst"], lb["len"],
+                     bt["src"], bt["dst"], bt["len"], b_sq, b_lid,
+                     _counts(la, ga.n_graphs, n_cnt), _counts(lb, gb.n_graphs, n_cnt), cp.int32(n_cnt),
+                     cp.int32(form),
                      ga.graph_ptr, gb.graph_ptr, lab_a, lab_b, att_a, att_b, cp.int32(n_attr),
                      cp.int32(nk.delta), cp.float64(nk.gaussian.gamma if nk.gaussian else 0.0),
                      table, cp.int32(n_lens), cp.int32(lk.delta), lens, cp.float64(gamma))
-        self.cells = int(cp.diff(ga.graph_ptr).max()) * int(cp.diff(gb.graph_ptr).max())
+        na, nb = int(cp.diff(ga.graph_ptr).max()), int(cp.diff(gb.graph_ptr).max())
+        cells = na * (nb | 1)  # V, rows padded to an odd stride
+        m_cells = 0 if lk.delta else nb * (nb | 1)  # M_d of the Gaussian matrix form
+        self.scratch_bytes = 8 * cells + ((8 * (cells + m_cells) + 4 * (na + nb + 2) + 7) // 8 * 8 if matrix else 0)
 
     def __call__(self, rows: Any, cols: Any) -> Any:
         out = cp.empty(len(rows), cp.float64)
@@ -134,40 +232,61 @@ class _Walk:
             return out
         fn = _MODULE.get_function("fcsp")
         grid = _grid(len(rows), per_sm=8)
-        limit = cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"] - 1024
-        use_shared = 8 * self.cells <= limit
+        limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 1024
+        use_shared = self.scratch_bytes <= limit
         if use_shared:
-            fn.max_dynamic_shared_size_bytes = max(8 * self.cells, 1)
-        scratch = cp.empty(1 if use_shared else grid[0] * self.cells, cp.float64)
+            fn.max_dynamic_shared_size_bytes = max(self.scratch_bytes, 8)
+        stride = self.scratch_bytes // 8
+        scratch = cp.empty(1 if use_shared else grid[0] * stride, cp.float64)
         fn(grid, (_THREADS,), (rows, cols, cp.int64(len(rows)), *self.args, cp.int32(use_shared),
-                               cp.int64(self.cells), scratch, out),
-           shared_mem=8 * self.cells if use_shared else 0)
+                               cp.int64(stride), scratch, out),
+           shared_mem=self.scratch_bytes if use_shared else 0)
         return out
 
 
+def _by_destination(lists: dict, g: CSR, lens: Any) -> dict[str, Any]:
+    """The same paths sorted by (graph, length, destination, source)."""
+    p = {"graph": lists["graph"], "i": lists["src"], "j": lists["dst"], "dist": lens[lists["len"]],
+         "n_graphs": g.n_graphs}
+    return _sorted_lists(p, lens, by_destination=True)
+
+
+def _counts(lists: dict, n_graphs: int, n_cnt: int) -> Any:
+    """Paths per graph and length id (``n_graphs × n_cnt`` int32), for the per-pair choice of form."""
+    if n_cnt == 0:
+        return cp.zeros(1, cp.int32)
+    flat = cp.bincount(lists["graph"] * n_cnt + lists["len"], minlength=n_graphs * n_cnt)
+    return flat.astype(cp.int32)
+
+
+def _dense_lengths(g: CSR, lists: dict) -> tuple[Any, Any]:
+    """Length id of every vertex pair of every graph (``n × n`` blocks, -1 where no path)."""
+    sizes = cp.diff(g.graph_ptr)
+    sq = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(sizes * sizes)])
+    lid = cp.full(int(sq[-1]), -1, cp.int32)
+    n = sizes[lists["graph"]]
+    lid[sq[lists["graph"]] + lists["src"].astype(cp.int64) * n + lists["dst"]] = lists["len"]
+    return sq, lid
+
+
 def _fcsp_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernelParams,
-               symmetric: bool) -> tuple[Any, Any, Any]:
+               symmetric: bool) -> tuple[Any, Any, Any, bool]:
+    """General kernels: each tile of rows is one FCSP launch over its graph pairs."""
     la = _sorted_lists(pa, lens)
     lb = la if symmetric else _sorted_lists(pb, lens)
     walk = _Walk(ga, la, gb, lb, lens, params)
     na, nb = ga.n_graphs, gb.n_graphs
-    K = cp.empty((na, nb), cp.float64)
-    bounds = list(range(0, na, params.tile)) + [na]
-    for r0, r1 in tiles(bounds, params.progress, f"sp_kernel FCSP on the GPU, {na} x {nb} Gram"):
-        rows, cols = _tile_pairs(r0, r1, nb, symmetric)  # one tile of Gram rows on the device at a time
-        values = walk(rows, cols)
-        K[rows, cols] = values
-        if symmetric:
-            K[cols, rows] = values
-        if params.progress:
-            cp.cuda.Device().synchronize()  # the bar then tracks finished tiles
-    if symmetric:
-        d = cp.diag(K).copy()
-        return K, d, d
-    if not params.normalize:
-        return K, None, None
-    ida, idb = cp.arange(na, dtype=cp.int64), cp.arange(nb, dtype=cp.int64)
-    return (K, _Walk(ga, la, ga, la, lens, params)(ida, ida), _Walk(gb, lb, gb, lb, lens, params)(idb, idb))
+
+    def fill(r0: int, r1: int, out: Any) -> None:
+        rows, cols = _tile_pairs(r0, r1, nb, symmetric)  # only the upper triangle when symmetric
+        out[rows - r0, cols] = walk(rows, cols)
+
+    da = db = None
+    if params.normalize:
+        ida, idb = cp.arange(na, dtype=cp.int64), cp.arange(nb, dtype=cp.int64)
+        da = walk(ida, ida) if symmetric else _Walk(ga, la, ga, la, lens, params)(ida, ida)
+        db = da if symmetric else _Walk(gb, lb, gb, lb, lens, params)(idb, idb)
+    return fill, da, db, symmetric
 
 
 def _tile_pairs(r0: int, r1: int, nb: int, symmetric: bool) -> tuple[Any, Any]:

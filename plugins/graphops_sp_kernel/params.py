@@ -4,9 +4,10 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from graphops import Params
+from graphops.device import Device
 
 
 class Gaussian(BaseModel):
@@ -90,6 +91,9 @@ class SPKernelParams(Params):
     :param normalize: return ``K[a, b] / sqrt(K[a, a] K[b, b])`` (0 where a diagonal is 0)
     :param path: ``histogram`` (delta kernels: per-graph (label, label, length) counts and
         X·Xᵀ), ``fcsp`` (any kernels: walk over pairs of shortest-path lists), or ``auto``
+    :param fcsp_form: ``fcsp`` path only: ``walk`` pairs the two graphs' shortest paths,
+        ``matrix`` sums per length d over ``(V·M_d) ⊙ (A_d·V)`` (fewer operations on dense
+        graphs with few distinct lengths), ``auto`` picks per graph pair by operation count
     :param tile: most rows of the Gram matrix computed per tile on the GPU (memory bound)
     :param progress: show a progress bar over Gram tiles (``None``: for large jobs on a terminal)
     :param hybrid_threshold: ``hybrid`` backend only: graph pairs whose work (product of their
@@ -101,9 +105,21 @@ class SPKernelParams(Params):
     length_kernel: LengthKernel = LengthKernel()
     normalize: bool = False
     path: Literal["auto", "histogram", "fcsp"] = "auto"
+    fcsp_form: Literal["auto", "walk", "matrix"] = "auto"
     tile: int = Field(1024, ge=1)
     hybrid_threshold: int | None = Field(None, ge=0)
     progress: bool | None = None
+    _to_host: bool = PrivateAttr(True)  # where the caller's graphs live: the Gram matrix goes there
+
+    def resolve(self, graphs: Any, train: Any = None) -> "SPKernelParams":
+        """A copy that knows whether the result belongs in host memory (graphs on the CPU)."""
+        out = self.model_copy()
+        out._to_host = graphs.device is Device.CPU
+        return out
+
+    @property
+    def result_on_host(self) -> bool:
+        return self._to_host
 
     @property
     def use_histogram(self) -> bool:
@@ -148,3 +164,19 @@ def _check_memory(rows: int, cols: int) -> None:
         raise MemoryError(f"sp_kernel: a {rows} x {cols} float64 Gram matrix needs {need / 2**30:.1f} GiB, "
                           f"more than this machine's {avail / 2**30:.1f} GiB of memory; compute it in "
                           f"slices (gs[a:b] against the training set) instead")
+
+
+def cost(inputs: dict[str, Any], params: SPKernelParams) -> dict[str, Any]:
+    """Least bytes moved (the float64 Gram matrix written once) and the counts rates are quoted in:
+    graph pairs, and for the FCSP path the path pairs the walk stands for (whichever form runs)."""
+    graphs, train = inputs["graphs"], inputs.get("train")
+    n = len(graphs)
+    m = n if train is None else len(train)
+    counts: dict[str, float] = {"graph pairs": n * (n + 1) / 2 if train is None else n * m}
+    if not params.use_histogram:
+        from .cpu import fcsp_path_pairs
+
+        path_pairs = fcsp_path_pairs(graphs.csr(), None if train is None else train.csr(), params)
+        if path_pairs is not None:
+            counts["path pairs"] = path_pairs
+    return {"bytes": 8.0 * n * m, "flops": 0.0, "counts": counts}

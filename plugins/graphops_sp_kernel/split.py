@@ -1,7 +1,7 @@
 """Choosing the CPU/GPU split of the hybrid backend (pure NumPy, testable without a GPU)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -16,12 +16,17 @@ class Split:
     cpu_work_share: float
     predicted_cpu_s: float
     predicted_gpu_s: float
+    reason: str = ""
+
+    def with_reason(self, reason: str) -> "Split":
+        return replace(self, reason=reason)
 
     def describe(self) -> str:
         where = "GPU only" if self.cpu_pairs == 0 else ("CPU only" if self.gpu_pairs == 0 else "split")
+        why = f" — {self.reason}" if self.reason else ""
         return (f"T={self.threshold} ({where}): {self.cpu_pairs} pairs ({100 * self.cpu_work_share:.1f}% "
-                f"of the work) on the CPU, {self.gpu_pairs} on the GPU; predicted "
-                f"{self.predicted_cpu_s * 1e3:.1f} ms CPU / {self.predicted_gpu_s * 1e3:.1f} ms GPU")
+                f"of the work) on the CPU, {self.gpu_pairs} on the GPU; model: "
+                f"{self.predicted_cpu_s * 1e3:.1f} ms CPU / {self.predicted_gpu_s * 1e3:.1f} ms GPU{why}")
 
 
 def choose_split(work: np.ndarray, cpu_rate: float, gpu_rate: float, gpu_overhead: float,

@@ -65,6 +65,27 @@ def test_tiny_graphs_match_four_loop_reference(kernel, backend, weighted):
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["walk", "matrix"])
+@pytest.mark.parametrize("kernel", range(len(KERNELS)))
+def test_both_fcsp_forms_match_four_loop_reference(kernel, form, backend, weighted):
+    params, node_spec, gamma = KERNELS[kernel]
+    want = reference_gram(TINY, node_spec, gamma, weighted)
+    K = go.run("sp_kernel", graphset(TINY, weighted), backend=backend, path="fcsp", fcsp_form=form, **params)
+    np.testing.assert_allclose(K, want, rtol=1e-12, atol=0)
+
+
+def test_matrix_form_refuses_many_distinct_lengths():
+    n = 70  # a weighted path with distinct weights: far more than 64 distinct path lengths
+    df = pd.DataFrame({"src": np.arange(n - 1), "dst": np.arange(1, n), "w": 1.0 + np.arange(n - 1) / 97})
+    gs = go.GraphSet.from_graphs([go.Graph.from_edgelist(df, weight="w")], name="path70")
+    with pytest.raises(ValueError, match="fcsp_form 'matrix' needs at most 64 distinct path lengths"):
+        go.run("sp_kernel", gs, backend="cpu", node_kernel="none", path="fcsp", fcsp_form="matrix")
+    auto = go.run("sp_kernel", gs, backend="cpu", node_kernel="none", path="fcsp")
+    assert auto[0, 0] == go.run("sp_kernel", gs, backend="cpu", node_kernel="none", path="fcsp", fcsp_form="walk")[0, 0]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_histogram_and_fcsp_paths_agree_exactly(weighted, backend):
     gs = graphset(TINY, weighted)
     for node in ("delta", "none"):
@@ -218,6 +239,37 @@ def test_gpu_tiles_and_train_test(shared_data):
     np.testing.assert_allclose(cross, go.run("sp_kernel", gs[60:], gs[:60], backend="cpu", **params), rtol=1e-12)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("params", [
+    {"node_kernel": {"gaussian": {"gamma": 1.0}}},
+    {"node_kernel": {"gaussian": {"gamma": 1.0}}, "length_kernel": {"gaussian": {"gamma": 0.5}}},
+    {"node_kernel": "delta", "path": "fcsp"},
+])
+def test_gpu_forms_agree_with_cpu_on_dense_graphs(params):
+    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[150:200]
+    want = go.run("sp_kernel", gs, backend="cpu", fcsp_form="walk", **params)
+    for form in ("walk", "matrix", "auto"):
+        got = go.run("sp_kernel", gs, backend="gpu", fcsp_form=form, **params)
+        if params.get("path") == "fcsp":  # integer sums: exact in any order
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_result_stays_where_the_graphs_live():
+    import cupy as cp
+
+    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[::8]
+    for params in ({}, {"node_kernel": {"gaussian": {"gamma": 1.0}}, "normalize": True}):
+        on_host = go.run("sp_kernel", gs, backend="gpu", tile=3, **params)
+        on_gpu = go.run("sp_kernel", gs.to("gpu"), backend="gpu", tile=3, **params)
+        assert isinstance(on_host, np.ndarray) and isinstance(on_gpu, cp.ndarray)
+        np.testing.assert_array_equal(on_gpu.get(), on_host)
+        np.testing.assert_array_equal(on_host, on_host.T)  # the mirrored lower triangle
+        np.testing.assert_allclose(on_host, go.run("sp_kernel", gs, backend="cpu", **params), rtol=1e-12)
+
+
 def test_split_balances_the_predicted_times():
     from graphops_sp_kernel.split import choose_split, split_for_threshold
 
@@ -306,12 +358,18 @@ def test_parallel_inside_and_across_pairs_agree():
     csr = gs.csr()
     p = path_lists(csr)
     params = SPKernelParams(node_kernel={"gaussian": {"gamma": 1.0}}, length_kernel={"gaussian": {"gamma": 0.5}})
-    setup = cpu.fcsp_setup(csr, csr, p, p, params)
     rows, cols = (a.astype(np.int64) for a in np.triu_indices(len(gs)))
-    across, inside = np.empty(len(rows)), np.empty(len(rows))
-    cpu._fcsp_pairs(rows, cols, across, **setup)
-    cpu._fcsp_inside(rows, cols, inside, **setup)  # the walk, parallel inside each pair
-    np.testing.assert_allclose(across, inside, rtol=1e-13)  # across pairs the matrix form runs too
+    values = {}
+    for form in ("walk", "matrix", "auto"):
+        setup = cpu.fcsp_setup(csr, csr, p, p, params.model_copy(update={"fcsp_form": form}))
+        across, inside = np.empty(len(rows)), np.empty(len(rows))
+        cpu._fcsp_pairs(rows, cols, across, **setup)
+        cpu._fcsp_inside(rows, cols, inside, **setup)  # parallel inside each pair
+        np.testing.assert_array_equal(across, inside)  # same form per pair, same order
+        values[form] = across
+    np.testing.assert_allclose(values["matrix"], values["walk"], rtol=1e-13)
+    np.testing.assert_allclose(values["auto"], values["walk"], rtol=1e-13)
+    assert not np.array_equal(values["matrix"], values["walk"])  # the two forms really ran
 
 
 def test_progress_bar_does_not_change_results():
