@@ -193,7 +193,7 @@ def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tab
 
 
 WALK_STEP_COST = 4.0  # a walk step costs about four (vectorized) matrix steps here (measured on the
-# TU sets and the mixed dense set); the GPU kernel has its own weight
+# TU sets and the mixed dense set); the GPU kernel weighs its forms differently
 
 
 @numba.njit(cache=True)

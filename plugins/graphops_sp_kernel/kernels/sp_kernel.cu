@@ -107,11 +107,14 @@ __device__ double block_sum(double v, double* partial) {
     return s;
 }
 
-// What a walk step costs in matrix steps on the GPU (measured on the mixed dense set, delta
-// lengths; the CPU backend's weight, cpu.WALK_STEP_COST, differs: its walk steps do not vectorize).
+// GPU cost model (in walk steps): a matrix step costs about one walk step, but each length of
+// the matrix form also pays three block barriers and the segment searches, about LENGTH_COST
+// steps (measured: NCI1, sparse with many lengths, runs 3.4x slower in the matrix form, the
+// dense mixed set 2x faster). The CPU backend weighs its forms differently (cpu._form_steps).
 #define WALK_STEP_COST 1.0
+#define LENGTH_COST 4096.0
 
-// Operation counts of the two forms for one pair; the same counts as cpu._form_steps.
+// Operation counts of the two forms for one pair (cpu._form_steps without LENGTH_COST).
 __device__ bool matrix_is_cheaper(const int* ca, const int* cb, int n_cnt, double na, double nb,
                                   double pa, double pb, int length_delta) {
     double walk = length_delta ? 0.0 : pa * pb, matrix = 0.0;
@@ -119,9 +122,9 @@ __device__ bool matrix_is_cheaper(const int* ca, const int* cb, int n_cnt, doubl
         double x = ca[d], y = cb[d];
         if (length_delta) {
             walk += x * y;
-            if (x > 0 && y > 0) matrix += na * y + nb * x + 3.0 * na * nb + 8.0 * (na + nb);
+            if (x > 0 && y > 0) matrix += na * y + nb * x + 3.0 * na * nb + 8.0 * (na + nb) + LENGTH_COST;
         } else if (x > 0) {
-            matrix += na * nb * nb + nb * x + 3.0 * na * nb + 8.0 * (na + nb);
+            matrix += na * nb * nb + nb * x + 3.0 * na * nb + 8.0 * (na + nb) + LENGTH_COST;
         }
     }
     return n_cnt > 0 && matrix < WALK_STEP_COST * walk;
