@@ -9,20 +9,19 @@ from typing import Any
 DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
 TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
 MATRIX_LENGTHS = 64  # most distinct path lengths for the matrix form of the FCSP walk
+assert MATRIX_LENGTHS <= TABLE_LIMIT  # so a Gaussian length kernel always has its table there
 
 
-def matrix_form_possible(n_lengths: int, length_delta: bool, n_table: int, form: str) -> bool:
+def matrix_form_possible(n_lengths: int, form: str) -> bool:
     """Whether the FCSP walk may take its matrix form (and must, for ``form='matrix'``).
 
     The matrix form loops over the distinct lengths of each pair, so it pays only with few of
-    them (unweighted graphs; weighted ones have about one length per path), and a Gaussian
-    length kernel needs its precomputed table.
+    them (unweighted graphs; weighted ones have about one length per path).
     """
-    ok = n_lengths <= MATRIX_LENGTHS and (length_delta or n_table > 0)
+    ok = n_lengths <= MATRIX_LENGTHS
     if form == "matrix" and not ok:
         raise ValueError(f"sp_kernel: fcsp_form 'matrix' needs at most {MATRIX_LENGTHS} distinct path lengths "
-                         f"(these graphs have {n_lengths}) and, with a Gaussian length kernel, at most "
-                         f"{TABLE_LIMIT}; use fcsp_form 'auto' or 'walk'")
+                         f"(these graphs have {n_lengths}); use fcsp_form 'auto' or 'walk'")
     return ok and form != "walk"
 
 

@@ -71,7 +71,7 @@ def fcsp_setup(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelPar
     nk = params.node_kernel
     table = _length_table(lens, params)
     a_len, b_len = np.searchsorted(lens, a.dist), np.searchsorted(lens, b.dist)
-    matrix = matrix_form_possible(len(lens), params.length_kernel.delta, table.shape[0], params.fcsp_form)
+    matrix = matrix_form_possible(len(lens), params.fcsp_form)
     n_cnt = len(lens) if matrix else 0
     return dict(
         a_ptr=a.ptr, a_src=a.src, a_dst=a.dst, a_len=a_len,
@@ -222,15 +222,13 @@ def _matrix_is_cheaper(ca, cb, na, nb, pa, pb, length_delta):
 
 
 @numba.njit(parallel=True, cache=True)
-def _steps(rows, cols, out, a_ptr, b_ptr, a_cnt, b_cnt, form, ga_ptr, gb_ptr, length_delta):
-    """Inner-loop steps each pair takes in the form it is given (for benchmark rates)."""
+def _walk_steps(rows, cols, out, a_ptr, b_ptr, a_cnt, b_cnt, ga_ptr, gb_ptr, length_delta):
+    """Path pairs the walk visits for each graph pair (for benchmark rates)."""
     for t in numba.prange(len(rows)):
         a, b = rows[t], cols[t]
         na, nb = float(ga_ptr[a + 1] - ga_ptr[a]), float(gb_ptr[b + 1] - gb_ptr[b])
-        walk, matrix = _form_steps(a_cnt[a], b_cnt[b], na, nb, a_ptr[a + 1] - a_ptr[a],
-                                   b_ptr[b + 1] - b_ptr[b], length_delta)
-        use = form == 2 or (form == 0 and len(a_cnt[a]) > 0 and matrix < WALK_STEP_COST * walk)
-        out[t] = matrix if use else walk
+        out[t] = _form_steps(a_cnt[a], b_cnt[b], na, nb, a_ptr[a + 1] - a_ptr[a], b_ptr[b + 1] - b_ptr[b],
+                             length_delta)[0]
 
 
 def fcsp_path_pairs(ga: CSR, gb: CSR | None, params: SPKernelParams) -> float | None:
@@ -249,8 +247,8 @@ def fcsp_path_pairs(ga: CSR, gb: CSR | None, params: SPKernelParams) -> float | 
     else:
         rows, cols = np.divmod(np.arange(ga.n_graphs * gb.n_graphs, dtype=np.int64), gb.n_graphs)
     out = np.empty(len(rows))
-    _steps(rows, cols, out, setup["a_ptr"], setup["b_ptr"], a_cnt, b_cnt, 1, setup["ga_ptr"], setup["gb_ptr"],
-           setup["length_delta"])
+    _walk_steps(rows, cols, out, setup["a_ptr"], setup["b_ptr"], a_cnt, b_cnt, setup["ga_ptr"], setup["gb_ptr"],
+                setup["length_delta"])
     return float(out.sum())
 
 

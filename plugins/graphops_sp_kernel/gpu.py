@@ -48,9 +48,8 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
     lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
     gram = _histogram_gram if params.use_histogram else _fcsp_gram
     fill, da, db, mirror = gram(graphs, other, pa, pb, lens, params, symmetric)
-    K = gram_rows(graphs.n_graphs, other.n_graphs, fill, params, mirror=mirror,
-                  diagonals=(da, db) if params.normalize else None)
-    return K
+    return gram_rows(graphs.n_graphs, other.n_graphs, fill, params, mirror=mirror,
+                     diagonals=(da, db) if params.normalize else None)
 
 
 def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool = False,
@@ -208,15 +207,17 @@ class _Walk:
             gamma = lk.gaussian.gamma
             if len(lens) <= TABLE_LIMIT:
                 table, n_lens = cp.exp(-gamma * (lens[:, None] - lens[None, :]) ** 2), len(lens)
-        matrix = matrix_form_possible(len(lens), lk.delta, n_lens, params.fcsp_form)
+        matrix = matrix_form_possible(len(lens), params.fcsp_form)
         n_cnt = len(lens) if matrix else 0
         form = _FORMS[params.fcsp_form] if matrix else _FORMS["walk"]
         bt = _by_destination(lb, gb, lens) if matrix else lb
         b_sq, b_lid = _dense_lengths(gb, bt) if matrix and not lk.delta else (cp.zeros(gb.n_graphs + 1, cp.int64),
                                                                            cp.zeros(1, cp.int32))
+        cnt_a = _counts(la, ga.n_graphs, n_cnt)
+        cnt_b = cnt_a if lb is la else _counts(lb, gb.n_graphs, n_cnt)
         self.args = (la["ptr"], la["src"], la["dst"], la["len"], lb["ptr"], lb["src"], lb["dst"], lb["len"],
                      bt["src"], bt["dst"], bt["len"], b_sq, b_lid,
-                     _counts(la, ga.n_graphs, n_cnt), _counts(lb, gb.n_graphs, n_cnt), cp.int32(n_cnt),
+                     cnt_a, cnt_b, cp.int32(n_cnt),
                      cp.int32(form),
                      ga.graph_ptr, gb.graph_ptr, lab_a, lab_b, att_a, att_b, cp.int32(n_attr),
                      cp.int32(nk.delta), cp.float64(nk.gaussian.gamma if nk.gaussian else 0.0),
