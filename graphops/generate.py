@@ -6,15 +6,15 @@ arguments give the same graph on every machine, whatever the thread count.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pandas as pd
 
 from .graph import Graph
+from .jit import njit, prange
 
 __all__ = ["rmat", "grid2d"]
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _mix(x):
     """splitmix64 finaliser: a well-spread 64-bit hash of ``x``."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -22,13 +22,13 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _rmat_edges(scale, n_edges, a, ab, abc, seed):
     """Endpoints of ``n_edges`` R-MAT samples; edge i's random numbers depend only on (seed, i)."""
     src = np.empty(n_edges, np.int64)
     dst = np.empty(n_edges, np.int64)
     inv = 1.0 / 9007199254740992.0  # 2**-53
-    for i in numba.prange(n_edges):
+    for i in prange(n_edges):
         state = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
         u = 0
         v = 0

@@ -1,4 +1,4 @@
-"""The README's set-up commands are the ones CI runs, and they name files that exist."""
+"""The README's set-up commands are the ones CI runs, in order, and they name files that exist."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +6,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_ci_runs_the_readme_test_command():
+def _ci_command(marker: str) -> str:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    command = ci[ci.index("# README test command:") + 1]
-    assert f"```bash\n{command}\n```" in (ROOT / "README.md").read_text()
+    return ci[ci.index(marker) + 1]
+
+
+def test_ci_runs_both_readme_commands_in_order():
+    readme = (ROOT / "README.md").read_text()
+    install, tests = _ci_command("# README install command:"), _ci_command("# README test command:")
+    assert f"```bash\n{install}\n```" in readme and f"```bash\n{tests}\n```" in readme
+    assert readme.index(install) < readme.index(tests)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.index(install) < ci.index(tests) and ci.count("venv") == 1  # one venv for both
 
 
 def test_readme_example_pipeline_exists():

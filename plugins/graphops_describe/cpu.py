@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from graphops.csr import CSR
 
 from .common import finish, summarize
 from .params import DescribeParams
+from graphops.jit import njit, prange
 
 
 def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
@@ -25,13 +25,13 @@ def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
     return finish(np, csr, summarize(np, csr, deg, self_at, multi_at, roots))
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _row_scan(indptr, indices, directed):
     """Self-loops and repeated entries per row (undirected: counted in the lower endpoint's row)."""
     n = len(indptr) - 1
     self_at = np.zeros(n, np.int64)
     multi_at = np.zeros(n, np.int64)
-    for v in numba.prange(n):
+    for v in prange(n):
         loops = 0
         repeats = 0
         for j in range(indptr[v], indptr[v + 1]):
@@ -45,7 +45,7 @@ def _row_scan(indptr, indices, directed):
     return self_at, multi_at
 
 
-@numba.njit(cache=True)
+@njit
 def _find(parent, v):
     while parent[v] != v:
         parent[v] = parent[parent[v]]
@@ -53,7 +53,7 @@ def _find(parent, v):
     return v
 
 
-@numba.njit(cache=True)
+@njit
 def _components(indptr, indices, directed):
     """Root flags of (weakly) connected components by union-find with path halving.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 
 from graphops.csr import CSR
@@ -18,6 +17,7 @@ from graphops.device import Device
 
 from .common import Adjacency, adjacency, result
 from .params import JaccardParams
+from graphops.jit import njit, prange
 
 
 def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
     return out
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _lower_bound(indices, lo, hi, x):
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -51,7 +51,7 @@ def _lower_bound(indices, lo, hi, x):
     return lo
 
 
-@numba.njit(cache=True)
+@njit
 def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
     """J(u, v) on the set adjacency; the same visiting order as the GPU's per-thread path."""
     a0, a1, b0, b1 = indptr[u], indptr[u + 1], indptr[v], indptr[v + 1]
@@ -95,16 +95,16 @@ def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
     return 0.0 if union == 0 else shared / union
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _pairs(indptr, indices, w, wdeg, first, second, sel, use_sel, weighted, out):
-    for t in numba.prange(len(out)):
+    for t in prange(len(out)):
         i = np.int64(t)
         if use_sel:
             i = sel[t]
         out[t] = jaccard_pair(indptr, indices, w, wdeg, first[i], second[i], weighted)
 
 
-@numba.njit(cache=True)
+@njit
 def _row_sums(indptr, w, out):
     for r in range(len(indptr) - 1):
         s = 0.0

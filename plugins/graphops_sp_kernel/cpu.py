@@ -12,6 +12,7 @@ from .common import (TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms,
                      node_inputs, normalize, tiles)
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, path_lists
+from graphops.jit import njit, prange
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
     """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
@@ -122,7 +123,7 @@ def _self(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
     return fcsp_values(idx, idx, setup)
 
 
-@numba.njit(cache=True)
+@njit
 def _node_kernel(i, m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma):
     if use_delta and lab_a[i] != lab_b[m]:
         return 0.0
@@ -135,7 +136,7 @@ def _node_kernel(i, m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma):
     return np.exp(-node_gamma * s)
 
 
-@numba.njit(cache=True)
+@njit
 def _add(total, comp, x):
     """Neumaier compensated addition: returns the new (total, compensation)."""
     t = total + x
@@ -146,7 +147,7 @@ def _add(total, comp, x):
     return t, comp
 
 
-@numba.njit(cache=True)
+@njit
 def _path_sum(V, p, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table, length_delta,
               length_gamma):
     """Σ over graph b's paths of V[i,m]·k_len·V[j,n] for path p = (i, j) of graph a."""
@@ -168,7 +169,7 @@ def _path_sum(V, p, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tabl
     return s
 
 
-@numba.njit(cache=True)
+@njit
 def _compensated(values):
     total, comp = 0.0, 0.0
     for x in values:
@@ -176,7 +177,7 @@ def _compensated(values):
     return total + comp
 
 
-@numba.njit(cache=True)
+@njit
 def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
           length_delta, length_gamma):
     """Σ over path pairs of V[i,m]·k_len·V[j,n]; with delta lengths only equal-length runs meet.
@@ -196,7 +197,7 @@ WALK_STEP_COST = 4.0  # a walk step costs about four (vectorized) matrix steps h
 # TU sets and the mixed dense set); the GPU kernel weighs its forms differently
 
 
-@numba.njit(cache=True)
+@njit
 def _form_steps(ca, cb, na, nb, pa, pb, length_delta):
     """Inner-loop steps of the walk and of the matrix form of one pair (as in the CUDA kernel).
 
@@ -215,16 +216,16 @@ def _form_steps(ca, cb, na, nb, pa, pb, length_delta):
     return walk, matrix
 
 
-@numba.njit(cache=True)
+@njit
 def _matrix_is_cheaper(ca, cb, na, nb, pa, pb, length_delta):
     walk, matrix = _form_steps(ca, cb, na, nb, pa, pb, length_delta)
     return len(ca) > 0 and matrix < WALK_STEP_COST * walk
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _walk_steps(rows, cols, out, a_ptr, b_ptr, a_cnt, b_cnt, ga_ptr, gb_ptr, length_delta):
     """Path pairs the walk visits for each graph pair (for benchmark rates)."""
-    for t in numba.prange(len(rows)):
+    for t in prange(len(rows)):
         a, b = rows[t], cols[t]
         na, nb = float(ga_ptr[a + 1] - ga_ptr[a]), float(gb_ptr[b + 1] - gb_ptr[b])
         out[t] = _form_steps(a_cnt[a], b_cnt[b], na, nb, a_ptr[a + 1] - a_ptr[a], b_ptr[b + 1] - b_ptr[b],
@@ -252,14 +253,14 @@ def fcsp_path_pairs(ga: CSR, gb: CSR | None, params: SPKernelParams) -> float | 
     return float(out.sum())
 
 
-@numba.njit(cache=True)
+@njit
 def _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, pa, pb, length_delta):
     if form != 0:
         return form == 2
     return _matrix_is_cheaper(a_cnt[a], b_cnt[b], float(na), float(nb), pa, pb, length_delta)
 
 
-@numba.njit(cache=True)
+@njit
 def _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table, length_delta):
     """The walk sum as Σ_d Σ_{i,n} W_d[i,n]·U_d[i,n], W_d = V·M_d, U_d = A_d·V.
 
@@ -304,7 +305,7 @@ def _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, ta
     return total + comp
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
                  a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
                  length_delta, length_gamma):
@@ -318,7 +319,7 @@ def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_ds
         oa, ob = ga_ptr[a], gb_ptr[b]
         na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
         V = np.empty((na, nb))
-        for i in numba.prange(na):
+        for i in prange(na):
             for m in range(nb):
                 V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
         a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
@@ -327,7 +328,7 @@ def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_ds
                                   length_delta)
         else:
             sums = np.empty(a1 - a0)
-            for k in numba.prange(a1 - a0):
+            for k in prange(a1 - a0):
                 sums[k] = _path_sum(V, a0 + k, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
                                     length_delta, length_gamma)
             out[t] = _compensated(sums)
@@ -343,12 +344,12 @@ def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any]) -> np
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
                 a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
                 length_delta, length_gamma):
     """FCSP over a list of graph pairs, in parallel over pairs (the "Out" decomposition)."""
-    for t in numba.prange(len(rows)):
+    for t in prange(len(rows)):
         a, b = rows[t], cols[t]
         oa, ob = ga_ptr[a], gb_ptr[b]
         na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob

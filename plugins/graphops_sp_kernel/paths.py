@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from .common import negative_cycle_error
+from graphops.jit import njit, prange
 
 INF = np.inf
 
@@ -37,9 +37,9 @@ def square_offsets(graph_ptr: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _bfs_all(indptr, indices, graph_ptr, sq_ptr, out):
-    for g in numba.prange(len(graph_ptr) - 1):
+    for g in prange(len(graph_ptr) - 1):
         n0 = graph_ptr[g]
         n = graph_ptr[g + 1] - n0
         base = sq_ptr[g]
@@ -63,9 +63,9 @@ def _bfs_all(indptr, indices, graph_ptr, sq_ptr, out):
                         tail += 1
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _floyd_warshall(indptr, indices, weights, graph_ptr, sq_ptr, out, negative):
-    for g in numba.prange(len(graph_ptr) - 1):
+    for g in prange(len(graph_ptr) - 1):
         n0 = graph_ptr[g]
         n = graph_ptr[g + 1] - n0
         d = out[sq_ptr[g]:sq_ptr[g] + n * n]
@@ -104,9 +104,9 @@ def all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
     return out, sq_ptr
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _count_paths(dist, sq_ptr, graph_ptr, counts):
-    for g in numba.prange(len(graph_ptr) - 1):
+    for g in prange(len(graph_ptr) - 1):
         n = graph_ptr[g + 1] - graph_ptr[g]
         c = 0
         for k in range(n * n):
@@ -115,9 +115,9 @@ def _count_paths(dist, sq_ptr, graph_ptr, counts):
         counts[g] = c
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _fill_paths(dist, sq_ptr, graph_ptr, ptr, src, dst, d_out):
-    for g in numba.prange(len(graph_ptr) - 1):
+    for g in prange(len(graph_ptr) - 1):
         n = graph_ptr[g + 1] - graph_ptr[g]
         p = ptr[g]
         for k in range(n * n):
@@ -148,9 +148,9 @@ def path_lists(csr: Any) -> PathLists:
 
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def _keys_from_distances(dist, sq_ptr, graph_ptr, node_label, n_labels, lens, ptr, keys):
-    for g in numba.prange(len(graph_ptr) - 1):
+    for g in prange(len(graph_ptr) - 1):
         n0 = graph_ptr[g]
         n = graph_ptr[g + 1] - n0
         p = ptr[g]
