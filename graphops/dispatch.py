@@ -16,6 +16,7 @@ from .errors import BackendUnavailableError, choices, did_you_mean
 from .frames import new_frame
 from .graph import Graph
 from .graphset import GraphSet
+from .plugins import call_hook
 from .registry import Registry, get_registry
 from .validation import build_params
 
@@ -119,8 +120,8 @@ def _auto(algo: Algorithm, inputs: Mapping[str, Any], params: Any, pm: Any) -> t
     if not runnable:
         tried = "; ".join(f"{n}: {why}" for n, (_, why) in status.items())
         raise BackendUnavailableError(f"{algo.name}: no backend can run here ({tried})")
-    hint = pm.hook.graphops_choose_backend(algorithm=algo, inputs=dict(inputs), params=params,
-                                           offered=runnable)
+    hint = call_hook(pm, "graphops_choose_backend", first=True, algorithm=algo, inputs=dict(inputs),
+                     params=params, offered=runnable)
     if hint in runnable:
         return hint, "auto: chosen by a graphops_choose_backend hook"
     if hint is not None:

@@ -1,9 +1,15 @@
-"""The registry: algorithms and readers collected from every plugin's hooks, by name."""
+"""The registry: algorithms and readers collected from every plugin's hooks, by name.
+
+Each plugin's hook is called on its own: a plugin whose hook raises or returns something
+other than the declared objects is recorded as failed (with its distribution) and left
+out, and the others are registered. A name claimed by two plugins is given to neither:
+using it raises a :class:`PluginError` that names both plugins and how to choose.
+"""
 from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Any, Iterable
+from typing import Any
 
 from .algorithm import Algorithm, Reader
 from .errors import PluginError, choices, did_you_mean
@@ -16,59 +22,68 @@ def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
     """Call ``hook`` on each plugin separately so every item knows its plugin."""
     items = []
     for impl in getattr(pm.hook, hook).get_hookimpls():
-        for item in impl.function() or ():
-            if not isinstance(item, kind):
-                raise PluginError(f"plugin {impl.plugin_name!r}: {hook}() returned {item!r}; "
-                                  f"expected graphops.{kind.__name__} objects", plugin=impl.plugin_name)
-            items.append(dataclasses.replace(item, plugin=impl.plugin_name))
+        name = impl.plugin_name
+        dist = pm.distributions.get(name, "?")
+        try:
+            got = list(impl.function() or ())
+        except Exception as exc:
+            pm.fail(name, dist, f"was left out: its {hook}() raised {type(exc).__name__}: {exc}")
+            pm.unregister(name=name)
+            continue
+        bad = [x for x in got if not isinstance(x, kind)]
+        if bad:
+            pm.fail(name, dist, f"was left out: its {hook}() returned {bad[0]!r}; expected "
+                                f"graphops.{kind.__name__} objects")
+            pm.unregister(name=name)
+            continue
+        items += [dataclasses.replace(x, plugin=name) for x in got]
     return items
 
 
-def _index(items: Iterable[Any], what: str, pm: GraphopsPluginManager) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        if item.name in out:
-            first = out[item.name].plugin
-            raise PluginError(
-                f"{what} {item.name!r} is registered twice: by plugin {first!r} "
-                f"({pm.distributions.get(first, '?')}) and by plugin {item.plugin!r} "
-                f"({pm.distributions.get(item.plugin, '?')}). Uninstall one, or choose plugins "
-                f"with GRAPHOPS_PLUGINS=<names>", plugin=item.plugin)
-        out[item.name] = item
-    return out
-
-
 class Registry:
-    """Algorithms and readers by name, plus the plugins that failed to load."""
+    """Algorithms and readers by name, plus the plugins that failed and the names in conflict."""
 
     def __init__(self, pm: GraphopsPluginManager):
         self.pm = pm
-        self.algorithms: dict[str, Algorithm] = _index(
-            _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", pm)
-        self.readers: dict[str, Reader] = _index(
-            _collect(pm, "graphops_register_readers", Reader), "reader format", pm)
-        self._by_suffix = self._suffixes()
+        self.conflicts: dict[str, PluginError] = {}
+        self.algorithms: dict[str, Algorithm] = self._index(
+            _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", lambda a: (a.name,))
+        self.readers: dict[str, Reader] = self._index(
+            _collect(pm, "graphops_register_readers", Reader), "reader format", lambda r: (r.name,))
+        self._by_suffix = self._index(list(self.readers.values()), "file suffix",
+                                      lambda r: tuple(s.lower() for s in r.suffixes), by_key=True)
 
-    def _suffixes(self) -> dict[str, Reader]:
-        out: dict[str, Reader] = {}
-        for reader in self.readers.values():
-            for suffix in reader.suffixes:
-                if suffix in out:
-                    raise PluginError(f"file suffix {suffix!r} is claimed by formats "
-                                      f"{out[suffix].name!r} and {reader.name!r}", plugin=reader.plugin)
-                out[suffix.lower()] = reader
+    def _index(self, items: list[Any], what: str, keys: Any, by_key: bool = False) -> dict[str, Any]:
+        """Items by each of their keys; a key claimed twice goes to neither (recorded)."""
+        owners: dict[str, list[Any]] = {}
+        for item in items:
+            for key in keys(item):
+                owners.setdefault(key, []).append(item)
+        out = {}
+        for key, claimed in owners.items():
+            if len(claimed) == 1:
+                out[key] = claimed[0]
+                continue
+            who = " and ".join(f"plugin {c.plugin!r} ({self.pm.distributions.get(c.plugin, '?')})"
+                               for c in claimed)
+            self.conflicts[key] = PluginError(
+                f"{what} {key!r} is registered by {who}, so neither is used. Uninstall one, or "
+                f"choose plugins with GRAPHOPS_PLUGINS=<names>", plugin=claimed[-1].plugin)
         return out
 
     @property
     def failures(self) -> dict[str, PluginError]:
-        return self.pm.failures
+        """Plugins that failed to load or register, and names claimed by more than one plugin."""
+        return {**self.pm.failures, **self.conflicts}
 
     def algorithm(self, name: str) -> Algorithm:
         """The algorithm called ``name``; a clear error naming the installed ones otherwise."""
         if name in self.algorithms:
             return self.algorithms[name]
-        if name in self.failures:
-            raise self.failures[name]
+        if name in self.conflicts:
+            raise self.conflicts[name]
+        if name in self.pm.failures:
+            raise self.pm.failures[name]
         raise ValueError(self.unknown_algorithm(name))
 
     def unknown_algorithm(self, name: Any) -> str:
@@ -78,6 +93,8 @@ class Registry:
     def reader(self, name: str) -> Reader:
         if name in self.readers:
             return self.readers[name]
+        if name in self.conflicts:
+            raise self.conflicts[name]
         raise ValueError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
                          f"{did_you_mean(name, self.readers)}")
 

@@ -22,16 +22,29 @@ def _dist(root: Path, name: str, version: str, entry: str, module: str) -> None:
     (info / "entry_points.txt").write_text(f"[graphops]\n{entry} = {module}\n")
 
 
+BROKEN = {  # entry point -> (distribution, module): each broken in its own way
+    "broken": ("broken-graphops-plugin", "broken_graphops_plugin"),
+    "typo": ("typo-graphops-plugin", "typo_graphops_plugin"),
+    "badsig": ("badsig-graphops-plugin", "badsig_graphops_plugin"),
+    "raising": ("raising-graphops-plugin", "raising_graphops_plugin"),
+}
+
+
 @pytest.fixture
 def third_party(tmp_path, monkeypatch):
-    """Install (on sys.path) a working and a broken third-party plugin, as pip would."""
+    """Install (on sys.path) a working and four broken third-party plugins, as pip would."""
+    from graphops.plugins import get_plugin_manager
+
     _dist(tmp_path, "sample-graphops-plugin", "0.1", "sample", "sample_graphops_plugin")
-    _dist(tmp_path, "broken-graphops-plugin", "0.2", "broken", "broken_graphops_plugin")
+    for entry, (dist, module) in BROKEN.items():
+        _dist(tmp_path, dist, "0.2", entry, module)
     monkeypatch.syspath_prepend(str(SAMPLE))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("GRAPHOPS_PLUGINS", raising=False)
     monkeypatch.delenv("GRAPHOPS_DISABLE_PLUGIN_AUTOLOAD", raising=False)
-    return Registry(make_plugin_manager())
+    get_plugin_manager.cache_clear()
+    yield Registry(make_plugin_manager())
+    get_plugin_manager.cache_clear()
 
 
 def test_third_party_plugin_registers_through_entry_point(third_party):
@@ -45,15 +58,54 @@ def test_third_party_plugin_registers_through_entry_point(third_party):
     assert list(out["degree"]) == [4, 0, 2]
 
 
-def test_broken_plugin_is_named_and_others_keep_working(third_party):
-    err = third_party.failures["broken"]
-    assert err.plugin == "broken" and err.distribution == "broken-graphops-plugin 0.2"
-    assert str(err).startswith("plugin 'broken' (from broken-graphops-plugin 0.2) failed to import: "
-                               "ModuleNotFoundError: No module named 'a_module_that_does_not_exist'")
+def test_broken_plugins_are_named_and_others_keep_working(third_party, caplog):
+    fails = third_party.failures
+    assert set(BROKEN) <= set(fails)
+    for entry, (dist, _) in BROKEN.items():
+        assert fails[entry].plugin == entry and fails[entry].distribution == f"{dist} 0.2"
+    assert str(fails["broken"]).startswith("plugin 'broken' (from broken-graphops-plugin 0.2) failed to import: "
+                                           "ModuleNotFoundError: No module named 'a_module_that_does_not_exist'")
+    assert str(fails["typo"]).startswith(
+        "plugin 'typo' (from typo-graphops-plugin 0.2) was not loaded: it implements "
+        "'graphops_register_algorithm', which is not a graphops hook. Did you mean "
+        "'graphops_register_algorithms'? Hooks: ")
+    assert "gpu_memory" in str(fails["badsig"]) and "can not be found in the hookspec" in str(fails["badsig"])
+    assert "its graphops_register_algorithms() raised RuntimeError: cannot reach the licence server" in str(
+        fails["raising"])
+    assert "typo_algo" not in third_party.algorithms
+    for name in BROKEN:  # none of them is left registered
+        assert third_party.pm.get_plugin(name) is None
     with pytest.raises(PluginError, match="plugin 'broken'"):
         third_party.algorithm("broken")
     g = go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1]}))
     assert int(go.run("describe", g, registry=third_party, backend="cpu")["n_edges"][0]) == 1
+    assert list(go.run("sample_degree", g, registry=third_party)["degree"]) == [1, 1]
+
+
+def test_graphops_plugins_lists_the_failures(third_party, capsys):
+    from graphops.cli import main
+
+    assert main(["plugins"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name in BROKEN:
+        assert f"failed plugin: plugin '{name}'" in out
+    assert "sample_degree" in out and "Did you mean 'graphops_register_algorithms'?" in out
+
+
+def test_a_hook_that_raises_when_called_is_skipped(fresh_pm, caplog):
+    class Faulty:
+        @staticmethod
+        @hookimpl
+        def graphops_choose_backend(algorithm):
+            raise ZeroDivisionError("oops")
+
+    fresh_pm.register(Faulty(), name="faulty")
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1]}))
+    reg = Registry(fresh_pm)
+    outcome = go.execute(reg.algorithm("describe"), {"graph": g}, "auto", {}, reg)
+    assert outcome.backend == "cpu"
+    assert any("plugin 'faulty': its graphops_choose_backend hook raised ZeroDivisionError: oops; ignored"
+               in r.getMessage() for r in caplog.records)
 
 
 def test_plugin_reader_format(third_party, tmp_path):
@@ -77,16 +129,18 @@ class _Dup:
         return [Algorithm(name="describe", params=Params, inputs=("graph",), backends={"cpu": "x.y:z"})]
 
 
-def test_duplicate_algorithm_names_both_plugins(fresh_pm):
+def test_duplicate_algorithm_names_both_plugins_and_neither_is_used(fresh_pm):
     fresh_pm.register(_Dup(), name="dup")
+    reg = Registry(fresh_pm)
     with pytest.raises(PluginError) as info:
-        Registry(fresh_pm)
+        reg.algorithm("describe")
     assert str(info.value).startswith(
-        "algorithm 'describe' is registered twice: by plugin 'describe' (graphops 0.1.0) and by "
-        "plugin 'dup' (?)")
+        "algorithm 'describe' is registered by plugin 'describe' (graphops 0.1.0) and plugin 'dup' (?), "
+        "so neither is used. Uninstall one, or choose plugins with GRAPHOPS_PLUGINS=<names>")
+    assert "jaccard" in reg.algorithms and "describe" in reg.failures
 
 
-def test_bad_hook_return_is_named(fresh_pm):
+def test_bad_hook_return_is_named_and_the_plugin_left_out(fresh_pm):
     class Bad:
         @staticmethod
         @hookimpl
@@ -94,22 +148,26 @@ def test_bad_hook_return_is_named(fresh_pm):
             return ["describe"]
 
     fresh_pm.register(Bad(), name="bad")
-    with pytest.raises(PluginError, match="plugin 'bad': graphops_register_algorithms\\(\\) returned 'describe'"):
-        Registry(fresh_pm)
+    reg = Registry(fresh_pm)
+    assert str(reg.failures["bad"]).startswith(
+        "plugin 'bad' (from ?) was left out: its graphops_register_algorithms() returned 'describe'; "
+        "expected graphops.Algorithm objects")
+    assert "describe" in reg.algorithms and fresh_pm.get_plugin("bad") is None
 
 
-def test_misspelled_hook_fails_loudly(fresh_pm):
-    import pluggy
+def test_misspelled_hook_fails_loudly_for_that_plugin(fresh_pm):
+    from graphops.plugins import register_plugin
 
     class Typo:
         @staticmethod
         @hookimpl
-        def graphops_register_algorithm():
-            return []
+        def graphops_step_ends(step):
+            pass
 
-    fresh_pm.register(Typo(), name="typo")
-    with pytest.raises(pluggy.PluginValidationError):
-        fresh_pm.check_pending()
+    assert not register_plugin(fresh_pm, Typo(), "typo", "typo-dist 1.0")
+    assert "Did you mean 'graphops_step_end'?" in str(fresh_pm.failures["typo"])
+    assert fresh_pm.get_plugin("typo") is None and "graphops_step_ends" not in {
+        c.name for c in fresh_pm.get_hookcallers(fresh_pm.get_plugin("describe")) or ()}
 
 
 def test_env_switches(monkeypatch):

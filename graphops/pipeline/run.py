@@ -11,6 +11,7 @@ from typing import Any
 
 from ..device import rapids_available
 from ..dispatch import Outcome, execute_plan, plan
+from ..plugins import call_hook
 from ..io import atomic_path, read_graph, write_result
 from ..registry import Registry
 from ..tu import read_tu
@@ -106,10 +107,10 @@ def _run_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, backend: str
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: cache.get(gname) for slot, gname in step.inputs.items()}
     planned = plan(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry)
-    pm.hook.graphops_step_start(pipeline=loaded.model, step=step, backend=planned.backend)
+    call_hook(pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
     done: Outcome = execute_plan(planned)
-    pm.hook.graphops_step_end(pipeline=loaded.model, step=step, backend=done.backend,
-                              result=done.result, seconds=done.seconds)
+    call_hook(pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
+              result=done.result, seconds=done.seconds)
     written = None
     if step.output:
         written = str(write_result(done.result, _output_path(loaded, step.output, out)))
