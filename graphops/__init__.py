@@ -5,7 +5,8 @@ their backends are imported only when chosen.
 """
 from __future__ import annotations
 
-from .algorithm import Algorithm, Backend, Input, Params, Reader
+from . import datasets
+from .algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
 from .device import Device, gpu_available, rapids_available
 from .dispatch import execute, run
 from .errors import BackendUnavailableError, ConfigError, GraphopsError, PluginError
@@ -15,14 +16,14 @@ from .hookspecs import hookimpl
 from .io import read_graph
 from .pipeline import load_pipeline, run_pipeline
 from .tu import read_tu
+from .version import __version__
 
-__version__ = "0.1.0"
 
 __all__ = [
-    "Algorithm", "Backend", "Input", "Params", "Reader", "Device", "Graph", "GraphSet",
+    "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet",
     "GraphopsError", "ConfigError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
-    "gpu_available", "rapids_available", "generate", "__version__",
+    "gpu_available", "rapids_available", "generate", "datasets", "__version__",
 ]
 
 

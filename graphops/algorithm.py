@@ -14,9 +14,10 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Algorithm", "Backend", "Input", "Reader", "Params", "load_target", "INPUT_KINDS"]
+__all__ = ["Algorithm", "Backend", "Command", "Input", "Reader", "Params", "Result", "load_target",
+           "INPUT_KINDS"]
 
-INPUT_KINDS = ("graph", "graphset")
+INPUT_KINDS = ("graph", "graphset", "pairs")  # pairs: vertex pairs of the first input
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -37,8 +38,18 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    def check_declared(self, **inputs: Any) -> None:
+        """Raise ``ValueError`` when an input's declared properties do not suit these parameters.
+
+        Runs before any data is read, so ``graphops validate`` can catch it: each input
+        has ``directed`` (bool), ``kind`` (``"graph"``/``"graphset"``) and ``weighted``
+        (``None`` when a pipeline file does not say). A :class:`Graph` has the same
+        attributes, so the same check runs again on every call.
+        """
+
     def check_inputs(self, **inputs: Any) -> None:
-        """Raise ``ValueError`` when an input graph does not suit these parameters."""
+        """Raise ``ValueError`` when an input graph does not suit these parameters (its data:
+        negative weights, missing labels, ...); runs on the host, after :meth:`check_declared`."""
 
     def resolve(self, **inputs: Any) -> "Params":
         """Derive from the inputs what every backend needs, once per call (default: nothing).
@@ -62,6 +73,23 @@ class Input:
         bad = [k for k in self.kinds if k not in INPUT_KINDS]
         if bad or not self.kinds:
             raise ValueError(f"Input {self.name!r}: kinds must be among {INPUT_KINDS}; got {self.kinds!r}")
+
+    def source_kinds(self) -> tuple[str, ...]:
+        """The kinds of pipeline graph this slot takes (a ``pairs`` slot takes a graph's edges)."""
+        return tuple(dict.fromkeys("graph" if k == "pairs" else k for k in self.kinds))
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a backend may return instead of a bare dict or array: the value, plus details of how
+    it was computed (e.g. the CPU/GPU split a hybrid backend chose and why).
+
+    The details reach the caller in :class:`graphops.dispatch.Outcome` and the pipeline's run
+    summary; nothing is kept in module state.
+    """
+
+    value: Any
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,7 +122,10 @@ class Algorithm:
     :param params: the :class:`Params` subclass validating its keyword arguments
     :param inputs: input slots, in call order (``Input`` or a plain slot name for one graph)
     :param backends: backend name -> ``"module:function"`` or :class:`Backend`
-    :param outputs: documented output columns (frames) or ``()`` for a matrix
+    :param outputs: documented output columns (frames) or ``()`` for a matrix; a backend must
+        return exactly these (checked on every call)
+    :param optional_outputs: those of ``outputs`` present only for some inputs (e.g. a
+        ``graph`` column for a GraphSet)
     :param result: ``"frame"`` (pandas/cuDF like the input) or ``"array"`` (NumPy/CuPy)
     :param vertex_columns: output columns holding vertex indices, mapped back to original ids
     :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
@@ -106,6 +137,7 @@ class Algorithm:
     inputs: tuple[Input | str, ...]
     backends: Mapping[str, str | Backend]
     outputs: tuple[str, ...] = ()
+    optional_outputs: tuple[str, ...] = ()
     result: Literal["frame", "array"] = "frame"
     vertex_columns: tuple[str, ...] = ()
     summary: str = ""
@@ -153,6 +185,31 @@ class Reader:
     target: str
     summary: str = ""
     plugin: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand a plugin adds to the ``graphops`` command line: ``graphops <name> ...``.
+
+    :param name: the subcommand (``[a-z][a-z0-9-]*``); built-in commands keep their names
+    :param summary: one line for ``graphops --help``
+    :param target: ``"module:function"`` called with the parsed ``argparse.Namespace``;
+        returns the exit code (imported only when the command runs)
+    :param arguments: optional ``function(parser)`` adding the command's arguments to its
+        ``argparse`` parser (keep it light: it runs whenever the CLI starts)
+    """
+
+    name: str
+    summary: str
+    target: str
+    arguments: Callable[[Any], None] | None = None
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9-]*$", self.name):
+            raise ValueError(f"command name must match [a-z][a-z0-9-]*; got {self.name!r}")
+        if not _TARGET.match(self.target):
+            raise ValueError(f"command target must look like 'package.module:function'; got {self.target!r}")
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,11 +8,11 @@ least memory traffic, the distance from the memory-bandwidth floor measured here
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import platform
 import statistics
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,10 +20,11 @@ from typing import Any, Iterable
 from .algorithm import load_target
 from .device import Device, gpu_available
 from .dispatch import execute_plan, plan
-from .errors import BackendUnavailableError, MissingDependencyError
+from .errors import BackendUnavailableError, ConfigError, GraphopsError, MissingDependencyError
 from .pipeline.load import LoadedPipeline, load_pipeline
-from .pipeline.run import GraphCache, step_backend
+from .pipeline.run import step_backend
 from .pipeline.schema import BenchSettings
+from .timing import timed
 from .registry import Registry
 
 __all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth", "markdown"]
@@ -61,9 +62,12 @@ class BenchReport:
 
 
 def bench_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """YAML files named, or found (sorted) in named folders."""
+    """YAML files named, or found (sorted) in named folders; a missing one is an error."""
     out: list[Path] = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such benchmark file or folder (run graphops bench "
+                                    "from the repository root, or name the files)", str(p))
         out += sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
     return out
 
@@ -72,16 +76,7 @@ def _copy_rate(device: Device) -> float:
     xp = device.xp
     a = xp.ones(1 << 25, dtype=xp.float64)  # 256 MiB
     b = xp.empty_like(a)
-    best = float("inf")
-    for _ in range(3):
-        if device is Device.GPU:
-            xp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        xp.copyto(b, a)
-        if device is Device.GPU:
-            xp.cuda.Device().synchronize()
-        best = min(best, time.perf_counter() - t)
-    return 2 * a.nbytes / best
+    return 2 * a.nbytes / timed(lambda: xp.copyto(b, a), repeat=3).best
 
 
 def measure_bandwidth(devices: Iterable[str]) -> dict[str, float]:
@@ -106,23 +101,33 @@ def _case(step: Any) -> str:
     return f"{step.algorithm}({inputs}{', ' + params if params else ''})"
 
 
-def _time_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, settings: BenchSettings,
-               repeat: int | None, warmup: int | None) -> BenchRow:
+def _skip_reason(exc: BaseException) -> str:
+    text = str(exc).split(". To remedy this")[0]
+    return text.split(": ", 1)[-1] if isinstance(exc, BackendUnavailableError) else text
+
+
+def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repeat: int | None,
+               warmup: int | None) -> BenchRow:
+    """One row: the step timed, or skipped (cannot run here) or failed, with the reason."""
     algo = loaded.registry.algorithm(step.algorithm)
     name = step_backend(loaded, step, None)
     spec = algo.backends.get(name)
     row = BenchRow(loaded.file, _case(step), step.id, name, bool(spec and spec.peer),
                    spec.device if spec else "?")
-    inputs = {slot: cache.get(g) for slot, g in step.inputs.items()}
     try:
+        inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
         planned = plan(algo, inputs, name, step.params, loaded.registry)
-    except (BackendUnavailableError, MissingDependencyError) as exc:
-        row.note = "skipped: " + str(exc).split(". To remedy this")[0].split(": ", 1)[-1]
+    except (GraphopsError, OSError) as exc:  # data, packages or a device this machine lacks
+        row.note = "skipped: " + _skip_reason(exc)
         return row
     row.backend, row.device = planned.backend, algo.backends[planned.backend].device
-    for _ in range(settings.warmup if warmup is None else warmup):
-        execute_plan(planned)
-    row.times = [execute_plan(planned).seconds for _ in range(settings.repeat if repeat is None else repeat)]
+    try:
+        for _ in range(settings.warmup if warmup is None else warmup):
+            execute_plan(planned)
+        row.times = [execute_plan(planned).seconds for _ in range(settings.repeat if repeat is None else repeat)]
+    except (GraphopsError, MemoryError) as exc:
+        row.note = f"failed: {type(exc).__name__}: {exc}"
+        return row
     row.median = statistics.median(row.times)
     if algo.cost:
         cost = load_target(algo.cost)(inputs, planned.params)
@@ -149,10 +154,14 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
     rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
     report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}
     for file in bench_files(paths):
-        loaded = load_pipeline(file, registry)
+        try:
+            loaded = load_pipeline(file, registry)
+        except ConfigError as exc:  # the other files still run
+            report.rows.append(BenchRow(str(file), "-", "-", "-", False, "-",
+                                        note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
+            continue
         settings = loaded.model.bench or BenchSettings()
-        cache = GraphCache(loaded)
-        rows = [_time_step(loaded, cache, s, settings, repeat, warmup) for s in loaded.model.steps]
+        rows = [_time_step(loaded, s, settings, repeat, warmup) for s in loaded.model.steps]
         for case in dict.fromkeys(r.case for r in rows):
             _ratios([r for r in rows if r.case == case], settings, rates)
         report.rows += rows

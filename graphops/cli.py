@@ -1,23 +1,27 @@
-"""The ``graphops`` command: run, validate, plugins, bench."""
+"""The ``graphops`` command: run, validate, plugins, bench, and the commands plugins add.
+
+Errors: a :class:`graphops.GraphopsError` (bad input, a config problem, an unusable output
+folder, a failed step) or an OS error about a named file is printed as one line, exit 1.
+Ctrl-C prints one line, exit 130. Anything else is a bug: its traceback is printed with a
+sentence saying so (``-vv`` shows tracebacks for every error).
+"""
 from __future__ import annotations
 
 import argparse
 import json
 import logging
 import sys
+import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .errors import ConfigError, GraphopsError
+from .errors import ConfigError, Interrupted, PipelineError, is_user_error
 
-__all__ = ["main"]
-
-_USER_ERRORS = (GraphopsError, ValueError, TypeError, FileNotFoundError, PermissionError,
-                IsADirectoryError)
+__all__ = ["main", "build_parser"]
 
 
 def _table(rows: list[list[str]], title: str | None = None) -> Table:
@@ -29,16 +33,23 @@ def _table(rows: list[list[str]], title: str | None = None) -> Table:
     return table
 
 
+def _print_steps(summary: Any, out: Console) -> None:
+    rows = [["step", "algorithm", "status", "backend", "device", "seconds", "output", "why this backend"]]
+    for s in summary.steps:
+        rows.append([s.id, s.algorithm, s.status, s.backend or "-", s.device or "-", f"{s.seconds:.4f}",
+                     s.output or "-", s.reason or "-"])
+    out.print(_table(rows, title=f"{summary.pipeline}: {len(summary.steps)} step(s) in {summary.seconds:.3f} s"))
+
+
 def cmd_run(args: argparse.Namespace, out: Console) -> int:
     from .pipeline import run_pipeline
 
-    summary = run_pipeline(args.file, backend=args.backend, out=args.out)
-    rows = [["step", "algorithm", "backend", "device", "seconds", "output", "why this backend"]]
-    for s in summary.steps:
-        rows.append([s.id, s.algorithm, s.backend, s.device, f"{s.seconds:.4f}", s.output or "-",
-                     s.reason])
-    out.print(_table(rows, title=f"{summary.pipeline}: {len(summary.steps)} step(s) in "
-                                 f"{summary.seconds:.3f} s"))
+    try:
+        summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going)
+    except (PipelineError, Interrupted) as exc:
+        _print_steps(exc.summary, out)
+        raise
+    _print_steps(summary, out)
     out.print(f"summary written to {summary.summary_path}")
     return 0
 
@@ -75,14 +86,18 @@ def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
     from .device import gpu_status
     from .registry import get_registry
 
+    reg = get_registry()
     rows, failures = plugin_rows()
+    commands = {name: f"{c.summary} (plugin {c.plugin})" for name, c in sorted(reg.commands.items())}
     if args.json:
         keys = [h.lower() for h in rows[0]]
-        print(json.dumps({"algorithms": [dict(zip(keys, r)) for r in rows[1:]],
-                          "readers": sorted(get_registry().readers), "failures": failures}, indent=2))
+        print(json.dumps({"algorithms": [dict(zip(keys, r)) for r in rows[1:]], "commands": commands,
+                          "readers": sorted(reg.readers), "failures": failures}, indent=2))
         return 0
     out.print(_table(rows, title="graphops algorithms"))
-    out.print("formats: " + ", ".join(sorted(get_registry().readers)) + ", tu")
+    out.print("formats: " + ", ".join(sorted(reg.readers)) + ", tu")
+    for name, text in commands.items():
+        out.print(f"command: graphops {escape(name)} — {escape(text)}", highlight=False)
     ok, why = gpu_status()
     out.print(f"gpu: {'usable' if ok else 'not usable'} ({why})")
     for line in failures:
@@ -104,17 +119,18 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="graphops", description="Plugin-based graph analytics on CPU and GPU")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="log backend choices (-vv: debug)")
-    sub = p.add_subparsers(dest="command", required=True)
+_COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench}
+
+
+def _builtin_parsers(sub: Any) -> None:
     r = sub.add_parser("run", help="run a pipeline file, write its outputs, print a summary")
     r.add_argument("file")
     r.add_argument("--backend", help="override every step's backend (cpu, gpu, auto, ...)")
     r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
+    r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
-    pl = sub.add_parser("plugins", help="list plugins, algorithms and backends")
+    pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
     b = sub.add_parser("bench", help="time benchmark pipelines (default: configs/bench)")
     b.add_argument("paths", nargs="*", help="pipeline files or folders")
@@ -122,24 +138,78 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--warmup", type=int, help="untimed runs first (default: the file's bench.warmup)")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+
+
+def build_parser(registry: Any = None) -> argparse.ArgumentParser:
+    """The argument parser: built-in commands, then each command a plugin registered."""
+    p = argparse.ArgumentParser(prog="graphops", description="Plugin-based graph analytics on CPU and GPU")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log backend choices (-vv: debug, and tracebacks for every error)")
+    sub = p.add_subparsers(dest="command", required=True)
+    _builtin_parsers(sub)
+    for name, cmd in sorted((registry.commands if registry is not None else {}).items()):
+        cp = sub.add_parser(name, help=f"{cmd.summary} (plugin {cmd.plugin})")
+        if cmd.arguments is not None:
+            cmd.arguments(cp)
     return p
 
 
-_COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench}
+def _plugin_command(registry: Any, name: str) -> Any:
+    from .algorithm import load_target
+
+    target = registry.commands[name].target
+    return lambda args, out: int(load_target(target)(args) or 0)
+
+
+def _report(exc: BaseException, verbose: int) -> int:
+    """Print an error the way the module doc says; return the exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        summary = getattr(exc, "summary", None)
+        where = f" ({exc}); run summary: {summary.summary_path}" if summary is not None else ""
+        print(f"graphops: interrupted{where}", file=sys.stderr)
+        return 130
+    if isinstance(exc, ConfigError):
+        print(f"ConfigError: {exc}", file=sys.stderr)
+        return 1
+    summary = getattr(exc, "summary", None)
+    tail = f"; run summary: {summary.summary_path}" if summary is not None else ""
+    if is_user_error(exc):
+        if verbose > 1:
+            traceback.print_exception(exc)
+        print(f"{type(exc).__name__}: {exc}{tail}", file=sys.stderr)
+        return 1
+    traceback.print_exception(exc.__cause__ if isinstance(exc, PipelineError) and exc.__cause__ else exc)
+    what = str(exc) if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {exc}"
+    print(f"graphops: {what}{tail}\nThis is a bug (in graphops or in the plugin that ran), not a problem with "
+          f"your input: please report it with the traceback above.", file=sys.stderr)
+    return 1
+
+
+def _registry_or_none() -> Any:
+    from .registry import get_registry
+
+    try:
+        return get_registry()
+    except Exception as exc:  # the built-in commands still work, and say what went wrong
+        logging.getLogger("graphops").warning("plugin commands unavailable: %s", exc)
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    try:
+        registry = _registry_or_none()
+        args = build_parser(registry).parse_args(argv)
+    except KeyboardInterrupt as exc:
+        return _report(exc, 0)
     level = logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     out = Console(highlight=False, width=max(Console().width, 160))
+    handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:
-        return _COMMANDS[args.command](args, out)
-    except ConfigError as exc:
-        print(f"ConfigError: {exc}", file=sys.stderr)
-    except _USER_ERRORS as exc:
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-    return 1
+        return handler(args, out)
+    except (Exception, KeyboardInterrupt) as exc:
+        return _report(exc, args.verbose)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,7 @@ import pandas as pd
 
 from .device import Device, require
 from .frames import new_frame
+from .errors import InputError
 
 __all__ = ["graph_to_networkx", "graph_from_networkx", "graph_to_cugraph", "graph_from_cugraph"]
 
@@ -27,34 +28,42 @@ def graph_to_networkx(g: Any) -> Any:
     G = cls()
     edges = g.edges.to_pandas() if g.device is Device.GPU else g.edges
     nodes = None if g.nodes is None else (g.nodes.to_pandas() if g.device is Device.GPU else g.nodes)
-    vertices = g.vertices.get() if g.device is Device.GPU else g.vertices
     if nodes is not None:
-        G.add_nodes_from((int(r.pop("id")), r) for r in nodes.to_dict("records"))
+        G.add_nodes_from((_plain(r.pop("id")), r) for r in nodes.to_dict("records"))
     else:
-        G.add_nodes_from(int(v) for v in vertices)
+        G.add_nodes_from(_plain(v) for v in g.ids.to(Device.CPU).values)
     attrs = [c for c in edges.columns if c not in ("src", "dst")]
     for rec in edges.to_dict("records"):
-        u, v = int(rec.pop("src")), int(rec.pop("dst"))
+        u, v = _plain(rec.pop("src")), _plain(rec.pop("dst"))
         G.add_edge(u, v, **{a: rec[a] for a in attrs})
     return G
+
+
+def _plain(v: Any) -> Any:
+    """An id as a plain Python int or str (networkx node keys)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def graph_from_networkx(G: Any, weight: str | None = None) -> Any:
     """A pandas-backed :class:`Graph` from a networkx graph with integer node ids."""
     from .graph import Graph
 
-    bad = [n for n in G.nodes if not isinstance(n, (int, np.integer)) or isinstance(n, bool)]
-    if bad:
-        raise ValueError(f"graph node ids must be integers; found {bad[0]!r}. Relabel first with "
-                         f"networkx.convert_node_labels_to_integers(G)")
+    kinds = {"int" if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else
+             "str" if isinstance(n, str) else type(n).__name__ for n in G.nodes}
+    if not kinds <= {"int"} and kinds != {"str"}:
+        bad = next(n for n in G.nodes if not isinstance(n, str))
+        raise InputError(f"graph node ids must be all integers or all strings; found {bad!r} "
+                         f"({sorted(kinds)}). Relabel first with networkx.convert_node_labels_to_integers(G) "
+                         f"or networkx.relabel_nodes(G, str)")
+    id_type = "int64" if kinds <= {"int"} else object
     rows = list(G.edges(data=True))  # (u, v, attributes) for graphs and multigraphs alike
     if weight is not None and any(weight not in d for _, _, d in rows):
-        raise ValueError(f"weight={weight!r}: some edges have no attribute {weight!r}")
+        raise InputError(f"weight={weight!r}: some edges have no attribute {weight!r}")
     data: dict[str, Any] = {"src": [u for u, _, _ in rows], "dst": [v for _, v, _ in rows]}
     for key in sorted({k for _, _, d in rows for k in d}):
         data[key] = [d.get(key, np.nan) for _, _, d in rows]
-    df = pd.DataFrame(data, columns=list(data)).astype({"src": "int64", "dst": "int64"})
-    nodes = pd.DataFrame({"id": np.asarray(list(G.nodes), dtype=np.int64)})
+    df = pd.DataFrame(data, columns=list(data)).astype({"src": id_type, "dst": id_type})
+    nodes = pd.DataFrame({"id": np.asarray(list(G.nodes), dtype=id_type)})
     for key in sorted({k for _, d in G.nodes(data=True) for k in d}):
         nodes[key] = [d.get(key, np.nan) for _, d in G.nodes(data=True)]
     return Graph.from_edgelist(df, weight=weight, directed=G.is_directed(), nodes=nodes)

@@ -15,7 +15,7 @@ import logging
 import sys
 from typing import Any, Iterator
 
-from .errors import MissingDependencyError
+from .errors import InputError, MissingDependencyError
 
 log = logging.getLogger("graphops")
 
@@ -83,7 +83,7 @@ class Device(str, enum.Enum):
         try:
             return cls(str(value).lower())
         except ValueError:
-            raise ValueError(f"device must be 'cpu' or 'gpu'; got {value!r}") from None
+            raise InputError(f"device must be 'cpu' or 'gpu'; got {value!r}") from None
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .algorithm import Algorithm, Backend, load_target
+from .algorithm import Algorithm, Backend, Result, load_target
 from .device import Device, gpu_status, module_available, synchronize, to_device
-from .errors import BackendUnavailableError, choices, did_you_mean
+from .errors import BackendUnavailableError, GraphopsError, InputError, PluginError, InputTypeError, choices, did_you_mean
 from .frames import new_frame
 from .graph import Graph
 from .graphset import GraphSet
@@ -43,6 +43,7 @@ class Outcome:
     seconds: float
     reason: str
     prepare_seconds: float = 0.0
+    details: Mapping[str, Any] = field(default_factory=dict)  # what the backend decided (a split, ...)
 
 
 def run(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry | None = None,
@@ -65,13 +66,13 @@ def bind_inputs(algo: Algorithm, args: Sequence[Any]) -> dict[str, Any]:
     required = [s for s in slots if s.required]
     if not len(required) <= len(args) <= len(slots):
         want = ", ".join(s.name + ("" if s.required else "?") for s in slots)
-        raise TypeError(f"{algo.name} takes inputs ({want}); got {len(args)} input(s)")
+        raise InputTypeError(f"{algo.name} takes inputs ({want}); got {len(args)} input(s)")
     bound = {}
     for slot, obj in zip(slots, args):
         kind = _KIND.get(type(obj))
         if kind not in slot.kinds:
             allowed = " or ".join("Graph" if k == "graph" else "GraphSet" for k in slot.kinds)
-            raise TypeError(f"{algo.name}: input {slot.name!r} must be a {allowed}; got "
+            raise InputTypeError(f"{algo.name}: input {slot.name!r} must be a {allowed}; got "
                             f"{type(obj).__name__}. Build one with graphops.Graph.from_edgelist(df) "
                             f"or graphops.read_tu(path)")
         bound[slot.name] = obj
@@ -103,7 +104,7 @@ def choose_backend(algo: Algorithm, requested: str, inputs: Mapping[str, Any], p
     requested = str(requested).lower()
     if requested != "auto":
         if requested not in algo.backends:
-            raise ValueError(f"{algo.name}: unknown backend {requested!r}. Offered: "
+            raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
                              f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
         ok, why = _usable(algo.backends[requested])
         if not ok:
@@ -173,8 +174,14 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
     """Validate parameters and inputs on the host and choose the backend; nothing runs yet."""
     registry = registry or get_registry()
     p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
-    p.check_inputs(**inputs)
-    p = p.resolve(**inputs)
+    try:
+        p.check_declared(**inputs)
+        p.check_inputs(**inputs)
+        p = p.resolve(**inputs)
+    except GraphopsError:
+        raise
+    except ValueError as exc:  # by contract, check_inputs' ValueErrors are about the input
+        raise InputError(str(exc)) from exc
     name, reason = choose_backend(algo, backend, inputs, p, registry.pm)
     log.info("%s: backend %r (%s)", algo.name, name, reason)
     return Plan(algo, inputs, p, name, reason)
@@ -196,10 +203,35 @@ def execute_plan(planned: Plan) -> Outcome:
     args = prepare(planned)
     synchronize()
     t1 = time.perf_counter()
-    result = _wrap(algo, fn(*args, planned.params), planned.inputs)
+    raw = fn(*args, planned.params)
+    details = raw.details if isinstance(raw, Result) else {}
+    raw = raw.value if isinstance(raw, Result) else raw
+    _check_result(algo, planned.backend, raw)
+    result = _wrap(algo, raw, planned.inputs)
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
-                   planned.reason, t1 - t0)
+                   planned.reason, t1 - t0, details)
+
+
+def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
+    """A backend's result must be what its algorithm declares: an array, or exactly the
+    documented columns. A mismatch is the plugin's bug, named as such."""
+    where = f"backend {backend!r} of algorithm {algo.name!r} (plugin {algo.plugin or '?'})"
+    if algo.result == "array":
+        if isinstance(raw, Mapping) or not hasattr(raw, "shape"):
+            raise PluginError(f"{where} returned a {type(raw).__name__}; the algorithm declares an "
+                              f"array result (NumPy or CuPy)", plugin=algo.plugin)
+        return
+    if not isinstance(raw, Mapping):
+        raise PluginError(f"{where} returned a {type(raw).__name__}; it must return a dict of columns "
+                          f"{list(algo.outputs)}", plugin=algo.plugin)
+    missing = [c for c in algo.outputs if c not in raw and c not in algo.optional_outputs]
+    extra = [c for c in raw if c not in algo.outputs]
+    if algo.outputs and (missing or extra):
+        raise PluginError(f"{where} returned columns {list(raw)}; the algorithm declares {list(algo.outputs)}"
+                          f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}"
+                          f"{' (undeclared: ' + ', '.join(extra) + ')' if extra else ''}. Declare every "
+                          f"output column in Algorithm(outputs=...)", plugin=algo.plugin)
 
 
 def execute(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,

@@ -17,13 +17,34 @@ __all__ = [
     "PluginError",
     "BackendUnavailableError",
     "MissingDependencyError",
+    "InputError",
+    "InputTypeError",
+    "OutputError",
+    "PipelineError",
+    "Interrupted",
     "did_you_mean",
     "choices",
 ]
 
 
 class GraphopsError(Exception):
-    """Base class of every error graphops raises on purpose."""
+    """Base class of every error graphops raises on purpose.
+
+    The command line prints these as one line; anything else reaching it is a bug and is
+    shown with its traceback.
+    """
+
+
+class InputError(GraphopsError, ValueError):
+    """Bad input: a graph, a parameter, a file's content. Still a ``ValueError`` for callers."""
+
+
+class InputTypeError(GraphopsError, TypeError):
+    """An argument of the wrong type (a frame where a Graph is needed, ...). Still a ``TypeError``."""
+
+
+class OutputError(GraphopsError):
+    """Outputs cannot be written where asked (found before any computing starts)."""
 
 
 def did_you_mean(value: object, allowed: Iterable[str]) -> str:
@@ -94,3 +115,38 @@ class BackendUnavailableError(GraphopsError, RuntimeError):
 
 class MissingDependencyError(GraphopsError, ImportError):
     """An optional package is needed for what was asked; the message names the extra to install."""
+
+
+class PipelineError(GraphopsError):
+    """A pipeline step failed; the run summary (already written) says which and why.
+
+    :ivar summary: the :class:`graphops.pipeline.RunSummary` of the run
+    :ivar step: the id of the step that failed first
+    """
+
+    def __init__(self, message: str, *, summary: object = None, step: str | None = None):
+        self.summary = summary
+        self.step = step
+        super().__init__(message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a pipeline run, raised after the run summary was written.
+
+    :ivar summary: the run summary, whose interrupted step has status ``"interrupted"``
+    """
+
+    def __init__(self, message: str, *, summary: object = None):
+        self.summary = summary
+        super().__init__(message)
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a problem of the input, a file or the machine, to be said in one line
+    (a :class:`GraphopsError`, or an ``OSError`` about a named file), rather than a bug.
+
+    For a :class:`PipelineError` the step's own error decides.
+    """
+    if isinstance(exc, PipelineError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return isinstance(exc, GraphopsError) or (isinstance(exc, OSError) and bool(exc.filename))

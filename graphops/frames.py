@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .device import Device, device_of, to_device
-from .errors import did_you_mean
+from .errors import InputError, InputTypeError, did_you_mean
 
 __all__ = [
     "check_columns", "id_array", "weight_array", "column_array", "new_frame", "take_rows",
@@ -28,21 +28,21 @@ def check_columns(df: Any, wanted: Mapping[str, Any], what: str = "edge frame") 
     :param wanted: role -> column name (``{"src": "u", "dst": "v"}``); ``None`` values are skipped.
     """
     if not _is_frame(df):
-        raise TypeError(f"{what} must be a pandas or cuDF DataFrame; got {type(df).__name__}")
+        raise InputTypeError(f"{what} must be a pandas or cuDF DataFrame; got {type(df).__name__}")
     cols = [str(c) for c in df.columns]
     dupes = sorted({c for c in cols if cols.count(c) > 1})
     if dupes:
-        raise ValueError(f"{what} has duplicate column names {dupes}; rename them so each is unique")
+        raise InputError(f"{what} has duplicate column names {dupes}; rename them so each is unique")
     for role, name in wanted.items():
         if name is not None and str(name) not in cols:
-            raise ValueError(
+            raise InputError(
                 f"{role}={name!r}: no such column in the {what}. Columns: {cols}."
                 f"{did_you_mean(str(name), cols)}"
             )
     used = [n for n in wanted.values() if n is not None]
     same = sorted({str(n) for n in used if used.count(n) > 1})
     if same:
-        raise ValueError(f"column {same[0]!r} is given for more than one role in {dict(wanted)}")
+        raise InputError(f"column {same[0]!r} is given for more than one role in {dict(wanted)}")
 
 
 def _bad_rows(mask: Any) -> list[int]:
@@ -56,21 +56,50 @@ def _null_mask(series: Any) -> Any:
 
 
 def id_array(series: Any, role: str) -> Any:
-    """A vertex-id column as an int64 NumPy/CuPy array; NaN/null or non-integer ids are errors."""
+    """A vertex-id column as an int64 NumPy/CuPy array, or as a Series of strings (names, e-mail
+    addresses, UUIDs: pandas ``object``/``string``/``category`` or cuDF string columns).
+
+    NaN/null ids, float ids and columns mixing numbers with strings are errors.
+    """
     nulls = _null_mask(series)
     if bool(nulls.any()):
         rows = _bad_rows(nulls)
-        raise ValueError(
+        raise InputError(
             f"{role} column {series.name!r} has {int(nulls.sum())} missing (NaN/null) vertex id(s), "
             f"first at rows {rows}; drop those rows or fill them before building the graph"
         )
-    kind = np.dtype(str(series.dtype).lower()).kind if _numpy_dtype(series) else "O"
-    if kind not in "iu":
-        raise ValueError(
-            f"{role} column {series.name!r} has dtype {series.dtype}; vertex ids must be integers. "
-            f"If the values are whole numbers, cast with .astype('int64')"
-        )
-    return column_array(series, "int64")
+    if str(series.dtype) == "category":
+        series = series.astype(series.cat.categories.dtype)
+    kind = np.dtype(str(series.dtype).lower()).kind if _numpy_dtype(series) else "U"
+    if kind in "iu":
+        return column_array(series, "int64")
+    if kind == "O":  # cuDF keeps strings in "object" columns; pandas may hold anything there
+        kind = "U" if device_of(series) is Device.GPU else _object_kind(series, role)
+    if kind in "USO":
+        return series.astype(str).reset_index(drop=True)
+    raise InputError(
+        f"{role} column {series.name!r} has dtype {series.dtype}; vertex ids must be integers or "
+        f"strings. If the values are whole numbers, cast with .astype('int64')"
+    )
+
+
+def _object_kind(series: Any, role: str) -> str:
+    """``i`` for Python ints, ``U`` for strings; a clear error for anything else or a mix."""
+    import pandas as pd
+
+    inferred = pd.api.types.infer_dtype(series, skipna=True)
+    if inferred in ("string", "empty"):
+        return "U"
+    if inferred == "integer":
+        return "i"
+    values = series.tolist()
+    first = type(values[0])
+    row = next((i for i, v in enumerate(values) if type(v) is not first), 0)
+    raise InputError(
+        f"{role} column {series.name!r} mixes {first.__name__} and {type(values[row]).__name__} "
+        f"vertex ids (row {row}: {values[row]!r}); ids must be all integers or all strings. "
+        f"Convert with .astype(str) or .astype('int64')"
+    )
 
 
 def _numpy_dtype(series: Any) -> bool:
@@ -84,14 +113,22 @@ def _numpy_dtype(series: Any) -> bool:
 def weight_array(series: Any) -> Any:
     """An edge-weight column as a float64 array; NaN/null or non-numeric weights are errors."""
     if not _numpy_dtype(series) or np.dtype(str(series.dtype).lower()).kind not in "iuf":
-        raise ValueError(f"weight column {series.name!r} has dtype {series.dtype}; weights must be numeric")
+        raise InputError(f"weight column {series.name!r} has dtype {series.dtype}; weights must be numeric")
     nulls = _null_mask(series)
     if bool(nulls.any()):
-        raise ValueError(
+        raise InputError(
             f"weight column {series.name!r} has {int(nulls.sum())} NaN/null weight(s), first at rows "
             f"{_bad_rows(nulls)}; fill or drop them (NaN weights would poison every path and sum)"
         )
-    return column_array(series, "float64")
+    w = column_array(series, "float64")
+    infinite = ~device_of(w).xp.isfinite(w)
+    if bool(infinite.any()):
+        rows = _bad_rows(infinite)
+        raise InputError(
+            f"weight column {series.name!r} has {int(infinite.sum())} infinite weight(s), first at rows "
+            f"{rows} ({float(w[rows[0]])!r}); weights must be finite numbers"
+        )
+    return w
 
 
 def column_array(series: Any, dtype: str | None = None) -> Any:
@@ -116,6 +153,8 @@ def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | 
 def _to_host(columns: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:
     """Columns as NumPy arrays; GPU columns of one dtype come over in a single copy."""
     out = {c: data[c] for c in columns if device_of(data[c]) is Device.CPU}
+    out.update({c: data[c].to_pandas().to_numpy() for c in columns
+                if c not in out and hasattr(data[c], "to_pandas")})  # cuDF Series (string ids)
     on_gpu = [c for c in columns if c not in out]
     for dtype in {data[c].dtype for c in on_gpu}:
         group = [c for c in on_gpu if data[c].dtype == dtype]

@@ -11,8 +11,9 @@ import pandas as pd
 
 from .graph import Graph
 from .jit import njit, prange
+from .errors import InputError
 
-__all__ = ["rmat", "grid2d"]
+__all__ = ["rmat", "grid2d", "gnp_set"]
 
 @njit(inline="always")
 def _mix(x):
@@ -67,12 +68,12 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     edge touches are not part of the graph.
     """
     if not 1 <= scale <= 32:
-        raise ValueError(f"rmat: scale must be in 1..32; got {scale}")
+        raise InputError(f"rmat: scale must be in 1..32; got {scale}")
     if edge_factor < 1:
-        raise ValueError(f"rmat: edge_factor must be at least 1; got {edge_factor}")
+        raise InputError(f"rmat: edge_factor must be at least 1; got {edge_factor}")
     d = 1.0 - a - b - c
     if min(a, b, c, d) < 0:
-        raise ValueError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
+        raise InputError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
     n = 1 << scale
     src, dst = _rmat_edges(scale, edge_factor * n, a, a + b, a + b + c, seed)
     if scramble:
@@ -85,7 +86,7 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
 def grid2d(rows: int, cols: int) -> Graph:
     """The ``rows × cols`` 4-neighbour grid, vertex ``r * cols + c``; every vertex has degree ≤ 4."""
     if rows < 1 or cols < 1:
-        raise ValueError(f"grid2d: rows and cols must be at least 1; got {rows} × {cols}")
+        raise InputError(f"grid2d: rows and cols must be at least 1; got {rows} × {cols}")
     v = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     right = np.stack([v[:, :-1].ravel(), v[:, 1:].ravel()])
     down = np.stack([v[:-1, :].ravel(), v[1:, :].ravel()])
@@ -93,3 +94,33 @@ def grid2d(rows: int, cols: int) -> Graph:
     order = np.lexsort((dst, src))
     nodes = pd.DataFrame({"id": v.ravel()})
     return Graph.from_edgelist(pd.DataFrame({"src": src[order], "dst": dst[order]}), nodes=nodes)
+
+
+def gnp_set(sizes: dict[int, int], p: float = 0.5, n_labels: int = 4, n_attrs: int = 2, seed: int = 42):
+    """A GraphSet of Erdős–Rényi G(n, p) graphs with node labels in ``0..n_labels-1`` and
+    ``n_attrs`` uniform node attributes in [0, 1), from one seeded stream (reproducible).
+
+    :param sizes: nodes per graph -> how many such graphs (in that order), e.g. ``{10: 180, 50: 76}``
+    """
+    from .graphset import GraphSet
+
+    if not 0.0 <= p <= 1.0:
+        raise InputError(f"gnp_set: p must be in [0, 1]; got {p}")
+    rng = np.random.default_rng(seed)
+    counts = [int(n) for n, k in sizes.items() for _ in range(int(k))]
+    if not counts or min(counts) < 1:
+        raise InputError(f"gnp_set: sizes must map node counts >= 1 to graph counts; got {sizes!r}")
+    src, dst, labels, attrs, first = [], [], [], [], 0
+    for n in counts:
+        u, v = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+        src.append(u + first)
+        dst.append(v + first)
+        labels.append(rng.integers(0, n_labels, n))
+        attrs.append(rng.random((n, n_attrs)))
+        first += n
+    node_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    edge_ptr = np.concatenate([[0], np.cumsum([len(s) for s in src])]).astype(np.int64)
+    return GraphSet(node_ptr=node_ptr, edge_ptr=edge_ptr, src=np.concatenate(src).astype(np.int64),
+                    dst=np.concatenate(dst).astype(np.int64), node_labels=np.concatenate(labels).astype(np.int64),
+                    node_attrs=np.concatenate(attrs) if n_attrs else None,
+                    graph_labels=np.zeros(len(counts), np.int64), name="gnp_set")

@@ -6,18 +6,18 @@ from typing import Any, Sequence
 
 from .csr import CSR, CSRViews, build_csr
 from .device import Device, device_of, to_device
+from .ids import IdMap
 from .frames import check_columns, column_array, id_array, new_frame, take_rows, to_family, weight_array
+from .errors import InputError
 
 log = logging.getLogger("graphops")
 
 __all__ = ["Graph", "renumber", "dedupe_rows"]
 
 
-def renumber(*id_arrays: Any) -> tuple[Any, list[Any]]:
-    """Sorted distinct ids over all arrays, and each array mapped to ``[0, n)``."""
-    xp = device_of(id_arrays[0]).xp
-    vertices = xp.unique(xp.concatenate([xp.asarray(a) for a in id_arrays]))
-    return vertices, [xp.searchsorted(vertices, a).astype(xp.int64) for a in id_arrays]
+def renumber(*id_columns: Any) -> tuple[IdMap, list[Any]]:
+    """The sorted distinct ids over all columns, and each column mapped to ``[0, n)``."""
+    return IdMap.build(*id_columns)
 
 
 def dedupe_rows(src: Any, dst: Any, n: int, directed: bool) -> Any:
@@ -41,11 +41,11 @@ class Graph(CSRViews):
     or :meth:`from_networkx`.
     """
 
-    def __init__(self, edges: Any, nodes: Any, vertices: Any, src: Any, dst: Any,
+    def __init__(self, edges: Any, nodes: Any, ids: IdMap, src: Any, dst: Any,
                  weights: Any, directed: bool):
         self.edges = edges
         self.nodes = nodes
-        self.vertices = vertices
+        self.ids = ids
         self.directed = bool(directed)
         self._src, self._dst, self._weights = src, dst, weights
 
@@ -69,14 +69,13 @@ class Graph(CSRViews):
         attrs = _attr_columns(df, (src, dst, weight), edge_attrs)
         frame = _edge_frame(df, s, d, w, attrs)
         node_frame, node_ids = _node_frame(nodes, node_id, device_of(df))
-        ids = (node_ids,) if node_ids is not None else (s, d)
-        vertices, mapped = renumber(*ids)
-        rs, rd = (_map_known(vertices, s, d) if node_ids is not None else mapped)
+        ids, mapped = renumber(*((node_ids,) if node_ids is not None else (s, d)))
+        rs, rd = (_map_known(ids, s, d) if node_ids is not None else mapped)
         if dedupe:
-            keep = dedupe_rows(rs, rd, len(vertices), directed)
+            keep = dedupe_rows(rs, rd, len(ids), directed)
             frame, rs, rd = take_rows(frame, keep), rs[keep], rd[keep]
             w = None if w is None else w[keep]
-        return cls(frame, node_frame, vertices, rs, rd, w, directed)
+        return cls(frame, node_frame, ids, rs, rd, w, directed)
 
     @classmethod
     def from_arrays(cls, src: Any, dst: Any, weights: Any = None, directed: bool = False,
@@ -100,8 +99,29 @@ class Graph(CSRViews):
         return device_of(self.edges)
 
     @property
+    def vertices(self) -> Any:
+        """Original vertex ids, sorted: internal index ``i`` is ``vertices[i]`` (int64 array, or
+        strings: a NumPy object array on the CPU, a cuDF Series on the GPU)."""
+        return self.ids.values
+
+    @property
     def n_vertices(self) -> int:
-        return int(len(self.vertices))
+        return len(self.ids)
+
+    @property
+    def src_index(self) -> Any:
+        """Source of every edge-frame row as an internal vertex index (int64, home device)."""
+        return self._src
+
+    @property
+    def dst_index(self) -> Any:
+        """Destination of every edge-frame row as an internal vertex index (int64, home device)."""
+        return self._dst
+
+    @property
+    def weights(self) -> Any:
+        """Edge weights in frame order (float64, home device), or ``None`` when unweighted."""
+        return self._weights
 
     @property
     def n_edges(self) -> int:
@@ -125,8 +145,8 @@ class Graph(CSRViews):
         return csr
 
     def original_ids(self, index: Any) -> Any:
-        """Original vertex ids for internal indices (array in, array out, same device)."""
-        return to_device(self.vertices, device_of(index))[index]
+        """Original vertex ids for internal indices (array in; ids out on the same device)."""
+        return self.ids.take(index)
 
     def to(self, device: Device | str) -> "Graph":
         """This graph in the frame family of ``device`` (pandas or cuDF); explicit and copying."""
@@ -137,7 +157,7 @@ class Graph(CSRViews):
             return to_device(a, device)
 
         return Graph(to_family(self.edges, device), to_family(self.nodes, device),
-                     move(self.vertices), move(self._src), move(self._dst), move(self._weights),
+                     self.ids.to(device), move(self._src), move(self._dst), move(self._weights),
                      self.directed)
 
     # conversions (implemented in convert.py, kept here as methods for discoverability) ---
@@ -191,23 +211,26 @@ def _node_frame(nodes: Any, node_id: str, device: Device) -> tuple[Any, Any]:
     check_columns(nodes, {"node_id": node_id}, what="node frame")
     nodes = to_family(nodes, device)
     ids = id_array(nodes[node_id], "node_id")
-    xp = device.xp
-    if len(xp.unique(ids)) != len(ids):
-        raise ValueError(f"node frame column {node_id!r} has repeated ids; each vertex must appear once")
+    if len(IdMap.build(ids)[0]) != len(ids):
+        raise InputError(f"node frame column {node_id!r} has repeated ids; each vertex must appear once")
     frame = nodes.rename(columns={node_id: "id"}).sort_values("id").reset_index(drop=True)
     return frame, ids
 
 
-def _map_known(vertices: Any, s: Any, d: Any) -> list[Any]:
-    xp = device_of(vertices).xp
+def _map_known(ids: IdMap, s: Any, d: Any) -> list[Any]:
     out = []
-    for role, ids in (("src", s), ("dst", d)):
-        pos = xp.searchsorted(vertices, ids)
-        pos_c = xp.minimum(pos, max(len(vertices) - 1, 0))
-        bad = (pos >= len(vertices)) | (vertices[pos_c] != ids) if len(vertices) else ids == ids
-        if bool(bad.any()):
-            first = int(ids[xp.flatnonzero(bad)[0]])
-            raise ValueError(f"edge {role} id {first} is not in the node frame; add it there "
+    for role, col in (("src", s), ("dst", d)):
+        pos, unknown = ids.lookup(col)
+        if bool(unknown.any()):
+            xp = device_of(pos).xp
+            first = _value_at(col, int(xp.flatnonzero(unknown)[0]))
+            raise InputError(f"edge {role} id {first!r} is not in the node frame; add it there "
                              f"or drop the edges that name it")
-        out.append(pos.astype(xp.int64))
+        out.append(pos)
     return out
+
+
+def _value_at(col: Any, i: int) -> Any:
+    """One id of a column (array or Series) as a plain Python value."""
+    value = col.iloc[i] if hasattr(col, "iloc") else col[i]
+    return value.item() if hasattr(value, "item") else value

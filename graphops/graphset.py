@@ -10,6 +10,7 @@ import numpy as np
 from .csr import CSR, CSRViews, build_csr
 from .device import Device, device_of, to_device
 from .frames import column_array, new_frame
+from .errors import InputError
 
 log = logging.getLogger("graphops")
 
@@ -171,10 +172,10 @@ class GraphSet(CSRViews):
         """Batch :class:`Graph` objects (host copies are taken); label/attribute columns by name."""
         graphs = [g.to(Device.CPU) for g in graphs]
         if not graphs:
-            raise ValueError("a GraphSet needs at least one graph; got an empty list")
+            raise InputError("a GraphSet needs at least one graph; got an empty list")
         directed = {g.directed for g in graphs}
         if len(directed) > 1:
-            raise ValueError("cannot batch directed and undirected graphs into one GraphSet")
+            raise InputError("cannot batch directed and undirected graphs into one GraphSet")
         parts = [_graph_parts(g, k, node_label, edge_label, node_attrs) for k, g in enumerate(graphs)]
         node_ptr = np.concatenate([[0], np.cumsum([g.n_vertices for g in graphs])]).astype(np.int64)
         edge_ptr = np.concatenate([[0], np.cumsum([g.n_edges for g in graphs])]).astype(np.int64)
@@ -211,7 +212,7 @@ def _column(frame: Any, col: str | None, what: str, k: int, dtype: str) -> Any:
     if col is None:
         return None
     if frame is None or col not in frame.columns:
-        raise ValueError(f"graph {k} has no {what} column {col!r}")
+        raise InputError(f"graph {k} has no {what} column {col!r}")
     return column_array(frame[col], dtype)
 
 
@@ -220,7 +221,7 @@ def _graph_parts(g: Any, k: int, node_label, edge_label, node_attrs) -> dict[str
     if node_attrs:
         attrs = np.stack([_column(g.nodes, c, "node attribute", k, "float64") for c in node_attrs], 1)
     return {
-        "src": g._src, "dst": g._dst, "weights": g._weights,
+        "src": g.src_index, "dst": g.dst_index, "weights": g.weights,
         "node_labels": _column(g.nodes, node_label, "node label", k, "int64"),
         "edge_labels": _column(g.edges, edge_label, "edge label", k, "int64"),
         "node_attrs": attrs,

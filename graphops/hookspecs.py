@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .algorithm import Algorithm, Reader
+    from .algorithm import Algorithm, Command, Reader
 
 hookspec = pluggy.HookspecMarker("graphops")
 hookimpl = pluggy.HookimplMarker("graphops")
@@ -51,6 +51,31 @@ def graphops_register_readers() -> "list[Reader]":
         def graphops_register_readers():
             return [Reader(name="graphml", suffixes=(".graphml",),
                            target="graphops_graphml.read:read_graphml")]
+    """
+
+
+@hookspec
+def graphops_register_commands() -> "list[Command]":
+    """Return subcommands this plugin adds to the ``graphops`` command line.
+
+    Called once when the command line starts. A name taken by a built-in command (run,
+    validate, plugins, bench) or claimed by two plugins is refused and reported by
+    ``graphops plugins``; the command's module is imported only when it runs. Errors it
+    raises are reported like graphops' own: one line for a :class:`graphops.GraphopsError`,
+    a traceback for anything else.
+
+    :returns: a list of :class:`graphops.Command`
+
+    Example::
+
+        def _arguments(parser):
+            parser.add_argument("file")
+            parser.add_argument("-k", type=int, default=10)
+
+        @hookimpl
+        def graphops_register_commands():
+            return [Command(name="degree-top", summary="the k vertices of highest degree",
+                            target="graphops_degree.cli:top", arguments=_arguments)]
     """
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from .dispatch import run
 from .graphset import GraphSet
+from .errors import InputError, InputTypeError
 
 __all__ = ["ShortestPathKernel"]
 
@@ -34,14 +35,14 @@ class _GraphKernel:
     def fit(self, graphs: GraphSet, y: Any = None) -> "_GraphKernel":
         """Remember the training graphs (columns of every later matrix)."""
         if not isinstance(graphs, GraphSet):
-            raise TypeError(f"{type(self).__name__}.fit takes a GraphSet; got {type(graphs).__name__}")
+            raise InputTypeError(f"{type(self).__name__}.fit takes a GraphSet; got {type(graphs).__name__}")
         self.train_ = graphs
         return self
 
     def transform(self, graphs: GraphSet) -> Any:
         """``K[i, j] = k(graphs[i], train[j])``; normalized with both diagonals when asked."""
         if self.train_ is None:
-            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit(train_graphs) first")
+            raise InputError(f"{type(self).__name__} is not fitted yet; call fit(train_graphs) first")
         return run(self.algorithm, graphs, self.train_, backend=self.backend, **self.params)
 
     def fit_transform(self, graphs: GraphSet, y: Any = None) -> Any:

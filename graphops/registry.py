@@ -11,11 +11,13 @@ import dataclasses
 import weakref
 from typing import Any
 
-from .algorithm import Algorithm, Reader
-from .errors import PluginError, choices, did_you_mean
+from .algorithm import Algorithm, Command, Reader
+from .errors import InputError, PluginError, choices, did_you_mean
 from .plugins import GraphopsPluginManager, get_plugin_manager
 
-__all__ = ["Registry", "get_registry"]
+__all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
+
+BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench")
 
 
 def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
@@ -51,9 +53,19 @@ class Registry:
         self.readers: dict[str, Reader] = self._index(
             _collect(pm, "graphops_register_readers", Reader), "reader format", lambda r: (r.name,))
         self._by_suffix = self._index(list(self.readers.values()), "file suffix",
-                                      lambda r: tuple(s.lower() for s in r.suffixes), by_key=True)
+                                      lambda r: tuple(s.lower() for s in r.suffixes))
+        self.commands: dict[str, Command] = self._commands(_collect(pm, "graphops_register_commands", Command))
 
-    def _index(self, items: list[Any], what: str, keys: Any, by_key: bool = False) -> dict[str, Any]:
+    def _commands(self, items: list[Command]) -> dict[str, Command]:
+        out = self._index(items, "command", lambda c: (c.name,))
+        for name in [n for n in out if n in BUILTIN_COMMANDS]:
+            cmd = out.pop(name)
+            self.conflicts[f"command {name}"] = PluginError(
+                f"plugin {cmd.plugin!r} ({self.pm.distributions.get(cmd.plugin, '?')}) adds a command "
+                f"{name!r}, which is graphops' own; it is not used. Rename it in the plugin", plugin=cmd.plugin)
+        return out
+
+    def _index(self, items: list[Any], what: str, keys: Any) -> dict[str, Any]:
         """Items by each of their keys; a key claimed twice goes to neither (recorded)."""
         owners: dict[str, list[Any]] = {}
         for item in items:
@@ -84,7 +96,7 @@ class Registry:
             raise self.conflicts[name]
         if name in self.pm.failures:
             raise self.pm.failures[name]
-        raise ValueError(self.unknown_algorithm(name))
+        raise InputError(self.unknown_algorithm(name))
 
     def unknown_algorithm(self, name: Any) -> str:
         return (f"Unknown algorithm {name!r}. Installed: {choices(self.algorithms)}."
@@ -95,7 +107,7 @@ class Registry:
             return self.readers[name]
         if name in self.conflicts:
             raise self.conflicts[name]
-        raise ValueError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
+        raise InputError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
                          f"{did_you_mean(name, self.readers)}")
 
     def reader_for_suffix(self, suffix: str) -> Reader | None:

@@ -1,6 +1,7 @@
 """Reader for TU-format graph collections (``DS_A.txt``, ``DS_graph_indicator.txt``, ...)."""
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .graphset import GraphSet
+from .errors import InputError
 
 __all__ = ["read_tu"]
 
@@ -19,9 +21,9 @@ def _table(path: Path, dtype: Any) -> np.ndarray:
         frame = pd.read_csv(path, header=None, sep=",", skipinitialspace=True, dtype=dtype,
                             engine="c")
     except (ValueError, pd.errors.ParserError) as exc:
-        raise ValueError(f"{path}: not a comma-separated table of {np.dtype(dtype).name} ({exc})") from None
+        raise InputError(f"{path}: not a comma-separated table of {np.dtype(dtype).name} ({exc})") from None
     if frame.isna().to_numpy().any():
-        raise ValueError(f"{path}: has empty or NaN fields")
+        raise InputError(f"{path}: has empty or NaN fields")
     values = frame.to_numpy()
     return values[:, 0] if values.shape[1] == 1 else values
 
@@ -32,7 +34,7 @@ def _optional(folder: Path, ds: str, part: str, dtype: Any, rows: int) -> np.nda
         return None
     values = _table(path, dtype)
     if len(values) != rows:
-        raise ValueError(f"{path}: has {len(values)} lines; expected {rows} (one per "
+        raise InputError(f"{path}: has {len(values)} lines; expected {rows} (one per "
                          f"{'edge line of ' + ds + '_A.txt' if part.startswith('edge') else part.split('_')[0]})")
     return values
 
@@ -40,22 +42,22 @@ def _optional(folder: Path, ds: str, part: str, dtype: Any, rows: int) -> np.nda
 def _locate(path: str | Path) -> tuple[Path, str]:
     folder = Path(path)
     if not folder.is_dir():
-        raise FileNotFoundError(f"TU dataset folder not found: {str(path)!r}; pass the folder that "
-                                f"holds DS_A.txt and DS_graph_indicator.txt")
+        raise FileNotFoundError(errno.ENOENT, "TU dataset folder not found; pass the folder that holds "
+                                "DS_A.txt and DS_graph_indicator.txt", str(path))
     ds = folder.name
     missing = [f"{ds}_{p}.txt" for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
     if missing:
-        raise FileNotFoundError(f"TU dataset {ds!r} in {str(folder)!r} lacks {', '.join(missing)}; the "
-                                f"folder name must match the file prefix (DS_A.txt for folder DS)")
+        raise FileNotFoundError(errno.ENOENT, f"TU dataset {ds!r} lacks {', '.join(missing)}; the folder "
+                                f"name must match the file prefix (DS_A.txt for folder DS)", str(folder / missing[0]))
     return folder, ds
 
 
 def _canonical_edges(a: np.ndarray, n: int, ds: str) -> tuple[np.ndarray, np.ndarray]:
     """Keep each undirected edge once (first line of ``u,v``/``v,u``); return (edges, line ids)."""
     if a.ndim != 2 or a.shape[1] != 2:
-        raise ValueError(f"{ds}_A.txt: expected two ids per line")
+        raise InputError(f"{ds}_A.txt: expected two ids per line")
     if a.size and (a.min() < 1 or a.max() > n):
-        raise ValueError(f"{ds}_A.txt: node ids must lie in 1..{n} (the lines of "
+        raise InputError(f"{ds}_A.txt: node ids must lie in 1..{n} (the lines of "
                          f"{ds}_graph_indicator.txt); found {int(a.min())}..{int(a.max())}")
     u, v = a[:, 0] - 1, a[:, 1] - 1
     key = np.minimum(u, v) * n + np.maximum(u, v)
@@ -75,7 +77,7 @@ def read_tu(path: str | Path, name: str | None = None) -> GraphSet:
     indicator = _table(folder / f"{ds}_graph_indicator.txt", np.int64)
     n = len(indicator)
     if n and (np.any(np.diff(indicator) < 0) or indicator[0] < 1):
-        raise ValueError(f"{ds}_graph_indicator.txt: graph ids must be sorted and start at 1")
+        raise InputError(f"{ds}_graph_indicator.txt: graph ids must be sorted and start at 1")
     n_graphs = int(indicator[-1]) if n else 0
     node_ptr = np.zeros(n_graphs + 1, np.int64)
     np.cumsum(np.bincount(indicator - 1, minlength=n_graphs), out=node_ptr[1:])
@@ -84,7 +86,7 @@ def read_tu(path: str | Path, name: str | None = None) -> GraphSet:
     g_src, g_dst = indicator[edges[:, 0]], indicator[edges[:, 1]]
     if np.any(g_src != g_dst):
         k = int(np.flatnonzero(g_src != g_dst)[0])
-        raise ValueError(f"{ds}_A.txt: edge {edges[k, 0] + 1},{edges[k, 1] + 1} joins graphs "
+        raise InputError(f"{ds}_A.txt: edge {edges[k, 0] + 1},{edges[k, 1] + 1} joins graphs "
                          f"{g_src[k]} and {g_dst[k]}")
     order = np.argsort(g_src, kind="stable")
     edges, lines = edges[order], lines[order]

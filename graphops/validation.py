@@ -7,7 +7,7 @@ from typing import Any
 
 import pydantic
 
-from .errors import choices, did_you_mean
+from .errors import InputError, choices, did_you_mean
 
 NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
 
@@ -74,7 +74,7 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
 def params_error(algorithm: str, exc: pydantic.ValidationError, model: type) -> ValueError:
     """A ``ValueError`` listing every bad parameter of a Python call."""
     lines = [f"  {format_loc(e['loc']) or '(params)'}: {explain(e, model)}" for e in exc.errors()]
-    return ValueError(f"{algorithm}: invalid parameters\n" + "\n".join(lines))
+    return InputError(f"{algorithm}: invalid parameters\n" + "\n".join(lines))
 
 
 def build_params(algorithm: Any, params: dict[str, Any]) -> Any:

@@ -32,9 +32,12 @@ def test_validate_reports_config_errors(tmp_path, capsys):
                             f"=====> Needs at least 1 entry (got none)\n")
 
 
-def test_run_reports_bad_backend_without_traceback(capsys):
-    assert main(["run", str(EXAMPLE), "--backend", "tpu"]) == 1
-    assert capsys.readouterr().err.startswith("ValueError: describe: unknown backend 'tpu'. Offered: ")
+def test_run_reports_bad_backend_without_traceback(capsys, tmp_path):
+    assert main(["run", str(EXAMPLE), "--backend", "tpu", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == ("PipelineError: step 'karate-stats' (describe) failed: InputError: describe: unknown backend "
+                   "'tpu'. Offered: auto, cpu, gpu, networkx. Did you mean 'gpu'?; run summary: "
+                   f"{tmp_path / 'describe_example.summary.json'}\n")
 
 
 def test_plugins_lists_describe(capsys):

@@ -36,7 +36,8 @@ def test_node_frame_adds_isolated_vertices():
     (pd.DataFrame([[1, 2, 3]], columns=["src", "dst", "src"]), {}, "duplicate column names ['src']"),
     (pd.DataFrame({"src": [1.0, np.nan], "dst": [2, 3]}), {}, "1 missing (NaN/null) vertex id(s), first at rows [1]"),
     (pd.DataFrame({"src": [1.5], "dst": [2]}), {}, "has dtype float64; vertex ids must be integers"),
-    (pd.DataFrame({"src": ["a"], "dst": ["b"]}), {}, "vertex ids must be integers"),
+    (pd.DataFrame({"src": [1, "b"], "dst": [2, 3]}), {}, "mixes int and str vertex ids (row 1: 'b')"),
+    (pd.DataFrame({"src": [True], "dst": [False]}), {}, "vertex ids must be integers or strings"),
     (pd.DataFrame({"src": [1, 2], "dst": [2, 3], "w": [1.0, np.nan]}), {"weight": "w"},
      "1 NaN/null weight(s), first at rows [1]"),
     (pd.DataFrame({"src": [1], "dst": [2]}), {"dst": "src"}, "given for more than one role"),
@@ -76,8 +77,43 @@ def test_networkx_round_trip():
     back = g.to_networkx()
     assert sorted(back.nodes) == [10, 20, 30, 40] and back[20][30]["weight"] == 1.5
     assert back.nodes[40]["label"] == 4
-    with pytest.raises(ValueError, match="node ids must be integers"):
-        go.Graph.from_networkx(nx.path_graph(["a", "b"]))
+    with pytest.raises(ValueError, match="node ids must be all integers or all strings"):
+        go.Graph.from_networkx(nx.path_graph([1, "b"]))
+    named = go.Graph.from_networkx(nx.path_graph(["carol", "alice", "bob"]))
+    assert list(named.vertices) == ["alice", "bob", "carol"]
+    assert sorted(named.to_networkx().edges) == [("alice", "bob"), ("carol", "alice")] or \
+        {frozenset(e) for e in named.to_networkx().edges} == {frozenset(("carol", "alice")), frozenset(("alice", "bob"))}
+
+
+@pytest.mark.parametrize("dtype", ["object", "string", "category", "str"])
+def test_string_vertex_ids_in_every_pandas_dtype(dtype):
+    df = pd.DataFrame({"u": ["ann@x.org", "bob@y.org", "cy"], "v": ["bob@y.org", "cy", "ann@x.org"],
+                       "w": [1.0, 2.0, 3.0]}).astype({"u": dtype, "v": dtype})
+    g = go.Graph.from_edgelist(df, src="u", dst="v", weight="w", directed=True)
+    assert list(g.vertices) == ["ann@x.org", "bob@y.org", "cy"] and g.n_edges == 3
+    np.testing.assert_array_equal(g.src_index, [0, 1, 2])
+    assert list(g.original_ids(np.array([2, 0]))) == ["cy", "ann@x.org"]
+    out = go.run("describe", g, backend="cpu")
+    assert int(out["n_vertices"][0]) == 3 and int(out["n_components"][0]) == 1
+
+
+def test_string_ids_with_a_node_frame_and_unknown_ids():
+    nodes = pd.DataFrame({"id": ["a", "b", "z"], "label": [1, 2, 3]})
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": ["a"], "dst": ["b"]}), nodes=nodes)
+    assert g.n_vertices == 3 and list(g.vertices) == ["a", "b", "z"]
+    with pytest.raises(ValueError, match="edge dst id 'q' is not in the node frame"):
+        go.Graph.from_edgelist(pd.DataFrame({"src": ["a"], "dst": ["q"]}), nodes=nodes)
+
+
+def test_integer_and_string_columns_together_are_strings():
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [1, 2], "dst": ["x", "1"]}))
+    assert list(g.vertices) == ["1", "2", "x"] and g.n_vertices == 3  # 1 and "1" are one vertex
+
+
+def test_infinite_weights_are_rejected():
+    df = pd.DataFrame({"src": [1, 2], "dst": [2, 3], "w": [1.0, -np.inf]})
+    with pytest.raises(ValueError, match=r"1 infinite weight\(s\), first at rows \[1\] \(-inf\)"):
+        go.Graph.from_edgelist(df, weight="w")
 
 
 def test_multigraph_goes_to_networkx_multigraph():

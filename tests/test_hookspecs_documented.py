@@ -12,7 +12,8 @@ SPECS = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if n
 
 def test_there_are_hooks():
     assert {f.__name__ for f in SPECS} == {
-        "graphops_register_algorithms", "graphops_register_readers", "graphops_choose_backend",
+        "graphops_register_algorithms", "graphops_register_readers", "graphops_register_commands",
+        "graphops_choose_backend",
         "graphops_step_start", "graphops_step_end"}
 
 

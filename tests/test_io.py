@@ -62,19 +62,79 @@ def test_matrix_market(tmp_path, field, body, weighted):
     check(go.read_graph(path, weight=2 if weighted else None), weighted=weighted)
 
 
-def test_empty_file_is_an_empty_graph(tmp_path):
-    g = go.read_graph(write(tmp_path / "e.txt", "# nothing here\n"))
-    assert g.n_vertices == 0 and g.n_edges == 0
+@pytest.mark.parametrize("name, text, kwargs", [
+    ("e.txt", "# nothing here\n\n", {}),
+    ("e.csv", "src,dst\n", {"header": True}),
+    ("e.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n", {}),
+])
+def test_a_file_without_edges_is_an_error_naming_it(tmp_path, name, text, kwargs):
+    with pytest.raises(ValueError, match="no edge rows") as info:
+        go.read_graph(write(tmp_path / name, text), **kwargs)
+    assert name in str(info.value)
+    empty = go.Graph.from_edgelist(pd.DataFrame({"src": [], "dst": []}, dtype="int64"))  # still legal
+    assert empty.n_vertices == 0
+
+
+def test_empty_parquet_is_an_error(tmp_path):
+    pd.DataFrame({"src": [], "dst": []}, dtype="int64").to_parquet(tmp_path / "e.parquet")
+    with pytest.raises(ValueError, match="holds no edge rows"):
+        go.read_graph(tmp_path / "e.parquet")
+
+
+@pytest.mark.parametrize("text", ["alice bob\ncarol dave\nbob carol\n", "alice\tbob\ncarol\tdave\nbob\tcarol\n"])
+def test_string_ids_and_no_header_lost(tmp_path, text):
+    g = go.read_graph(write(tmp_path / "e.tsv", text))
+    assert g.n_edges == 3 and list(g.vertices) == ["alice", "bob", "carol", "dave"]
+    res = go.run("jaccard", g, backend="cpu")
+    assert res["first"].tolist() == ["alice", "carol", "bob"] and res["second"].tolist() == ["bob", "dave", "carol"]
+
+
+@pytest.mark.parametrize("text, kwargs, header", [
+    ("src dst weight\n1 2 0.5\n2 3 1.5\n", {"weight": 2}, True),       # names over numbers
+    ("1 2 0.5\n2 3 1.5\n", {"weight": 2}, False),
+    ("from to\nann bob\nbob cy\n", {}, False),                          # could be data: it is data
+    ("from to\nann bob\nbob cy\n", {"src": "from", "dst": "to"}, True),  # named columns need a header
+    ("from to\nann bob\nbob cy\n", {"header": True}, True),
+    ("1 2\n2 3\n", {"header": False}, False),
+])
+def test_header_auto_takes_a_header_only_when_it_cannot_be_data(tmp_path, text, kwargs, header):
+    g = go.read_graph(write(tmp_path / "e.txt", text), **kwargs)
+    assert g.n_edges == (2 if header else 3) - (0 if "from" in text or "src" in text else 1)
+
+
+def test_named_columns_over_a_data_line_say_what_to_do(tmp_path):
+    with pytest.raises(ValueError, match=r"e.txt: src='u', dst='v' name columns, but the first line \('1 2'\) is data"):
+        go.read_graph(write(tmp_path / "e.txt", "1 2\n2 3\n"), src="u", dst="v")
+
+
+@pytest.mark.parametrize("text, kwargs, message", [
+    ("1 2\n3 x\n", {}, "e.txt, line 2: dst id 'x' is not an integer; other ids in this column are integers; "
+                      "if vertex ids are names, read them as strings with ids='string'"),
+    ("# c\n1 2\n\n# c\n3 x\n", {}, "e.txt, line 5: dst id 'x' is not an integer"),
+    ("a b\nc d\n", {"ids": "integer"}, "e.txt, line 1: src id 'a' is not an integer; vertex ids must be integers"),
+    ("1 2 0.5\n2 3 abc\n", {"weight": 2}, "e.txt, line 2: weight 'abc' is not a finite number"),
+    ("1 2 0.5\n2 3 inf\n", {"weight": 2}, "e.txt, line 2: weight 'inf' is not a finite number"),
+    ("src,dst,w\n1,2,0.5\n2,3,nan\n", {"weight": "w"}, "e.txt, line 3: weight 'nan' is not a finite number"),
+    ("1,2\n,3\n", {}, "e.txt, line 2: src id is missing (an empty field)"),
+])
+def test_parse_errors_name_file_line_and_value(tmp_path, text, kwargs, message):
+    with pytest.raises(ValueError) as info:
+        go.read_graph(write(tmp_path / "e.txt", text), **kwargs)
+    assert message in str(info.value)
+
+
+def test_ids_string_reads_numbers_as_names(tmp_path):
+    g = go.read_graph(write(tmp_path / "e.txt", "007 7\n7 x\n"), ids="string")
+    assert list(g.vertices) == ["007", "7", "x"]
 
 
 @pytest.mark.parametrize("setup, error, message", [
-    (lambda p: p / "missing.tsv", FileNotFoundError, "graph file not found: "),
+    (lambda p: p / "missing.tsv", FileNotFoundError, "graph file not found (resolved to "),
     (lambda p: write(p / "e.gml", "x"), ValueError, "cannot tell the format of"),
     (lambda p: p, IsADirectoryError, "is a folder; for a TU dataset use read_tu()"),
     (lambda p: write(p / "e.mtx", "1 2\n"), ValueError, "not a MatrixMarket coordinate file"),
     (lambda p: write(p / "e.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 2 1.0\n"),
      ValueError, "the size line promises 5 entries; found 1"),
-    (lambda p: write(p / "e.txt", "1 2\n3 x\n"), ValueError, "vertex ids must be integers"),
 ])
 def test_bad_files(tmp_path, setup, error, message):
     with pytest.raises(error) as info:

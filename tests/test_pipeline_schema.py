@@ -45,7 +45,7 @@ steps:
 def test_valid_pipeline_loads_and_runs(folder, describe_only):
     (folder / "p.yaml").write_text(GOOD)
     loaded = go.load_pipeline(folder / "p.yaml")
-    assert loaded.model.steps[0].algorithm == "describe" and loaded.graph_kind("web") == "graph"
+    assert loaded.model.steps[0].algorithm == "describe" and loaded.sources.kind("web") == "graph"
     summary = go.run_pipeline(loaded, backend="cpu")
     assert (folder / "out" / "out" / "s1.csv").read_text().startswith("n_vertices,n_edges")
     assert summary.steps[0].backend == "cpu" and (folder / "out" / "p.summary.json").exists()
@@ -119,7 +119,7 @@ p.yaml is invalid (11 errors)
 =====> Input should be 'auto', 'cpu' or 'gpu' (got 'gpux'). Did you mean 'gpu'?
 ==> At graphs.web
 ==> At key: diected
-=====> Unknown key 'diected'. Allowed keys: columns, dedupe, device, directed, dst, format, generate, path, src, weight. Did you mean 'directed'?
+=====> Unknown key 'diected'. Allowed keys: columns, dataset, dedupe, device, directed, dst, format, generate, header, ids, path, src, weight. Did you mean 'directed'?
 ==> At steps[0] (id='s1')
 ==> At key: algorithm
 =====> Missing required key 'algorithm'

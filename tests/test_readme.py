@@ -17,7 +17,7 @@ def test_ci_runs_both_readme_commands_in_order():
     assert f"```bash\n{install}\n```" in readme and f"```bash\n{tests}\n```" in readme
     assert readme.index(install) < readme.index(tests)
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.index(install) < ci.index(tests) and ci.count("venv") == 1  # one venv for both
+    assert ci.index(install) < ci.index(tests) and ci.count("-m venv") == 1  # one venv for both
 
 
 def test_readme_example_pipeline_exists():

@@ -5,6 +5,7 @@ file -> step -> key trail, the bad value, the allowed values and a did-you-mean.
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,8 @@ import yaml
 
 from ..errors import ConfigError, ConfigIssue
 from ..registry import Registry, get_registry
+from ..sources import Sources
+from ..version import __version__
 from ..validation import explain, format_loc
 from .meaning import check_meaning, step_crumb
 from .schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
@@ -24,7 +27,7 @@ __all__ = ["LoadedPipeline", "load_pipeline", "read_config"]
 
 @dataclass(frozen=True)
 class LoadedPipeline:
-    """A validated pipeline: the model, where it came from, and the registry it was checked against."""
+    """A validated pipeline: the model, where it came from, its graph sources and the registry."""
 
     model: Pipeline
     file: str
@@ -33,29 +36,14 @@ class LoadedPipeline:
     step_indices: tuple[int, ...] = ()  # each step's position in the file
     declared: tuple[str, ...] = ()  # every graph name in the file, valid or not
 
+    @functools.cached_property
+    def sources(self) -> Sources:
+        """The graphs of the file, each loaded once (:class:`graphops.sources.Sources`)."""
+        return Sources(self.model.graphs, self.base, self.registry)
+
     def output_dir(self, out: str | os.PathLike | None = None) -> Path:
         """Where outputs go: ``out`` when given (e.g. ``graphops run --out``), else ``output_dir``."""
         return Path(out) if out is not None else self.base / self.model.output_dir
-
-    def graph_path(self, name: str) -> Path | None:
-        """The file or folder a graph is read from; ``None`` for a generated graph."""
-        path = self.model.graphs[name].path
-        return None if path is None else self.base / path
-
-    def graph_format(self, name: str) -> str:
-        src = self.model.graphs[name]
-        if src.generate is not None:
-            return "generated"
-        if src.format:
-            return src.format
-        path = self.graph_path(name)
-        if path.is_dir():
-            return "tu"
-        reader = self.registry.reader_for_suffix(path.suffix)
-        return reader.name if reader else ""
-
-    def graph_kind(self, name: str) -> str:
-        return "graphset" if self.graph_format(name) == "tu" else "graph"
 
     @property
     def name(self) -> str:
@@ -93,8 +81,6 @@ def _check_version(file: str, data: Any) -> None:
         raise _fail(file, f"Missing required key 'version'. Add 'version: {SCHEMA_VERSION}' at the top",
                     "At key: version")
     if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        from .. import __version__
-
         raise _fail(file, f"This file uses schema version {version}; graphops {__version__} reads "
                           f"version {SCHEMA_VERSION} and older. Upgrade graphops (pip install -U "
                           f"graphops)", "At key: version")
@@ -138,9 +124,12 @@ def _partial(data: dict) -> tuple[Pipeline, tuple[int, ...]]:
     good = {k: g for k, g in ((k, _valid(GraphSource, v)) for k, v in graphs.items()) if g is not None}
     raw_steps = data.get("steps") if isinstance(data.get("steps"), list) else []
     steps = [(i, s) for i, s in ((i, _valid(Step, v)) for i, v in enumerate(raw_steps)) if s is not None]
-    device = data.get("device") if data.get("device") in ("auto", "cpu", "gpu") else "auto"
+    device = str(data.get("device", "auto")).lower()
+    device = device if device in ("auto", "cpu", "gpu") else "auto"
     model = Pipeline.model_construct(version=SCHEMA_VERSION, device=device, graphs=good,
-                                     steps=[s for _, s in steps], bench=None, name=None)
+                                     steps=[s for _, s in steps], bench=None, name=None,
+                                     output_dir=str(data.get("output_dir", "out")),
+                                     allow_outside_output_dir=data.get("allow_outside_output_dir") is True)
     return model, tuple(i for i, _ in steps)
 
 

@@ -1,4 +1,11 @@
-"""Pass 2 of pipeline validation: meaning, checked against the registry and the file system."""
+"""Pass 2 of pipeline validation: meaning, checked against the registry and the file system.
+
+Everything knowable without reading the data is checked here, so ``graphops validate``
+catches it: graph sources, algorithms, backends, parameters, input slots and kinds, the
+algorithm's declared input requirements (``Params.check_declared``: e.g. a directed
+graph sent to an algorithm for undirected ones), output suffixes, outputs that would
+leave ``output_dir`` or overwrite an input, and an output folder that cannot be written.
+"""
 from __future__ import annotations
 
 import os
@@ -7,7 +14,7 @@ from typing import Any, Iterator
 import pydantic
 
 from ..errors import ConfigIssue, PluginError, choices, did_you_mean
-from ..io import OUTPUT_SUFFIXES
+from ..outputs import OUTPUT_SUFFIXES, folder_problem, outside
 from ..validation import explain, format_loc
 
 __all__ = ["check_meaning", "step_crumb"]
@@ -17,13 +24,14 @@ Found = Iterator[tuple[str, str]]  # (key, message) pairs
 
 def check_meaning(loaded: Any, data: Any) -> list[ConfigIssue]:
     """Every meaning problem of a structurally valid pipeline, as breadcrumbed issues."""
-    issues = []
+    issues = [ConfigIssue(("At key: output_dir",), f"Cannot write outputs there: {problem}")
+              for problem in [folder_problem(loaded.output_dir())] if problem]
     for name in loaded.model.graphs:
         issues += [ConfigIssue((f"At graphs.{name}", f"At key: {key}"), msg)
-                   for key, msg in _graph_problems(loaded, name)]
+                   for key, msg in loaded.sources.problems(name)]
     seen: dict[str, int] = {}
-    written = {os.path.normpath(loaded.graph_path(g)): f"the input of graph {g!r}"
-               for g in loaded.model.graphs if loaded.graph_path(g) is not None}
+    written = {os.path.normpath(loaded.sources.path(g)): f"the input of graph {g!r}"
+               for g in loaded.model.graphs if loaded.sources.path(g) is not None}
     for i, step in zip(loaded.step_indices, loaded.model.steps):
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
@@ -40,30 +48,6 @@ def step_crumb(data: Any, index: int) -> str:
     return f"At steps[{index}]" + (f" ({', '.join(named)})" if named else "")
 
 
-def _graph_problems(loaded: Any, name: str) -> Found:
-    src = loaded.model.graphs[name]
-    path = loaded.graph_path(name)
-    if path is None:
-        return  # generated: its parameters were checked with the structure
-    if not path.exists():
-        yield "path", f"File not found: {src.path!r} (resolved to {str(path)!r})"
-        return
-    if not os.access(path, os.R_OK):
-        yield "path", f"Cannot read {src.path!r}: permission denied"
-        return
-    formats = ["tu", *loaded.registry.readers]
-    if src.format is not None and src.format not in formats:
-        yield "format", (f"Unknown format {src.format!r}. Allowed: {choices(formats)}."
-                         f"{did_you_mean(src.format, formats)}")
-    elif path.is_dir() != (loaded.graph_format(name) == "tu"):
-        yield "path", (f"{src.path!r} is a folder; a folder is read as a TU dataset (format: tu)"
-                       if path.is_dir() else f"format 'tu' needs a folder; {src.path!r} is a file")
-    elif not loaded.graph_format(name):
-        yield "format", (f"Cannot tell the format of {src.path!r} from its suffix {path.suffix!r}. "
-                         f"Known suffixes: {', '.join(loaded.registry.suffixes())}; or set format: "
-                         f"to one of {choices(formats)}")
-
-
 def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], written: dict) -> Found:
     if step.id in seen:
         yield "id", f"Duplicate step id {step.id!r} (also used by steps[{seen[step.id]}])"
@@ -75,8 +59,10 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], written
         yield from _graph_refs(loaded, step)
         return
     yield from _backend_problems(loaded, step, algo)
-    yield from _param_problems(step, algo)
-    yield from _input_problems(loaded, step, algo)
+    params = yield from _param_problems(step, algo)
+    inputs_ok = yield from _input_problems(loaded, step, algo)
+    if params is not None and inputs_ok:
+        yield from _declared_problems(loaded, step, algo, params)
     yield from _output_problems(loaded, step, algo, written)
 
 
@@ -90,12 +76,13 @@ def _backend_problems(loaded: Any, step: Any, algo: Any) -> Found:
                           f"{algo.name} (offered: {choices(allowed)}); set backend: on this step")
 
 
-def _param_problems(step: Any, algo: Any) -> Found:
+def _param_problems(step: Any, algo: Any) -> Any:
     try:
-        algo.params.model_validate(step.params)
+        return algo.params.model_validate(step.params)
     except pydantic.ValidationError as exc:
         for err in exc.errors():
             yield f"params.{format_loc(err['loc'])}", explain(err, algo.params)
+    return None
 
 
 def _graph_refs(loaded: Any, step: Any) -> Found:
@@ -106,22 +93,39 @@ def _graph_refs(loaded: Any, step: Any) -> Found:
                                      f"{did_you_mean(gname, graphs)}")
 
 
-def _input_problems(loaded: Any, step: Any, algo: Any) -> Found:
+def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
+    """Yield the input problems; return whether every input names a usable graph of a fit kind."""
     slots = {s.name: s for s in algo.inputs}
+    ok = True
     for slot, gname in step.inputs.items():
         if slot not in slots:
+            ok = False
             yield f"inputs.{slot}", (f"Unknown input slot {slot!r} for {algo.name}. Allowed: "
                                      f"{choices(slots)}.{did_you_mean(slot, slots)}")
-    yield from _graph_refs(loaded, step)
+    for issue in _graph_refs(loaded, step):
+        ok = False
+        yield issue
     for slot, gname in step.inputs.items():
         if slot in slots and gname in loaded.model.graphs:
-            kind = loaded.graph_kind(gname)
-            if kind not in slots[slot].kinds:
+            kind = loaded.sources.kind(gname)
+            accepted = slots[slot].source_kinds()
+            if kind not in accepted:
+                ok = False
                 yield f"inputs.{slot}", (f"{algo.name} input {slot!r} takes a "
-                                         f"{' or '.join(slots[slot].kinds)}; graph {gname!r} is a {kind}")
-    missing = [s.name for s in algo.inputs if s.required and s.name not in step.inputs]
-    for name in missing:
+                                         f"{' or '.join(accepted)}; graph {gname!r} is a {kind}")
+    for name in [s.name for s in algo.inputs if s.required and s.name not in step.inputs]:
+        ok = False
         yield "inputs", f"Missing input slot {name!r} of {algo.name} (slots: {choices(slots)})"
+    return ok
+
+
+def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
+    declared = {slot: loaded.sources.declared(g) for slot, g in step.inputs.items()
+                if g in loaded.model.graphs}
+    try:
+        params.check_declared(**declared)
+    except ValueError as exc:
+        yield "inputs", str(exc)
 
 
 def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
@@ -129,7 +133,12 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
         return
     allowed = OUTPUT_SUFFIXES[algo.result]
     path = os.path.normpath(loaded.output_dir() / step.output)
-    if os.path.splitext(step.output)[1].lower() not in allowed:
+    leaves = outside(step.output)
+    if leaves and not loaded.model.allow_outside_output_dir:
+        yield "output", (f"{step.output!r} would be written outside output_dir ({leaves}). Give a path "
+                         f"inside it, or set 'allow_outside_output_dir: true' at the top of the file "
+                         f"if you trust this pipeline to write there")
+    elif os.path.splitext(step.output)[1].lower() not in allowed:
         yield "output", (f"{algo.name} returns a {algo.result}; write it to a file ending in "
                          f"{' or '.join(allowed)} (got {step.output!r})")
     elif path in written:

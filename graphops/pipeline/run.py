@@ -1,4 +1,12 @@
-"""Executing a validated pipeline: load graphs once, run steps in order, write outputs atomically."""
+"""Executing a validated pipeline: graphs loaded once, steps in order, outputs written atomically.
+
+Failure semantics: the output folder is checked (created, written to) before any step
+computes. A step that raises is ``failed`` and, unless ``keep_going``, the steps after it
+are ``not run``; Ctrl-C marks the running step ``interrupted``. Whatever happens, the run
+summary JSON is written, with every step's status, its error text and the outputs that
+completed steps wrote; then :class:`PipelineError` (a failure) or :class:`Interrupted`
+(Ctrl-C) is raised, carrying the summary.
+"""
 from __future__ import annotations
 
 import datetime as _dt
@@ -9,30 +17,34 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..device import rapids_available
-from ..dispatch import Outcome, execute_plan, plan
+from ..dispatch import execute_plan, plan
+from ..errors import Interrupted, OutputError, PipelineError
+from ..outputs import atomic_path, outside, prepare_folder, write_result
 from ..plugins import call_hook
-from ..io import atomic_path, read_graph, write_result
 from ..registry import Registry
-from ..tu import read_tu
 from .load import LoadedPipeline, load_pipeline
 
-__all__ = ["run_pipeline", "RunSummary", "StepRecord", "GraphCache", "step_backend"]
+__all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
+
+STATUSES = ("ok", "failed", "interrupted", "not run")
 
 
 @dataclass
 class StepRecord:
-    """What one step did."""
+    """What one step did (``status`` is one of :data:`STATUSES`)."""
 
     id: str
     algorithm: str
-    backend: str
-    device: str
-    seconds: float
-    prepare_seconds: float
-    reason: str
-    output: str | None
-    shape: list[int]
+    status: str = "not run"
+    backend: str = ""
+    device: str = ""
+    seconds: float = 0.0
+    prepare_seconds: float = 0.0
+    reason: str = ""
+    output: str | None = None
+    shape: list[int] = field(default_factory=list)
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -42,7 +54,9 @@ class RunSummary:
     pipeline: str
     file: str
     started: str
+    status: str = "ok"
     seconds: float = 0.0
+    output_dir: str = ""
     graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
     summary_path: str | None = None
@@ -50,92 +64,97 @@ class RunSummary:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-
-class GraphCache:
-    """Graphs of a pipeline, each read at most once, with its load time."""
-
-    def __init__(self, loaded: LoadedPipeline):
-        self.loaded = loaded
-        self.graphs: dict[str, Any] = {}
-        self.info: dict[str, dict[str, Any]] = {}
-
-    def get(self, name: str) -> Any:
-        if name not in self.graphs:
-            start = time.perf_counter()
-            self.graphs[name] = self._read(name)
-            gen = self.loaded.model.graphs[name].generate
-            self.info[name] = {"path": str(self.loaded.graph_path(name) or ""),
-                               "generate": gen.model_dump() if gen is not None else None,
-                               "format": self.loaded.graph_format(name),
-                               "load_seconds": time.perf_counter() - start,
-                               "repr": repr(self.graphs[name])}
-        return self.graphs[name]
-
-    def _read(self, name: str) -> Any:
-        src, path = self.loaded.model.graphs[name], self.loaded.graph_path(name)
-        device = src.device
-        if device == "auto":
-            device = "gpu" if rapids_available() else "cpu"
-        if src.generate is not None:
-            from .. import generate
-
-            spec = src.generate.model_dump()
-            return getattr(generate, spec.pop("kind"))(**spec).to(device)
-        if self.loaded.graph_format(name) == "tu":
-            return read_tu(path).to(device)
-        return read_graph(path, src.format, src=src.src, dst=src.dst, weight=src.weight,
-                          directed=src.directed, dedupe=src.dedupe, columns=src.columns,
-                          device=device, registry=self.loaded.registry)
+    def step(self, status: str) -> StepRecord | None:
+        """The first step with ``status``, if any."""
+        return next((s for s in self.steps if s.status == status), None)
 
 
 def step_backend(loaded: LoadedPipeline, step: Any, override: str | None) -> str:
     """The backend a step asks for: the override, else its own, else the pipeline's device."""
-    return override or step.backend or loaded.model.device
+    return (override or step.backend or loaded.model.device).lower()
 
 
 def _shape(result: Any) -> list[int]:
     return [int(x) for x in getattr(result, "shape", (len(result),))]
 
 
-def _output_path(loaded: LoadedPipeline, output: str, out: str | os.PathLike | None) -> Path:
-    return loaded.output_dir(out) / output
-
-
-def _run_step(loaded: LoadedPipeline, cache: GraphCache, step: Any, backend: str | None,
-              out: Any) -> StepRecord:
-    pm = loaded.registry.pm
+def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord) -> None:
     algo = loaded.registry.algorithm(step.algorithm)
-    inputs = {slot: cache.get(gname) for slot, gname in step.inputs.items()}
+    inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
     planned = plan(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry)
-    call_hook(pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
-    done: Outcome = execute_plan(planned)
-    call_hook(pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
+    rec.backend, rec.device, rec.reason = planned.backend, algo.backends[planned.backend].device, planned.reason
+    call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
+    done = execute_plan(planned)
+    call_hook(loaded.registry.pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
               result=done.result, seconds=done.seconds)
-    written = None
+    rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
+    rec.shape = _shape(done.result)
     if step.output:
-        written = str(write_result(done.result, _output_path(loaded, step.output, out)))
-    return StepRecord(step.id, algo.name, done.backend, done.device, done.seconds,
-                      done.prepare_seconds, done.reason, written, _shape(done.result))
+        rec.output = str(write_result(done.result, folder / step.output))
+
+
+def _check_outputs(loaded: LoadedPipeline) -> None:
+    if loaded.model.allow_outside_output_dir:
+        return
+    for step in loaded.model.steps:
+        leaves = step.output and outside(step.output)
+        if leaves:
+            raise OutputError(f"step {step.id!r}: output {step.output!r} would be written outside the output "
+                              f"folder ({leaves}); set allow_outside_output_dir: true to allow it")
+
+
+def _write_summary(summary: RunSummary, path: Path) -> None:
+    summary.summary_path = str(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(summary.to_dict(), indent=2, default=str))
 
 
 def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | None = None,
-                 out: str | os.PathLike | None = None, registry: Registry | None = None) -> RunSummary:
+                 out: str | os.PathLike | None = None, registry: Registry | None = None,
+                 keep_going: bool = False) -> RunSummary:
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
     :param out: folder that outputs and the summary are written under, instead of the
         file's ``output_dir`` (default ``out`` beside the pipeline file)
+    :param keep_going: run the remaining steps after one fails (they read no step's output)
+    :raises PipelineError: a step failed (the summary is written first)
+    :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
-    summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"))
-    start = time.perf_counter()
-    cache = GraphCache(loaded)
-    for step in loaded.model.steps:
-        summary.steps.append(_run_step(loaded, cache, step, backend, out))
-    summary.seconds = time.perf_counter() - start
-    summary.graphs = cache.info
-    path = _output_path(loaded, f"{loaded.name}.summary.json", out)
-    summary.summary_path = str(path)
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(summary.to_dict(), indent=2))
+    _check_outputs(loaded)
+    folder = prepare_folder(loaded.output_dir(out))
+    summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
+                         output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps])
+    start = t0 = time.perf_counter()
+    rec = summary.steps[0]
+    failure: tuple[StepRecord, BaseException] | None = None
+    try:
+        for step, rec in zip(loaded.model.steps, summary.steps):
+            if failure is not None and not keep_going:
+                break
+            t0 = time.perf_counter()
+            try:
+                _run_step(loaded, step, backend, folder, rec)
+                rec.status = "ok"
+            except Exception as exc:  # recorded, reported after the summary is written
+                rec.status, rec.seconds = "failed", time.perf_counter() - t0
+                rec.error = f"{type(exc).__name__}: {exc}"
+                failure = failure or (rec, exc)
+    except KeyboardInterrupt:
+        rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
+        summary.status = "interrupted"
+    finally:
+        summary.seconds = time.perf_counter() - start
+        summary.graphs = loaded.sources.info
+        if summary.status != "interrupted" and failure is not None:
+            summary.status = "failed"
+        _write_summary(summary, folder / f"{loaded.name}.summary.json")
+    if summary.status == "interrupted":
+        raise Interrupted(f"interrupted during step {rec.id!r} after {rec.seconds:.1f} s", summary=summary)
+    if failure is not None:
+        rec, exc = failure
+        raise PipelineError(f"step {rec.id!r} ({rec.algorithm}) failed: {rec.error}", summary=summary,
+                            step=rec.id) from exc
     return summary
+

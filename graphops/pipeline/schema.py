@@ -6,14 +6,19 @@ A pipeline file is a YAML mapping::
     name: karate                # optional; names the run summary
     device: auto                # default backend of every step: auto | cpu | gpu
     output_dir: out             # outputs and the run summary go here (relative to this file)
+    allow_outside_output_dir: false   # outputs may not be absolute or climb out with '..'
     graphs:
       karate:                   # [a-z][a-z0-9_-]*
-        path: data/karate.tsv   # relative to this file's folder; a folder is a TU dataset
+        dataset: karate         # a data set by name (bundled, or from GRAPHOPS_DATA)
+      web:
+        path: data/web.tsv      # relative to this file's folder; a folder is a TU dataset
         format: tsv             # optional: inferred from the suffix
         src: 0                  # column name or 0-based position (default 0)
         dst: 1                  # (default 1)
         weight: null            # column, or null for unweighted
         columns: [u, v]         # names for a file without header (optional)
+        header: auto            # text files: auto (a header only if the line cannot be data) | true | false
+        ids: auto               # text files: auto | integer | string (names, e-mail addresses, ...)
         directed: false
         dedupe: false           # drop repeated edges (u-v and v-u are one undirected edge)
         device: cpu             # home of the graph: cpu (pandas), gpu (cuDF), auto (cuDF if usable)
@@ -21,11 +26,13 @@ A pipeline file is a YAML mapping::
         generate: {kind: rmat, scale: 18, edge_factor: 8, seed: 42}
       grid:
         generate: {kind: grid2d, rows: 4096, cols: 4096}
+      molecules:                # a GraphSet of G(n, p) graphs
+        generate: {kind: gnp_set, sizes: {10: 180, 50: 76}, p: 0.5, seed: 20261121}
     steps:
       - id: stats               # unique, [a-z][a-z0-9_-]*
         algorithm: describe     # a registered algorithm
         inputs: {graph: karate} # slot -> graph name
-        backend: cpu            # optional; overrides `device`
+        backend: cpu            # optional; overrides `device` (case-insensitive)
         params: {}              # checked against the algorithm's Params model
         output: stats.csv       # optional, under output_dir: .parquet/.csv (frames), .npy/.csv (matrices)
     bench:                      # optional: how `graphops bench` times this file
@@ -37,8 +44,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from ..sources import GraphSource, _lower
 from ..validation import NAME_PATTERN
 
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "NAME_PATTERN"]
@@ -51,49 +59,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class RMat(_Model):
-    """An R-MAT graph (:func:`graphops.generate.rmat`)."""
-
-    kind: Literal["rmat"]
-    scale: int = Field(ge=1, le=32)
-    edge_factor: int = Field(16, ge=1)
-    a: float = Field(0.57, ge=0, le=1)
-    b: float = Field(0.19, ge=0, le=1)
-    c: float = Field(0.19, ge=0, le=1)
-    seed: int = 42
-    scramble: bool = True
-
-
-class Grid2D(_Model):
-    """A 4-neighbour grid (:func:`graphops.generate.grid2d`)."""
-
-    kind: Literal["grid2d"]
-    rows: int = Field(ge=1)
-    cols: int = Field(ge=1)
-
-
-class GraphSource(_Model):
-    """Where a graph comes from (a file, or a generator) and how to read it."""
-
-    path: str | None = Field(None, min_length=1)
-    generate: Annotated[RMat | Grid2D, Field(discriminator="kind")] | None = None
-    format: str | None = None
-    src: str | int | None = None
-    dst: str | int | None = None
-    weight: str | int | None = None
-    columns: list[str] | None = None
-    directed: bool = False
-    dedupe: bool = False
-    device: Literal["auto", "cpu", "gpu"] = "cpu"
-
-    @model_validator(mode="after")
-    def _one_source(self) -> "GraphSource":
-        if (self.path is None) == (self.generate is None):
-            raise ValueError("give exactly one of 'path' (a file or TU folder) and 'generate' "
-                             "(e.g. {kind: rmat, scale: 18})")
-        return self
-
-
 class Step(_Model):
     """One algorithm call."""
 
@@ -103,6 +68,8 @@ class Step(_Model):
     backend: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     output: str | None = None
+
+    _lower_backend = field_validator("backend", mode="before")(_lower)  # CPU, Gpu: as on the CLI
 
 
 class BenchSettings(_Model):
@@ -121,6 +88,9 @@ class Pipeline(_Model):
     description: str | None = None
     device: Literal["auto", "cpu", "gpu"] = "auto"
     output_dir: str = "out"
+    allow_outside_output_dir: bool = False
     graphs: dict[Name, GraphSource] = Field(min_length=1)
     steps: list[Step] = Field(min_length=1)
     bench: BenchSettings | None = None
+
+    _lower_device = field_validator("device", mode="before")(_lower)

@@ -7,6 +7,7 @@ import numpy as np
 
 from graphops import Graph
 from graphops.device import Device
+from graphops.errors import InputError
 
 from .common import adjacency, result
 from .params import JaccardParams
@@ -68,7 +69,7 @@ def run_networkx(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
     import networkx as nx
 
     if params.use_weight:
-        raise ValueError("the networkx peer has no weighted Jaccard; use backend cpu, gpu or cugraph")
+        raise InputError("the networkx peer has no weighted Jaccard; use backend cpu, gpu or cugraph")
     first, second = params.pairs_on(Device.CPU)
     coeff = np.fromiter((j for _, _, j in nx.jaccard_coefficient(G, list(zip(first.tolist(),
                                                                               second.tolist())))),

@@ -39,13 +39,12 @@ def _time(fn: Any, repeat: int) -> float:
 def sweep(config: str | Path, repeat: int = 3, shares: tuple[float, ...] = SHARES) -> dict[str, Any]:
     import graphops as go
     from graphops.device import Device
-    from graphops.pipeline.run import GraphCache
 
     from . import hybrid
     from .common import adjacency, work_stats
 
     loaded = go.load_pipeline(config)
-    cache = GraphCache(loaded)
+    cache = loaded.sources
     names = list(dict.fromkeys(s.inputs["graph"] for s in loaded.model.steps
                                if s.algorithm == "jaccard" and s.backend == "hybrid"))
     out: dict[str, Any] = {"file": str(config), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "graphs": {}}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphops.errors import InputError
+
 DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
 TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
 MATRIX_LENGTHS = 64  # most distinct path lengths for the matrix form of the FCSP walk
@@ -20,7 +22,7 @@ def matrix_form_possible(n_lengths: int, form: str) -> bool:
     """
     ok = n_lengths <= MATRIX_LENGTHS
     if form == "matrix" and not ok:
-        raise ValueError(f"sp_kernel: fcsp_form 'matrix' needs at most {MATRIX_LENGTHS} distinct path lengths "
+        raise InputError(f"sp_kernel: fcsp_form 'matrix' needs at most {MATRIX_LENGTHS} distinct path lengths "
                          f"(these graphs have {n_lengths}); use fcsp_form 'auto' or 'walk'")
     return ok and form != "walk"
 
@@ -72,10 +74,10 @@ def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
     return xp.where(scale > 0, K / xp.where(scale > 0, scale, 1.0), 0.0)
 
 
-def negative_cycle_error(negative: Any) -> ValueError:
+def negative_cycle_error(negative: Any) -> InputError:
     """The error for graphs whose shortest paths are undefined (``negative``: flag per graph)."""
     bad = [int(g) for g in negative.nonzero()[0][:1]]
-    return ValueError(f"sp_kernel: graph {bad[0]} has a negative cycle ({int(negative.sum())} graph(s) in "
+    return InputError(f"sp_kernel: graph {bad[0]} has a negative cycle ({int(negative.sum())} graph(s) in "
                       f"all); shortest paths are undefined there. Remove negative weights or that graph")
 
 

@@ -5,6 +5,8 @@ from typing import Any
 
 import numpy as np
 
+from graphops.errors import InputError
+
 from .params import SPKernelParams
 
 
@@ -27,7 +29,7 @@ def run_grakel(graphs: list, train: list | None, params: SPKernelParams) -> np.n
     from grakel.kernels import ShortestPath
 
     if not (params.node_kernel.delta and params.length_kernel.delta):
-        raise ValueError("the grakel peer offers only delta node and length kernels "
+        raise InputError("the grakel peer offers only delta node and length kernels "
                          "(ShortestPath(with_labels=True))")
     kernel = ShortestPath(with_labels=True, normalize=params.normalize)
     if train is None:

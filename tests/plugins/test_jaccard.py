@@ -303,12 +303,21 @@ def test_generators_are_deterministic_and_simple():
     assert grid.n_vertices == 12 and grid.n_edges == 3 * 3 + 2 * 4
 
 
-def test_example_config_runs_on_cpu(shared_data, tmp_path):
+def test_example_config_runs_on_cpu(tmp_path):
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[2] / "configs" / "jaccard_example.yaml"
     summary = go.run_pipeline(example, backend="cpu", out=tmp_path)
-    res = pd.read_parquet(tmp_path / "enron_jaccard.parquet")
-    assert len(res) == 183_831 and summary.steps[1].backend == "cpu"
+    res = pd.read_csv(tmp_path / "karate_jaccard.csv")
+    assert len(res) == 78 and summary.steps[0].backend == "cpu"
     assert list(res.columns) == ["first", "second", "jaccard_coeff"]
-    assert 0.0 <= res.jaccard_coeff.min() and res.jaccard_coeff.max() <= 1.0
+    G = go.datasets.load("karate").to_networkx()
+    want = [j for _, _, j in nx.jaccard_coefficient(G, list(zip(res["first"], res["second"])))]
+    assert res["jaccard_coeff"].tolist() == pytest.approx(want, rel=1e-15, abs=0)
+    assert len(pd.read_parquet(tmp_path / "rmat16_jaccard.parquet")) == summary.steps[2].shape[0]
+
+
+def test_email_enron_by_name_from_the_mirror(shared_data, monkeypatch):
+    monkeypatch.setenv("GRAPHOPS_DATA", str(shared_data))
+    res = go.run("jaccard", go.datasets.load("email-Enron"), backend="cpu")
+    assert len(res) == 183_831 and 0.0 <= res.jaccard_coeff.min() and res.jaccard_coeff.max() <= 1.0

@@ -1,6 +1,7 @@
 """sp_kernel: the four-loop reference on tiny graphs, GraKeL's published values, both paths, bad input."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,14 @@ import pytest
 
 import graphops as go
 from tests.reference import sp_kernel as ref
+
+MIXED = {10: 180, 50: 76}  # the mixed dense benchmark set: 180 graphs of 10 nodes, 76 of 50
+
+
+@functools.cache
+def mixed_set():
+    return go.generate.gnp_set(MIXED, p=0.5, n_labels=4, n_attrs=2, seed=20261121)
+
 
 # tiny graphs: (n, edges, labels, attributes, weights)
 TINY = [
@@ -246,7 +255,7 @@ def test_gpu_tiles_and_train_test(shared_data):
     {"node_kernel": "delta", "path": "fcsp"},
 ])
 def test_gpu_forms_agree_with_cpu_on_dense_graphs(params):
-    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[150:200]
+    gs = mixed_set()[150:200]
     want = go.run("sp_kernel", gs, backend="cpu", fcsp_form="walk", **params)
     for form in ("walk", "matrix", "auto"):
         got = go.run("sp_kernel", gs, backend="gpu", fcsp_form=form, **params)
@@ -260,7 +269,7 @@ def test_gpu_forms_agree_with_cpu_on_dense_graphs(params):
 def test_gpu_result_stays_where_the_graphs_live():
     import cupy as cp
 
-    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[::8]
+    gs = mixed_set()[::8]
     for params in ({}, {"node_kernel": {"gaussian": {"gamma": 1.0}}, "normalize": True}):
         on_host = go.run("sp_kernel", gs, backend="gpu", tile=3, **params)
         on_gpu = go.run("sp_kernel", gs.to("gpu"), backend="gpu", tile=3, **params)
@@ -283,16 +292,14 @@ def test_split_balances_the_predicted_times():
     assert (fixed.cpu_pairs, fixed.gpu_pairs, fixed.threshold) == (4, 3, 3)
 
 
-def test_mixed_benchmark_set_is_reproducible(tmp_path):
-    import runpy
-
-    script = Path(__file__).resolve().parents[2] / "configs" / "data" / "make_mixed_dense.py"
-    runpy.run_path(str(script), run_name="not_main")["main"](str(tmp_path / "mixed_dense"))
-    shipped = script.parent / "mixed_dense"
-    for f in sorted(shipped.iterdir()):
-        assert (tmp_path / "mixed_dense" / f.name).read_text() == f.read_text(), f.name
-    gs = go.read_tu(shipped)
-    assert len(gs) == 256 and list(np.unique(np.diff(gs.node_ptr))) == [10, 50]
+def test_mixed_benchmark_set_is_reproducible():
+    a, b = mixed_set(), go.generate.gnp_set(MIXED, seed=20261121)
+    assert len(a) == 256 and list(np.unique(np.diff(a.node_ptr))) == [10, 50]
+    for field in ("node_ptr", "edge_ptr", "src", "dst", "node_labels", "node_attrs"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    assert not np.array_equal(go.generate.gnp_set(MIXED, seed=1).src[:50], a.src[:50])
+    density = len(a.src[a.edge_ptr[180]:]) / (76 * 50 * 49 / 2)
+    assert 0.48 < density < 0.52
 
 
 @pytest.mark.gpu
@@ -300,7 +307,7 @@ def test_mixed_benchmark_set_is_reproducible(tmp_path):
 def test_hybrid_equals_cpu(threshold):
     from graphops_sp_kernel import hybrid
 
-    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[::4]
+    gs = mixed_set()[::4]
     for params, exact in (({"path": "fcsp"}, True),
                           ({"node_kernel": {"gaussian": {"gamma": 1.0}}, "normalize": True}, False)):
         a = go.run("sp_kernel", gs, backend="cpu", **params)
@@ -335,16 +342,16 @@ def test_scikit_learn_style_front_end():
 
 
 def test_yaml_step_with_train_slot(tmp_path):
-    mixed = Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense"
+    gen = "{generate: {kind: gnp_set, sizes: {10: 180, 50: 76}, seed: 20261121}}"
     (tmp_path / "p.yaml").write_text(
         "version: 1\n"
-        f"graphs: {{test: {{path: {mixed}}}, train: {{path: {mixed}}}}}\n"
+        f"graphs: {{test: {gen}, train: {gen}}}\n"
         "steps:\n"
         "  - {id: k, algorithm: sp_kernel, inputs: {graphs: test, train: train}, backend: cpu,\n"
         "     params: {normalize: true}, output: k.npy}\n")
     go.run_pipeline(tmp_path / "p.yaml")
     K = np.load(tmp_path / "out" / "k.npy")
-    gs = go.read_tu(mixed)
+    gs = mixed_set()
     np.testing.assert_allclose(K, go.run("sp_kernel", gs, gs, backend="cpu", normalize=True), rtol=0)
     assert K.shape == (256, 256)
 
@@ -354,7 +361,7 @@ def test_parallel_inside_and_across_pairs_agree():
     from graphops_sp_kernel.params import SPKernelParams
     from graphops_sp_kernel.paths import path_lists
 
-    gs = go.read_tu(Path(__file__).resolve().parents[2] / "configs" / "data" / "mixed_dense")[170:190]
+    gs = mixed_set()[170:190]
     csr = gs.csr()
     p = path_lists(csr)
     params = SPKernelParams(node_kernel={"gaussian": {"gamma": 1.0}}, length_kernel={"gaussian": {"gamma": 0.5}})

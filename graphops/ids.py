@@ -1,0 +1,118 @@
+"""Vertex ids: original ids (integers or strings) <-> internal indices ``0..n-1``.
+
+Integer ids are kept as a sorted int64 NumPy/CuPy array; string ids (names, e-mail
+addresses, UUIDs) as a sorted pandas/cuDF Series of strings. Either way, internal index
+``i`` is the i-th smallest id, lookups are binary searches, and results map back with
+:meth:`IdMap.take`, on the device of the indices.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .device import Device, device_of, to_device
+
+__all__ = ["IdMap", "is_string_column"]
+
+
+def is_string_column(col: Any) -> bool:
+    """True for a pandas/cuDF Series of strings (an id column after ``frames.id_column``)."""
+    return hasattr(col, "str") and hasattr(col, "to_numpy")
+
+
+def _as_strings(col: Any, device: Device) -> Any:
+    """An id column as a Series of strings of ``device``'s family (integers are spelt out)."""
+    if is_string_column(col):
+        return col.reset_index(drop=True)
+    series = device.xdf.Series(col)
+    return series.astype(str)
+
+
+class IdMap:
+    """Sorted distinct original ids: ``int64`` array, or Series of strings (pandas or cuDF)."""
+
+    def __init__(self, values: Any):
+        self._values = values
+
+    # construction ----------------------------------------------------------------------
+    @classmethod
+    def build(cls, *columns: Any) -> tuple["IdMap", list[Any]]:
+        """The ids used by any column, and each column as int64 internal indices."""
+        device = device_of(columns[0])
+        if not any(is_string_column(c) for c in columns):
+            xp = device.xp
+            values = xp.unique(xp.concatenate([xp.asarray(c) for c in columns]))
+            return cls(values), [xp.searchsorted(values, c).astype(xp.int64) for c in columns]
+        strings = [_as_strings(c, device) for c in columns]
+        values = (device.xdf.concat(strings, ignore_index=True).drop_duplicates()
+                  .sort_values().reset_index(drop=True))
+        out = cls(values)
+        return out, [out._search(s) for s in strings]
+
+    # properties -------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        return "string" if is_string_column(self._values) else "integer"
+
+    @property
+    def device(self) -> Device:
+        return device_of(self._values)
+
+    @property
+    def values(self) -> Any:
+        """The sorted ids: an int64 array, or strings (NumPy object array on the CPU, cuDF Series
+        on the GPU)."""
+        if self.kind == "string" and self.device is Device.CPU:
+            return self._values.to_numpy(dtype=object)
+        return self._values
+
+    def __len__(self) -> int:
+        return int(len(self._values))
+
+    # mapping ----------------------------------------------------------------------------
+    def _search(self, ids: Any) -> Any:
+        xp = self.device.xp
+        return xp.asarray(self._values.searchsorted(ids), dtype=xp.int64)
+
+    def lookup(self, ids: Any) -> tuple[Any, Any]:
+        """Internal indices of ``ids`` (int64) and a mask of ids that are not in the map."""
+        xp = self.device.xp
+        n = len(self)
+        if self.kind == "integer":
+            ids = xp.asarray(ids)
+            pos = xp.searchsorted(self._values, ids).astype(xp.int64)
+            found = self._values[xp.minimum(pos, max(n - 1, 0))] == ids if n else xp.zeros(len(ids), bool)
+        else:
+            ids = _as_strings(ids, self.device)
+            pos = self._search(ids)
+            found = self._equal(self.take(xp.minimum(pos, max(n - 1, 0))), ids) if n else xp.zeros(len(ids), bool)
+        return pos, ~xp.asarray(found) | (pos >= n)
+
+    def _equal(self, a: Any, b: Any) -> Any:
+        if self.device is Device.CPU:
+            return a == b.to_numpy(dtype=object)
+        return (a.reset_index(drop=True) == b.reset_index(drop=True)).values
+
+    def take(self, index: Any) -> Any:
+        """Original ids at internal indices ``index`` (array), on ``index``'s device."""
+        device = device_of(index)
+        if self.kind == "integer":
+            return to_device(self._values, device)[index]
+        if device is Device.CPU:
+            return self.to(Device.CPU)._values.to_numpy(dtype=object)[index]
+        return self.to(Device.GPU)._values.take(index).reset_index(drop=True)
+
+    def to(self, device: Device | str) -> "IdMap":
+        device = Device.parse(device)
+        if device is self.device:
+            return self
+        if self.kind == "integer":
+            return IdMap(to_device(self._values, device))
+        if device is Device.GPU:
+            return IdMap(device.xdf.Series(self._values.to_numpy(dtype=object)))
+        return IdMap(self._values.to_pandas())
+
+    def names(self, index: Sequence[int] | Any) -> list[Any]:
+        """A few original ids as plain Python values (for messages)."""
+        got = self.take(index)
+        got = got.to_pandas() if hasattr(got, "to_pandas") else got
+        return [x.item() if hasattr(x, "item") else x for x in list(got)]

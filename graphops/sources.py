@@ -1,0 +1,262 @@
+"""Graph sources: where a graph comes from, declared (pydantic) and loaded (cached by name).
+
+A source is a file or TU folder (``path``), a generator (``generate``) or a named data set
+(``dataset``). Pipelines, ``graphops bench`` and plugins (e.g. a sweep command) all read
+graphs through :class:`Sources`; none of them reaches into another's internals. In YAML::
+
+    graphs:
+      karate: {dataset: karate}                      # bundled with graphops (or from GRAPHOPS_DATA)
+      web:    {path: data/web.tsv, header: auto}     # relative to the file's folder
+      rmat18: {generate: {kind: rmat, scale: 18}}
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .errors import choices, did_you_mean
+
+__all__ = ["GraphSource", "RMat", "Grid2D", "GnpSet", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
+
+SOURCE_KINDS = ("path", "generate", "dataset")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RMat(_Model):
+    """An R-MAT graph (:func:`graphops.generate.rmat`)."""
+
+    kind: Literal["rmat"]
+    scale: int = Field(ge=1, le=32)
+    edge_factor: int = Field(16, ge=1)
+    a: float = Field(0.57, ge=0, le=1)
+    b: float = Field(0.19, ge=0, le=1)
+    c: float = Field(0.19, ge=0, le=1)
+    seed: int = 42
+    scramble: bool = True
+
+
+class Grid2D(_Model):
+    """A 4-neighbour grid (:func:`graphops.generate.grid2d`)."""
+
+    kind: Literal["grid2d"]
+    rows: int = Field(ge=1)
+    cols: int = Field(ge=1)
+
+
+class GnpSet(_Model):
+    """A GraphSet of G(n, p) graphs with labels and attributes (:func:`graphops.generate.gnp_set`)."""
+
+    kind: Literal["gnp_set"]
+    sizes: dict[int, int] = Field(min_length=1)  # nodes per graph -> number of such graphs
+    p: float = Field(0.5, ge=0, le=1)
+    n_labels: int = Field(4, ge=1)
+    n_attrs: int = Field(2, ge=0)
+    seed: int = 42
+
+
+Generator = Annotated[RMat | Grid2D | GnpSet, Field(discriminator="kind")]
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+class GraphSource(_Model):
+    """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
+
+    path: str | None = Field(None, min_length=1)
+    generate: Generator | None = None
+    dataset: str | None = Field(None, min_length=1)
+    format: str | None = None
+    src: str | int | None = None
+    dst: str | int | None = None
+    weight: str | int | None = None
+    columns: list[str] | None = None
+    header: Literal["auto", True, False] = "auto"
+    ids: Literal["auto", "integer", "string"] = "auto"
+    directed: bool | None = None
+    dedupe: bool | None = None
+    device: Literal["auto", "cpu", "gpu"] = "cpu"
+
+    _lower_device = field_validator("device", mode="before")(_lower)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "GraphSource":
+        given = [k for k in SOURCE_KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
+                             "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
+        return self
+
+    @property
+    def is_directed(self) -> bool:
+        return bool(self.directed)
+
+
+@dataclass(frozen=True)
+class DeclaredGraph:
+    """What a pipeline file says about a graph before it is read: for checks at validate time.
+
+    ``weighted`` is ``None`` when the file does not say (a TU folder, a data set).
+    """
+
+    name: str
+    kind: str
+    directed: bool
+    weighted: bool | None
+
+
+class Sources:
+    """Named graph sources, paths relative to ``base``; each graph loaded at most once."""
+
+    def __init__(self, sources: Mapping[str, GraphSource], base: Path, registry: Any):
+        self.sources = dict(sources)
+        self.base = Path(base)
+        self.registry = registry
+        self.graphs: dict[str, Any] = {}
+        self.info: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, registry: Any = None) -> "Sources":
+        """The ``graphs:`` section of a pipeline file (nothing else of it is checked)."""
+        import yaml
+
+        from .registry import get_registry
+
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        graphs = {k: GraphSource.model_validate(v) for k, v in (data.get("graphs") or {}).items()}
+        return cls(graphs, Path(path).resolve().parent, registry or get_registry())
+
+    # what is known before reading ----------------------------------------------------
+    def path(self, name: str) -> Path | None:
+        """The file or folder a graph is read from; ``None`` for a generated graph or data set."""
+        src = self.sources[name]
+        return None if src.path is None else self.base / src.path
+
+    def format(self, name: str) -> str:
+        """``tu``, ``generated``, ``dataset``, a reader's name, or ``""`` when unknown."""
+        src = self.sources[name]
+        if src.generate is not None:
+            return "generated"
+        if src.dataset is not None:
+            return "dataset"
+        if src.format:
+            return src.format
+        path = self.path(name)
+        if path.is_dir():
+            return "tu"
+        reader = self.registry.reader_for_suffix(path.suffix)
+        return reader.name if reader else ""
+
+    def kind(self, name: str) -> str:
+        """``graph`` or ``graphset``."""
+        src = self.sources[name]
+        if src.generate is not None:
+            return "graphset" if src.generate.kind == "gnp_set" else "graph"
+        if src.dataset is not None:
+            from .datasets import entry
+
+            known = entry(src.dataset)
+            return known.kind if known is not None else "graph"
+        return "graphset" if self.format(name) == "tu" else "graph"
+
+    def declared(self, name: str) -> DeclaredGraph:
+        src = self.sources[name]
+        weighted = None if src.path is None or self.kind(name) == "graphset" else src.weight is not None
+        directed = src.is_directed
+        if src.dataset is not None and src.directed is None:
+            from .datasets import entry
+
+            known = entry(src.dataset)
+            directed = bool(known and known.directed)
+        return DeclaredGraph(name, self.kind(name), directed, weighted)
+
+    def problems(self, name: str) -> Iterator[tuple[str, str]]:
+        """``(key, message)`` for each problem found without reading the data."""
+        src = self.sources[name]
+        if src.dataset is not None:
+            from .datasets import dataset_problem
+
+            problem = dataset_problem(src.dataset)
+            if problem:
+                yield "dataset", problem
+            return
+        path = self.path(name)
+        if path is None:
+            return
+        if not path.exists():
+            yield "path", f"File not found: {src.path!r} (resolved to {str(path)!r})"
+            return
+        if not os.access(path, os.R_OK):
+            yield "path", f"Cannot read {src.path!r}: permission denied"
+            return
+        yield from self._format_problems(name, src, path)
+
+    def _format_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
+        formats = ["tu", *self.registry.readers]
+        if src.format is not None and src.format not in formats:
+            yield "format", (f"Unknown format {src.format!r}. Allowed: {choices(formats)}."
+                             f"{did_you_mean(src.format, formats)}")
+        elif path.is_dir() != (self.format(name) == "tu"):
+            yield "path", (f"{src.path!r} is a folder; a folder is read as a TU dataset (format: tu)"
+                           if path.is_dir() else f"format 'tu' needs a folder; {src.path!r} is a file")
+        elif not self.format(name):
+            yield "format", (f"Cannot tell the format of {src.path!r} from its suffix {path.suffix!r}. "
+                             f"Known suffixes: {', '.join(self.registry.suffixes())}; or set format: "
+                             f"to one of {choices(formats)}")
+
+    # loading ---------------------------------------------------------------------------
+    def get(self, name: str) -> Any:
+        """The graph (or GraphSet) called ``name``, read or generated on first use."""
+        if name not in self.graphs:
+            start = time.perf_counter()
+            self.graphs[name] = self._load(name)
+            src = self.sources[name]
+            self.info[name] = {
+                "path": str(self.path(name) or ""), "dataset": src.dataset,
+                "generate": src.generate.model_dump() if src.generate is not None else None,
+                "format": self.format(name), "load_seconds": time.perf_counter() - start,
+                "repr": repr(self.graphs[name])}
+        return self.graphs[name]
+
+    def _device(self, name: str) -> str:
+        from .device import rapids_available
+
+        device = self.sources[name].device
+        if device == "auto":
+            device = "gpu" if rapids_available() else "cpu"
+        return device
+
+    def _load(self, name: str) -> Any:
+        src, device = self.sources[name], self._device(name)
+        if src.generate is not None:
+            from . import generate
+
+            spec = src.generate.model_dump()
+            return getattr(generate, spec.pop("kind"))(**spec).to(device)
+        if src.dataset is not None:
+            from .datasets import load
+
+            return load(src.dataset, device=device, **_read_options(src))
+        if self.format(name) == "tu":
+            from .tu import read_tu
+
+            return read_tu(self.path(name)).to(device)
+        from .io import read_graph
+
+        return read_graph(self.path(name), src.format, src=src.src, dst=src.dst, weight=src.weight,
+                          columns=src.columns, header=src.header, ids=src.ids, device=device,
+                          registry=self.registry, **_read_options(src))
+
+
+def _read_options(src: GraphSource) -> dict[str, Any]:
+    """``directed``/``dedupe`` when the file says them (a data set has its own defaults)."""
+    return {k: getattr(src, k) for k in ("directed", "dedupe") if getattr(src, k) is not None}
