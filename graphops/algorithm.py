@@ -51,23 +51,20 @@ class Params(BaseModel):
         """Raise ``ValueError`` when an input graph does not suit these parameters (its data:
         negative weights, missing labels, ...); runs on the host, after :meth:`check_declared`."""
 
-    def resolve(self, **inputs: Any) -> "Params":
-        """Derive from the inputs what every backend needs, once per call (default: nothing).
-
-        Runs on the host after :meth:`check_inputs`, before a backend is timed; return a
-        copy holding the derived data in private attributes (e.g. vertex pairs given
-        by original id, mapped to internal indices), or ``self``.
-        """
-        return self
-
 
 @dataclass(frozen=True)
 class Input:
-    """One input slot of an algorithm: its name, the kinds it accepts, whether it is required."""
+    """One input slot of an algorithm: its name, the kinds it accepts, whether it is required.
+
+    Kinds: ``graph`` (a :class:`Graph`; backends get its CSR view), ``graphset`` (a
+    :class:`GraphSet`; a batched CSR), ``pairs`` (vertex pairs of the first input, see
+    :mod:`graphops.pairs`; backends get a :class:`graphops.pairs.PairIndex`).
+    """
 
     name: str
     kinds: tuple[str, ...] = ("graph",)
     required: bool = True
+    default: str | None = None  # for an optional "pairs" slot: "edges" (the graph's distinct edges)
 
     def __post_init__(self) -> None:
         bad = [k for k in self.kinds if k not in INPUT_KINDS]

@@ -44,6 +44,7 @@ class CSR:
     node_labels: Any = None
     edge_labels: Any = None
     node_attrs: Any = None
+    home: Any = None  # the Device of the graph this view belongs to: results go there
     extra: dict = field(default_factory=dict)  # backends' derived objects, cached per view
 
     @property
@@ -141,7 +142,7 @@ class CSRViews:
         device = self.device if device is None else Device.parse(device)
         views = self.__dict__.setdefault("_csr_views", {})
         if device not in views:
-            home = views.get(self.device) or self._build_csr()
+            home = views.get(self.device) or dataclasses.replace(self._build_csr(), home=self.device)
             views[self.device] = home
             views[device] = home.to(device)
         return views[device]

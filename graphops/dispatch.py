@@ -16,16 +16,17 @@ from .errors import BackendUnavailableError, GraphopsError, InputError, PluginEr
 from .frames import new_frame
 from .graph import Graph
 from .graphset import GraphSet
+from .pairs import Pairs, as_pairs
 from .plugins import call_hook
 from .registry import Registry, get_registry
 from .validation import build_params
 
 log = logging.getLogger("graphops")
 
-__all__ = ["run", "execute", "plan", "prepare", "execute_plan", "Plan", "Outcome", "choose_backend",
-           "bind_inputs"]
+__all__ = ["run", "execute", "execute_call", "plan", "prepare", "execute_plan", "Plan", "Outcome",
+           "choose_backend", "bind_inputs"]
 
-_KIND = {Graph: "graph", GraphSet: "graphset"}
+_KIND = {Graph: "graph", GraphSet: "graphset", Pairs: "pairs"}
 
 
 @dataclass(frozen=True)
@@ -52,31 +53,56 @@ def run(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry 
 
     :param algorithm: a registered name (``graphops plugins`` lists them)
     :param inputs: :class:`Graph`/:class:`GraphSet` objects, in the algorithm's slot order
+        (an input slot may also be given by keyword, e.g. ``pairs=frame``)
     :param backend: ``auto`` (default), ``cpu``, ``gpu``, ``hybrid`` or another offered name
     :param params: the algorithm's parameters, validated by its Params model
     """
+    return execute_call(algorithm, *inputs, backend=backend, registry=registry, **params).result
+
+
+def execute_call(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry | None = None,
+                 **params: Any) -> "Outcome":
+    """As :func:`run`, returning the :class:`Outcome`: the result with the backend that ran, its
+    device, times, why it was chosen and the backend's ``details`` (e.g. a hybrid split)."""
     registry = registry or get_registry()
     algo = registry.algorithm(algorithm)
-    return execute(algo, bind_inputs(algo, inputs), backend, params, registry).result
+    by_name = {k: params.pop(k) for k in list(params) if k in algo.slot_names}
+    return execute(algo, bind_inputs(algo, inputs, by_name), backend, params, registry)
 
 
-def bind_inputs(algo: Algorithm, args: Sequence[Any]) -> dict[str, Any]:
-    """Map positional inputs to the algorithm's slots, checking count and kind."""
+def _kind_names(kinds: Sequence[str]) -> str:
+    names = {"graph": "Graph", "graphset": "GraphSet", "pairs": "frame of vertex pairs"}
+    return " or ".join(names[k] for k in kinds)
+
+
+def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Map positional (and keyword) inputs to the algorithm's slots, checking count and kind."""
     slots = algo.inputs
-    required = [s for s in slots if s.required]
-    if not len(required) <= len(args) <= len(slots):
+    given = dict(zip([s.name for s in slots], args))
+    for name, obj in (by_name or {}).items():
+        if name in given:
+            raise InputTypeError(f"{algo.name}: input {name!r} given twice (by position and by keyword)")
+        given[name] = obj
+    missing = [s.name for s in slots if s.required and s.name not in given]
+    if len(args) > len(slots) or missing:
         want = ", ".join(s.name + ("" if s.required else "?") for s in slots)
         raise InputTypeError(f"{algo.name} takes inputs ({want}); got {len(args)} input(s)")
     bound = {}
-    for slot, obj in zip(slots, args):
-        kind = _KIND.get(type(obj))
-        if kind not in slot.kinds:
-            allowed = " or ".join("Graph" if k == "graph" else "GraphSet" for k in slot.kinds)
-            raise InputTypeError(f"{algo.name}: input {slot.name!r} must be a {allowed}; got "
-                            f"{type(obj).__name__}. Build one with graphops.Graph.from_edgelist(df) "
-                            f"or graphops.read_tu(path)")
-        bound[slot.name] = obj
+    for slot in slots:
+        if slot.name in given and given[slot.name] is not None:
+            bound[slot.name] = _bind(algo, slot, given[slot.name])
     return bound
+
+
+def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
+    kind = _KIND.get(type(obj))
+    if "pairs" in slot.kinds and kind != "graphset":
+        return as_pairs(obj)
+    if kind not in slot.kinds:
+        raise InputTypeError(f"{algo.name}: input {slot.name!r} must be a {_kind_names(slot.kinds)}; got "
+                             f"{type(obj).__name__}. Build one with graphops.Graph.from_edgelist(df) "
+                             f"or graphops.read_tu(path)")
+    return obj
 
 
 def _usable(spec: Backend) -> tuple[bool, str]:
@@ -141,6 +167,20 @@ def _prepare(obj: Any, spec: Backend) -> Any:
     return obj.csr(Device(spec.device))
 
 
+def _slot_view(planned: "Plan", slot: Any, spec: Backend) -> Any:
+    """What a backend receives for one slot: a CSR view, a peer's prepared object, a
+    PairIndex for a pairs slot, or ``None`` for an optional slot left empty."""
+    graph = next(iter(planned.inputs.values()))
+    if "pairs" in slot.kinds:
+        pairs = planned.inputs.get(slot.name)
+        if pairs is None and slot.default == "edges":
+            pairs = Pairs.edges_of(graph)
+        return None if pairs is None else pairs.index(graph, Device(spec.device))
+    if slot.name not in planned.inputs:
+        return None
+    return _prepare(planned.inputs[slot.name], spec)
+
+
 def _home(inputs: Mapping[str, Any]) -> Device:
     return next(iter(inputs.values())).device
 
@@ -173,11 +213,11 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
          registry: Registry | None = None) -> Plan:
     """Validate parameters and inputs on the host and choose the backend; nothing runs yet."""
     registry = registry or get_registry()
+    inputs = bind_inputs(algo, [], inputs)  # by slot name; a pairs slot may hold a frame or Graph
     p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
     try:
         p.check_declared(**inputs)
         p.check_inputs(**inputs)
-        p = p.resolve(**inputs)
     except GraphopsError:
         raise
     except ValueError as exc:  # by contract, check_inputs' ValueErrors are about the input
@@ -191,8 +231,7 @@ def prepare(planned: Plan) -> list[Any]:
     """The backend's arguments in slot order: CSR views on its device, or a peer's prepared
     objects (cached); ``None`` for an optional slot left empty."""
     spec = planned.algorithm.backends[planned.backend]
-    return [None if slot.name not in planned.inputs else _prepare(planned.inputs[slot.name], spec)
-            for slot in planned.algorithm.inputs]
+    return [_slot_view(planned, slot, spec) for slot in planned.algorithm.inputs]
 
 
 def execute_plan(planned: Plan) -> Outcome:

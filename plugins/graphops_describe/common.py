@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphops.stats import gini_from_sums
+
 
 def segment_sums(xp: Any, rows: Any, ptr: Any) -> Any:
     """For each row of ``rows`` (k × n), the int64 sums of ``row[ptr[i]:ptr[i+1]]`` (k × G).
@@ -40,8 +42,6 @@ def summarize(xp: Any, csr: Any, deg: Any, self_at: Any, multi_at: Any, roots: A
     first = xp.minimum(graph_ptr[:-1], max(csr.n_vertices - 1, 0))
     last = xp.maximum(graph_ptr[1:] - 1, 0)
     nan = xp.float64("nan")
-    gini = xp.where(total == 0, 0.0, 2.0 * weighted_rank / (nf * xp.where(total == 0, 1, total))
-                    - (nf + 1.0) / nf)
     pick = (lambda a: xp.where(empty, nan, a[first] if len(a) else xp.zeros(n_graphs)))
     return {
         "graph": xp.arange(n_graphs, dtype=xp.int64),
@@ -52,7 +52,7 @@ def summarize(xp: Any, csr: Any, deg: Any, self_at: Any, multi_at: Any, roots: A
         "degree_min": pick(sdeg),
         "degree_mean": xp.where(empty, nan, total / nf),
         "degree_max": xp.where(empty, nan, sdeg[last] if len(sdeg) else xp.zeros(n_graphs)),
-        "degree_gini": xp.where(empty, nan, gini),
+        "degree_gini": gini_from_sums(xp, n, total, weighted_rank),
         "n_components": components,
     }
 

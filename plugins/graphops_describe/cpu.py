@@ -10,28 +10,33 @@ from graphops.csr import CSR
 from .common import finish, summarize
 from .params import DescribeParams
 from graphops.jit import njit, prange
+from graphops.work import chunks
 
 
 def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
-    """Per-graph statistics of a (batched) CSR on the host."""
+    """Per-graph statistics of a (batched) CSR on the host, in interruptible chunks of rows."""
     assert csr.indptr.dtype == np.int64 and csr.indices.dtype == np.int32
-    self_at, multi_at = _row_scan(csr.indptr, csr.indices, csr.directed)
+    n = csr.n_vertices
+    self_at, multi_at = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    parent = np.arange(n)
+    cost = csr.indptr + np.arange(n + 1)  # a row costs its entries, and one step
+    for lo, hi in chunks(n, what="describe", cost=cost):
+        _row_scan(csr.indptr, csr.indices, csr.directed, lo, hi, self_at, multi_at)
+        _link(csr.indptr, csr.indices, csr.directed, lo, hi, parent)
     rowlen = np.diff(csr.indptr)
     if csr.directed:
-        deg = rowlen + np.bincount(csr.indices, minlength=csr.n_vertices)
+        deg = rowlen + np.bincount(csr.indices, minlength=n)
     else:
         deg = rowlen + self_at
-    roots = _components(csr.indptr, csr.indices, csr.directed)
+    roots = _roots(parent)
     return finish(np, csr, summarize(np, csr, deg, self_at, multi_at, roots))
 
 
 @njit(parallel=True)
-def _row_scan(indptr, indices, directed):
-    """Self-loops and repeated entries per row (undirected: counted in the lower endpoint's row)."""
-    n = len(indptr) - 1
-    self_at = np.zeros(n, np.int64)
-    multi_at = np.zeros(n, np.int64)
-    for v in prange(n):
+def _row_scan(indptr, indices, directed, lo, hi, self_at, multi_at):
+    """Self-loops and repeated entries of rows lo..hi-1 (undirected: counted in the lower
+    endpoint's row)."""
+    for v in prange(lo, hi):
         loops = 0
         repeats = 0
         for j in range(indptr[v], indptr[v + 1]):
@@ -42,7 +47,6 @@ def _row_scan(indptr, indices, directed):
                 repeats += 1
         self_at[v] = loops
         multi_at[v] = repeats
-    return self_at, multi_at
 
 
 @njit
@@ -54,15 +58,13 @@ def _find(parent, v):
 
 
 @njit
-def _components(indptr, indices, directed):
-    """Root flags of (weakly) connected components by union-find with path halving.
+def _link(indptr, indices, directed, lo, hi, parent):
+    """Union-find with path halving over the edges of rows lo..hi-1 ((weakly) connected components).
 
     Union-find is sequential: it is O(E α(V)) and bound by memory latency, and on a
     few cores a parallel label propagation does more work than it saves.
     """
-    n = len(indptr) - 1
-    parent = np.arange(n)
-    for v in range(n):
+    for v in range(lo, hi):
         for j in range(indptr[v], indptr[v + 1]):
             if not directed and indices[j] > v:
                 break  # rows are sorted; the other direction of these edges comes later
@@ -73,7 +75,12 @@ def _components(indptr, indices, directed):
                     parent[b] = a
                 else:
                     parent[a] = b
-    roots = np.zeros(n, np.bool_)
-    for v in range(n):
+
+
+@njit
+def _roots(parent):
+    """Root flags of the union-find forest: one per component."""
+    roots = np.zeros(len(parent), np.bool_)
+    for v in range(len(parent)):
         roots[v] = parent[v] == v
     return roots

@@ -7,6 +7,7 @@ import networkx as nx
 import numpy as np
 
 from graphops.graphset import GraphSet
+from graphops.stats import gini
 
 from .params import DescribeParams
 
@@ -20,18 +21,6 @@ def to_networkx(obj: Any) -> tuple[list[Any], bool]:
     return [g.to_networkx() for g in (obj if batched else [obj])], batched
 
 
-def _gini(deg: np.ndarray) -> float:
-    if len(deg) == 0:
-        return float("nan")
-    total = int(deg.sum())
-    if total == 0:
-        return 0.0
-    x = np.sort(deg)
-    n = len(x)
-    weighted = int(np.sum(np.arange(1, n + 1, dtype=np.int64) * x))
-    return 2.0 * weighted / (n * total) - (n + 1.0) / n
-
-
 def _row(G: Any) -> dict[str, Any]:
     deg = np.fromiter((d for _, d in G.degree()), dtype=np.int64, count=G.number_of_nodes())
     empty = len(deg) == 0
@@ -43,7 +32,7 @@ def _row(G: Any) -> dict[str, Any]:
         "degree_min": np.nan if empty else float(deg.min()),
         "degree_mean": np.nan if empty else float(deg.sum()) / len(deg),
         "degree_max": np.nan if empty else float(deg.max()),
-        "degree_gini": _gini(deg), "n_components": comps(G) if not empty else 0,
+        "degree_gini": gini(np, deg) if len(deg) else float("nan"), "n_components": comps(G) if not empty else 0,
     }
 
 

@@ -1,11 +1,11 @@
 """graphops plugin ``jaccard``: Jaccard similarity of edges or given vertex pairs, cuGraph's semantics."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Input, hookimpl
+from graphops import Algorithm, Backend, Command, Input, hookimpl
 
 from .params import OUTPUTS, JaccardParams
 
-__all__ = ["graphops_register_algorithms"]
+__all__ = ["graphops_register_algorithms", "graphops_register_commands"]
 
 
 @hookimpl
@@ -13,7 +13,8 @@ def graphops_register_algorithms() -> list[Algorithm]:
     return [Algorithm(
         name="jaccard",
         params=JaccardParams,
-        inputs=(Input("graph", kinds=("graph",)), Input("pairs", kinds=("graph",), required=False)),
+        inputs=(Input("graph", kinds=("graph",)),
+                Input("pairs", kinds=("pairs",), required=False, default="edges")),
         backends={
             "cpu": "graphops_jaccard.cpu:run",
             "gpu": "graphops_jaccard.gpu:run",
@@ -26,7 +27,22 @@ def graphops_register_algorithms() -> list[Algorithm]:
                                 prepare="graphops_jaccard.peer:to_networkx"),
         },
         outputs=OUTPUTS,
+        vertex_columns=("first", "second"),
         summary="Jaccard coefficient of every edge or of given vertex pairs (cuGraph's semantics)",
         version_added="0.1",
         cost="graphops_jaccard.params:cost",
     )]
+
+
+def _sweep_arguments(parser) -> None:
+    parser.add_argument("config", nargs="?", help="a pipeline file whose graphs: section names the graphs")
+    parser.add_argument("--graphs", help="comma-separated graph names (default: all of the file's)")
+    parser.add_argument("--out", default=".", help="folder for jaccard_sweep.json / .png")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--plot", metavar="JSON", help="only draw the PNG from an earlier sweep's JSON")
+
+
+@hookimpl
+def graphops_register_commands() -> list[Command]:
+    return [Command(name="jaccard-sweep", summary="time the hybrid backend against its CPU share and plot it",
+                    target="graphops_jaccard.sweep:main", arguments=_sweep_arguments)]

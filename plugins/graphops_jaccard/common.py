@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphops.csr import CSR
+from graphops.stats import gini
 
 # Pairs whose shorter list has at most this many entries are done by one GPU thread
 # (and are the candidates for the CPU share of the hybrid backend).
@@ -98,16 +99,6 @@ def _row_sums(indptr: Any, w: Any) -> Any:
     return row_sums(indptr, w)
 
 
-def gini(xp: Any, deg: Any) -> float:
-    """Gini index of a degree sequence (0: all equal; → 1: a few vertices hold every edge)."""
-    n, total = len(deg), float(deg.sum()) if len(deg) else 0.0
-    if n == 0 or total == 0:
-        return 0.0
-    x = xp.sort(deg).astype(xp.float64)
-    ranks = xp.arange(1, n + 1, dtype=xp.float64)
-    return float(2.0 * float((ranks * x).sum()) / (n * total) - (n + 1.0) / n)
-
-
 def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
     """Degree statistics of the graph and work measures of the pairs (host numbers)."""
     xp = adj.xp
@@ -124,7 +115,14 @@ def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
     }
 
 
-def result(params: Any, coeff: Any) -> dict[str, Any]:
-    """The output columns: the pairs by original id (as resolved, on the home device) and J."""
-    first, second = params.output_pairs()
-    return {"first": first, "second": second, "jaccard_coeff": coeff}
+def result(pairs: Any, coeff: Any) -> dict[str, Any]:
+    """The output columns: the pairs (internal indices; mapped back to ids by graphops) and J."""
+    return {"first": pairs.first, "second": pairs.second, "jaccard_coeff": coeff}
+
+
+def pair_costs(adj: Adjacency, first: Any, second: Any) -> Any:
+    """Cumulative work d_u + d_v + 1 of host pairs (``len + 1`` entries), to cut chunks by."""
+    import numpy as np
+
+    deg = adj.degrees()
+    return np.concatenate([[0], np.cumsum(deg[first] + deg[second] + 1)])

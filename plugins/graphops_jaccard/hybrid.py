@@ -14,22 +14,28 @@ The CPU share is
   all. Otherwise the CPU's rate on the lightest pairs and the GPU's rate are measured,
   the share at which both would finish together is predicted, and real runs at that
   share and half of it are timed against GPU only. A split is kept only when it is at
-  least ``MIN_GAIN`` faster than GPU only; the choice is cached per graph and pair list.
-The chosen split and why are logged and kept in :func:`last_split`.
+  least ``MIN_GAIN`` faster than GPU only; the choice is kept with the graph's GPU CSR view
+  (keyed by the pairs' content), so the next call on the same pairs skips the calibration.
+The chosen split and why are logged and returned as the call's details (``split``), which
+``graphops.execute_call`` and the run summary report.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import cupy as cp
 import numpy as np
 
+from graphops import Result
 from graphops.csr import CSR
-from graphops.device import Device, spare_one_core
+from graphops.cuda import wait_idle
+from graphops.device import spare_one_core
+from graphops.pairs import PairIndex
+from graphops.timing import timed
 
 from . import cpu, gpu
 from .common import Adjacency, adjacency, result, work_stats
@@ -54,14 +60,6 @@ class Split:
     measured_gain: float = 0.0  # calibration's GPU-only time over the split's, minus 1
 
 
-_LAST: list[Split] = []
-
-
-def last_split() -> Split | None:
-    """The split of the most recent hybrid call in this process."""
-    return _LAST[-1] if _LAST else None
-
-
 def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacency:
     key = ("jaccard_host_adjacency", params.symmetrize, params.use_weight)
     if key not in csr.extra:
@@ -69,37 +67,43 @@ def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacenc
     return csr.extra[key]
 
 
-def run(csr: CSR, pairs_csr: Any, params: JaccardParams) -> dict[str, Any]:
+def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
     adj = adjacency(csr, params.symmetrize, params.use_weight)
-    first, second = params.pairs_on(Device.GPU)
+    first, second = pairs.first, pairs.second
     # Both made on first use only: a GPU-only split needs neither.
     host = functools.partial(_host_adjacency, csr, params, adj)  # cached on the CSR view
     keys = functools.cache(functools.partial(gpu.pair_keys, adj, first, second))
-    split = _split(csr, adj, params, first, second, keys, host)
-    _LAST[:] = [split]
+    split = _split(csr, adj, params, pairs, keys, host)
     log.info("jaccard hybrid: CPU share %.1f%% (pairs with d_u + d_v < %d, and some = %d): %s",
              100 * split.cpu_share, split.key, split.key, split.reason)
     out = cp.empty(len(first), cp.float64)
-    compute(adj, host, params, first, second, keys, split, out)
-    return result(params, out)
+    compute(adj, host, pairs, keys, split, out)
+    return Result(result(pairs, out), {"split": dataclasses.asdict(split)})
 
 
-def compute(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second: Any,
-            keys: Any, split: Split, out: Any) -> None:
+def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any) -> None:
     """Fill ``out``: the split's CPU share on the CPU, concurrently with the GPU's rest.
 
     ``host`` and ``keys`` are zero-argument callables giving the host adjacency and the
     pairs' work keys; a GPU-only split calls neither."""
+    first, second = pairs.first, pairs.second
     if split.key < 0:
-        gpu.launch(adj, first, second, out)
+        gpu.coefficients(adj, first, second, out=out)
         return
     sel = cpu_positions(keys(), split)
     sel_host = cp.asnumpy(sel)                     # small and synchronous: before the launches
     gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
-    hf, hs = params.pairs_on(Device.CPU)
+    hf, hs = _host_pairs(pairs)
     with spare_one_core():
         values = cpu.coefficients(host(), hf, hs, sel_host)
+    wait_idle()  # interruptible, unlike a plain synchronize
     out[sel] = cp.asarray(values)
+
+
+def _host_pairs(pairs: PairIndex) -> tuple[Any, Any]:
+    if "host" not in pairs.extra:
+        pairs.extra["host"] = (cp.asnumpy(pairs.first), cp.asnumpy(pairs.second))
+    return pairs.extra["host"]
 
 
 def cpu_positions(keys: Any, split: Split) -> Any:
@@ -127,32 +131,20 @@ def split_for_share(keys: Any, share: float, reason: str) -> Split:
     return Split(want / n, key, cut, reason)
 
 
-def _timed(fn: Any, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
-def _split(csr: CSR, adj: Adjacency, params: JaccardParams, first: Any, second: Any, keys: Any,
-           host: Any) -> Split:
+def _split(csr: CSR, adj: Adjacency, params: JaccardParams, pairs: PairIndex, keys: Any, host: Any) -> Split:
     if params.cpu_share is not None:
         return split_for_share(keys(), params.cpu_share, f"cpu_share={params.cpu_share} requested")
-    # Kept on the graph's CSR view per pair list (by identity: a stale hit could only cost
-    # speed, never change a value).
-    ident = ("jaccard_split", params.symmetrize, params.use_weight, id(first), len(first))
+    # Kept with the graph's CSR view on the GPU, keyed by the pairs' content: the same workload
+    # gets the same split without a new calibration.
+    ident = ("jaccard_split", params.symmetrize, params.use_weight, pairs.digest)
     if ident not in csr.extra:
-        csr.extra[ident] = choose(adj, host, params, first, second, keys)
+        csr.extra[ident] = choose(adj, host, params, pairs, keys)
     return csr.extra[ident]
 
 
-def choose(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second: Any,
-           keys: Any) -> Split:
+def choose(adj: Adjacency, host: Any, params: JaccardParams, pairs: PairIndex, keys: Any) -> Split:
     """Heuristic from degree statistics, then a short calibration (see the module doc)."""
+    first, second = pairs.first, pairs.second
     stats = work_stats(adj, first, second)
     none = Split(0.0, -1, 0, "")
     if stats["pairs"] < 10_000:
@@ -165,17 +157,17 @@ def choose(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second:
         return Split(0.0, -1, 0, f"Σ(d_u+d_v)/Σmin = {skew:.1f} < {SKEW_MIN}: no light end worth "
                                  f"moving, GPU only")
     out = cp.empty(len(first), cp.float64)
-    hf, hs = params.pairs_on(Device.CPU)
+    hf, hs = _host_pairs(pairs)
 
     def run_at(split: Split) -> None:
-        compute(adj, host, params, first, second, keys, split, out)
+        compute(adj, host, pairs, keys, split, out)
 
-    gpu_only = _timed(lambda: run_at(none))
+    gpu_only = timed(lambda: run_at(none), repeat=3).median
     sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
     on_host = host()
     with spare_one_core():
         cpu.coefficients(on_host, hf, hs, sel[:1000])  # compile / warm
-        cpu_rate = len(sel) / _timed(lambda: cpu.coefficients(on_host, hf, hs, sel), repeat=2)
+        cpu_rate = len(sel) / timed(lambda: cpu.coefficients(on_host, hf, hs, sel), repeat=2).median
     gpu_rate = stats["pairs"] / gpu_only
     balanced = min(0.5, cpu_rate / (cpu_rate + gpu_rate))
     best = Split(0.0, -1, 0, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "
@@ -186,7 +178,7 @@ def choose(adj: Adjacency, host: Any, params: JaccardParams, first: Any, second:
         trial = split_for_share(keys(), share, "")
         if trial.key < 0:
             continue
-        took = _timed(lambda: run_at(trial))
+        took = timed(lambda: run_at(trial), repeat=3).median
         if took < best_time:
             best_time = took
             best = Split(trial.cpu_share, trial.key, trial.cut,

@@ -6,8 +6,9 @@ from typing import Any
 import numpy as np
 
 from graphops import Graph
-from graphops.device import Device
+from graphops.device import Device, to_device
 from graphops.errors import InputError
+from graphops.pairs import PairIndex
 
 from .common import adjacency, result
 from .params import JaccardParams
@@ -38,18 +39,17 @@ def to_cugraph(graph: Graph) -> Any:
     return G
 
 
-def run_cugraph(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
+def run_cugraph(G: Any, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
     """``cugraph.jaccard`` with the pairs as ``vertex_pair`` (results come in that order)."""
     import cudf
     import cugraph
 
-    if "cugraph_pairs" not in params._memo:
-        first, second = params.pairs_on(Device.GPU)
-        params._memo["cugraph_pairs"] = cudf.DataFrame({"first": first, "second": second})
-    vp = params._memo["cugraph_pairs"]
-    res = cugraph.jaccard(G, vertex_pair=vp, use_weight=params.use_weight)
-    # cuGraph returns the pairs in vertex_pair's order; the output speaks original ids.
-    return result(params, res["jaccard_coeff"].values.astype("float64"))
+    if "cugraph_pairs" not in pairs.extra:  # built once per pair list, outside later timings
+        pairs.extra["cugraph_pairs"] = cudf.DataFrame({"first": to_device(pairs.first, Device.GPU),
+                                                       "second": to_device(pairs.second, Device.GPU)})
+    res = cugraph.jaccard(G, vertex_pair=pairs.extra["cugraph_pairs"], use_weight=params.use_weight)
+    # cuGraph returns the pairs in vertex_pair's order.
+    return result(pairs, res["jaccard_coeff"].values.astype("float64"))
 
 
 def to_networkx(graph: Graph) -> Any:
@@ -63,15 +63,15 @@ def to_networkx(graph: Graph) -> Any:
     return G
 
 
-def run_networkx(G: Any, pairs: Any, params: JaccardParams) -> dict[str, Any]:
+def run_networkx(G: Any, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
     """``nx.jaccard_coefficient`` on the pairs. networkx drops u and v from the shared
     neighbours (not from the union), so it differs from cuGraph where self-loops exist."""
     import networkx as nx
 
     if params.use_weight:
         raise InputError("the networkx peer has no weighted Jaccard; use backend cpu, gpu or cugraph")
-    first, second = params.pairs_on(Device.CPU)
+    first, second = pairs.first, pairs.second
     coeff = np.fromiter((j for _, _, j in nx.jaccard_coefficient(G, list(zip(first.tolist(),
                                                                               second.tolist())))),
                         dtype=np.float64, count=len(first))
-    return result(params, coeff)
+    return result(pairs, coeff)

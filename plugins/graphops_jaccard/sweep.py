@@ -1,19 +1,18 @@
-"""Sweep the hybrid backend's CPU share and plot time against share, per graph.
+"""``graphops jaccard-sweep``: time the hybrid backend against its CPU share, per graph, and plot it.
 
-    python -m graphops_jaccard.sweep configs/bench/jaccard_graphs.yaml --out sweep/
-    python -m graphops_jaccard.sweep --plot sweep/jaccard_sweep.json     # re-plot elsewhere
+    graphops jaccard-sweep configs/bench/jaccard_graphs.yaml --graphs rmat18,enron --out sweep/
+    graphops jaccard-sweep --plot sweep/jaccard_sweep.json        # re-plot elsewhere
 
-For every graph that a ``hybrid`` jaccard step of the file uses, times the hybrid
-backend at CPU shares 0, 5, ..., 50 % (median of ``--repeat`` runs after a warm one),
-and what the heuristic chose (``cpu_share`` left out), with the GPU-only time beside
-it. Writes ``jaccard_sweep.json`` and, where matplotlib is installed,
-``jaccard_sweep.png`` with one panel per graph and the chosen share marked.
+For every graph named (default: every graph of the file's ``graphs:`` section), times the
+hybrid backend at CPU shares 0, 5, ..., 50 % (median of ``--repeat`` runs after a warm one),
+and what the heuristic chose (``cpu_share`` left out), with the GPU-only time beside it.
+Writes ``jaccard_sweep.json`` and, where matplotlib is installed, ``jaccard_sweep.png`` with
+one panel per graph and the chosen share marked.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -22,51 +21,42 @@ from typing import Any
 SHARES = tuple(round(0.05 * i, 2) for i in range(11))
 
 
-def _time(fn: Any, repeat: int) -> float:
-    from graphops.device import synchronize
+def _point(g: Any, repeat: int, **params: Any) -> tuple[float, dict]:
+    """Median ms of the hybrid backend with ``params``, and the split it reported."""
+    import graphops as go
+    from graphops.timing import timed
 
-    fn()
-    times = []
-    for _ in range(repeat):
-        synchronize()
-        t0 = time.perf_counter()
-        fn()
-        synchronize()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    outcome = go.execute_call("jaccard", g, backend="hybrid", **params)  # warm; calibrates if asked
+    ms = 1e3 * timed(lambda: go.run("jaccard", g, backend="hybrid", **params), repeat=repeat).median
+    return ms, dict(outcome.details["split"])
 
 
-def sweep(config: str | Path, repeat: int = 3, shares: tuple[float, ...] = SHARES) -> dict[str, Any]:
+def sweep(config: str | Path, names: list[str] | None = None, repeat: int = 3,
+          shares: tuple[float, ...] = SHARES) -> dict[str, Any]:
     import graphops as go
     from graphops.device import Device
+    from graphops.pairs import Pairs
+    from graphops.sources import Sources
+    from graphops.timing import timed
 
-    from . import hybrid
     from .common import adjacency, work_stats
 
-    loaded = go.load_pipeline(config)
-    cache = loaded.sources
-    names = list(dict.fromkeys(s.inputs["graph"] for s in loaded.model.steps
-                               if s.algorithm == "jaccard" and s.backend == "hybrid"))
+    sources = Sources.from_file(config)
     out: dict[str, Any] = {"file": str(config), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "graphs": {}}
-    for name in names:
-        g = cache.get(name)
-        gpu_ms = 1e3 * _time(lambda: go.run("jaccard", g, backend="gpu"), repeat)
+    for name in names or list(sources.sources):
+        g = sources.get(name)
+        gpu_ms = 1e3 * timed(lambda: go.run("jaccard", g, backend="gpu"), repeat=repeat, warmup=1).median
         points = []
         for share in shares:
-            go.run("jaccard", g, backend="hybrid", cpu_share=share)
-            actual = hybrid.last_split().cpu_share
-            ms = 1e3 * _time(lambda: go.run("jaccard", g, backend="hybrid", cpu_share=share), repeat)
-            points.append({"share": share, "actual_share": actual, "ms": ms})
-        auto_ms = 1e3 * _time(lambda: go.run("jaccard", g, backend="hybrid"), repeat)
-        chosen = hybrid.last_split()
-        adj = adjacency(g.csr(Device.GPU), False, False)
-        planned = go.dispatch.plan(loaded.registry.algorithm("jaccard"), {"graph": g}, "cpu", {})
-        first, second = planned.params.pairs_on(Device.GPU)
+            ms, split = _point(g, repeat, cpu_share=share)
+            points.append({"share": share, "actual_share": split["cpu_share"], "ms": ms})
+        auto_ms, chosen = _point(g, repeat)
+        pairs = Pairs.edges_of(g).index(g, Device.GPU)
+        stats = work_stats(adjacency(g.csr(Device.GPU), False, False), pairs.first, pairs.second)
         out["graphs"][name] = {"gpu_ms": gpu_ms, "points": points, "auto_ms": auto_ms,
-                               "chosen_share": chosen.cpu_share, "reason": chosen.reason,
-                               "stats": work_stats(adj, first, second)}
-        print(f"{name}: GPU only {gpu_ms:.2f} ms; heuristic share {100 * chosen.cpu_share:.1f}% "
-              f"-> {auto_ms:.2f} ms ({chosen.reason})", file=sys.stderr)
+                               "chosen_share": chosen["cpu_share"], "reason": chosen["reason"], "stats": stats}
+        print(f"{name}: GPU only {gpu_ms:.2f} ms; heuristic share {100 * chosen['cpu_share']:.1f}% "
+              f"-> {auto_ms:.2f} ms ({chosen['reason']})", file=sys.stderr)
     return out
 
 
@@ -97,27 +87,20 @@ def plot(data: dict[str, Any], path: str | Path) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m graphops_jaccard.sweep", description=__doc__.split("\n")[0])
-    ap.add_argument("config", nargs="?", help="benchmark pipeline with hybrid jaccard steps")
-    ap.add_argument("--out", default=".", help="folder for jaccard_sweep.json / .png")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--plot", metavar="JSON", help="only draw the PNG from an earlier sweep's JSON")
-    args = ap.parse_args(argv)
+def main(args: argparse.Namespace) -> int:
+    from graphops.errors import InputError
+
     if args.plot:
         data = json.loads(Path(args.plot).read_text())
         out = Path(args.plot).with_suffix(".png")
     else:
         if not args.config:
-            ap.error("give a config file, or --plot JSON")
-        data = sweep(args.config, args.repeat)
+            raise InputError("graphops jaccard-sweep: give a pipeline file, or --plot JSON")
+        names = [n.strip() for n in args.graphs.split(",")] if args.graphs else None
+        data = sweep(args.config, names, args.repeat)
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "jaccard_sweep.json").write_text(json.dumps(data, indent=2))
         out = folder / "jaccard_sweep.png"
     print(f"plot written to {out}" if plot(data, out) else "matplotlib not installed: JSON only")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

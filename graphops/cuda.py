@@ -1,0 +1,66 @@
+"""GPU helpers every plugin's ``gpu.py`` shares: loading its CUDA source, the launch grid, waiting.
+
+* :func:`load_module` compiles ``kernels/<name>.cu`` of a package with CuPy (cached by
+  CuPy per device), passing constants the Python side also uses as ``-D`` macros, so each
+  cost constant or size limit is written once, in Python.
+* :func:`grid` is the one grid rule: enough blocks for the work, at most a few waves of the
+  device's multiprocessors (kernels loop grid-stride over the rest).
+* :func:`wait` and :func:`wait_idle` wait for queued GPU work by polling, so Ctrl-C is
+  seen while the GPU works (a plain CUDA synchronize blocks in C until the queue drains).
+
+Imported only by GPU backends: it imports CuPy at the top.
+"""
+from __future__ import annotations
+
+import time
+from importlib import resources
+from typing import Any, Mapping
+
+import cupy as cp
+
+from .device import gpu_attribute
+
+__all__ = ["load_module", "grid", "wait", "wait_idle", "THREADS"]
+
+THREADS = 256
+_POLL = 0.0002  # seconds between polls of a CUDA event
+
+
+def load_module(package: str, name: str, options: tuple[str, ...] = (),
+                defines: Mapping[str, Any] | None = None) -> Any:
+    """``cupy.RawModule`` of ``<package>/kernels/<name>.cu``, C++17, with ``defines`` as ``-D`` macros.
+
+    The ``.cu`` file should ``#ifndef``-guard each macro it receives, so it also compiles on its
+    own (``nvcc -c``) for checking.
+    """
+    code = resources.files(package).joinpath(f"kernels/{name}.cu").read_text()
+    macros = tuple(f"-D{key}={_literal(value)}" for key, value in (defines or {}).items())
+    return cp.RawModule(code=code, options=("--std=c++17", *options, *macros))
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value) if "." in repr(value) or "e" in repr(value) else f"{value}.0"
+    return str(int(value))
+
+
+def grid(work: int, threads: int = THREADS, per_sm: int = 32) -> tuple[int]:
+    """Blocks for ``work`` items of ``threads`` per block (one item per block: ``threads=1``),
+    at most ``per_sm`` blocks per multiprocessor; at least one."""
+    sms = gpu_attribute("MultiProcessorCount")
+    return (max(1, min((work + threads - 1) // threads, sms * per_sm)),)
+
+
+def wait(event: Any) -> None:
+    """Wait for a recorded ``cupy.cuda.Event``, polling, so a KeyboardInterrupt can arrive meanwhile."""
+    while not event.done:
+        time.sleep(_POLL)
+
+
+def wait_idle(stream: Any = None) -> None:
+    """Wait, interruptibly, for the work queued so far on ``stream`` (default: the current one)."""
+    event = cp.cuda.Event(block=False, disable_timing=True)
+    event.record(stream)
+    wait(event)

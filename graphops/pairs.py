@@ -1,0 +1,143 @@
+"""Vertex pairs as an input kind: given by original id, resolved once against a graph.
+
+An algorithm declares ``Input("pairs", kinds=("pairs",), required=False, default="edges")``.
+Callers pass a pandas/cuDF frame of pairs (columns ``first``/``second``, or exactly two
+columns), a :class:`Graph` whose edges are the pairs (the YAML form), or a :class:`Pairs`;
+``go.run(name, g, pairs=df)`` binds the keyword to the slot. Dispatch maps them to internal
+vertex indices once per call (unknown ids are an error naming them) and hands the backend a
+:class:`PairIndex` on its device. An empty slot with ``default="edges"`` means every distinct
+edge of the graph once, in edge-frame order (cached on the graph).
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from .device import Device, device_of, to_device
+from .errors import InputError, InputTypeError
+from .frames import check_columns, id_array, to_family
+
+__all__ = ["Pairs", "PairIndex", "as_pairs"]
+
+
+@dataclass(frozen=True)
+class PairIndex:
+    """Pairs as int64 internal vertex indices on one device: what a backend receives.
+
+    ``digest`` identifies the pairs' content (for caches keyed by workload); ``extra`` holds
+    backends' derived objects for this view, as :attr:`graphops.csr.CSR.extra` does.
+    """
+
+    first: Any
+    second: Any
+    digest: str
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __len__(self) -> int:
+        return int(len(self.first))
+
+
+class Pairs:
+    """Vertex pairs by original id (integer arrays or string Series, in one frame family)."""
+
+    def __init__(self, first: Any, second: Any, what: str = "pairs", digest: str | None = None):
+        self.first, self.second, self.what = first, second, what
+        self._digest = digest
+        self._views: "weakref.WeakKeyDictionary[Any, dict[Device, PairIndex]]" = weakref.WeakKeyDictionary()
+
+    def __len__(self) -> int:
+        return int(len(self.first))
+
+    @classmethod
+    def from_frame(cls, frame: Any) -> "Pairs":
+        check_columns(frame, {}, what="pairs frame")
+        cols = [str(c) for c in frame.columns]
+        if "first" in cols and "second" in cols:
+            a, b = "first", "second"
+        elif len(cols) == 2:
+            a, b = frame.columns
+        else:
+            raise InputError(f"pairs frame must have columns 'first' and 'second' (or exactly two columns); "
+                             f"it has {cols}")
+        return cls(id_array(frame[a], f"pairs {str(a)!r}"), id_array(frame[b], f"pairs {str(b)!r}"), "pairs frame")
+
+    @classmethod
+    def from_graph(cls, graph: Any) -> "Pairs":
+        """The edges of ``graph`` as pairs, in edge-frame order, repeats kept."""
+        return cls(graph.original_ids(graph.src_index), graph.original_ids(graph.dst_index), "pairs graph")
+
+    @classmethod
+    def edges_of(cls, graph: Any) -> "Pairs":
+        """Every distinct edge of ``graph`` once, in edge-frame order, oriented as first stored
+        (``u-v`` and ``v-u`` are one edge); cached on the graph."""
+        from .graph import dedupe_rows
+
+        def build() -> "Pairs":
+            keep = dedupe_rows(graph.src_index, graph.dst_index, graph.n_vertices, directed=False)
+            src, dst = graph.src_index[keep], graph.dst_index[keep]
+            pairs = cls(graph.original_ids(src), graph.original_ids(dst), "edges", digest="edges")
+            pairs._views[graph] = {graph.device: PairIndex(src, dst, "edges")}
+            return pairs
+
+        return graph.cached(("pairs", "edges"), build)
+
+    def index(self, graph: Any, device: Device) -> PairIndex:
+        """The pairs as internal indices of ``graph`` on ``device`` (computed once per graph and device)."""
+        views = self._views.setdefault(graph, {})
+        if graph.device not in views:
+            views[graph.device] = self._resolve(graph)
+        if device not in views:
+            home = views[graph.device]
+            views[device] = PairIndex(to_device(home.first, device), to_device(home.second, device), home.digest)
+        return views[device]
+
+    def _resolve(self, graph: Any) -> PairIndex:
+        if len(self) == 0:
+            raise InputError(f"the {self.what} is empty: give at least one (first, second) row, or leave "
+                             f"pairs out to score every edge of the graph")
+        first, second = (self._internal(graph, ids) for ids in (self.first, self.second))
+        return PairIndex(first, second, self._digest or _digest(first, second))
+
+    def _internal(self, graph: Any, ids: Any) -> Any:
+        ids = ids if hasattr(ids, "str") else to_device(ids, graph.device)
+        if hasattr(ids, "str"):
+            ids = to_family(ids.to_frame(), graph.device).iloc[:, 0]
+        pos, unknown = graph.ids.lookup(ids)
+        if bool(unknown.any()):
+            xp = device_of(pos).xp
+            bad = xp.flatnonzero(unknown)
+            shown = ", ".join(repr(v) for v in _values(ids, bad[:5]))
+            raise InputError(f"the {self.what} names {len(bad)} vertex id(s) that are not in the graph "
+                             f"(e.g. {shown}); drop those rows or add the vertices to the graph")
+        return pos
+
+
+def _values(ids: Any, rows: Any) -> list[Any]:
+    rows = [int(r) for r in (rows.tolist() if hasattr(rows, "tolist") else rows)]
+    if hasattr(ids, "iloc"):
+        got = ids.iloc[rows]
+        return list(got.to_pandas() if hasattr(got, "to_pandas") else got)
+    return [v.item() if hasattr(v, "item") else v for v in ids[rows].tolist()]
+
+
+def _digest(first: Any, second: Any) -> str:
+    """A content fingerprint of index pairs (count and two mixed sums), for workload caches."""
+    xp = device_of(first).xp
+    a, b = first.astype(xp.uint64), second.astype(xp.uint64)
+    mix = (a * xp.uint64(0x9E3779B97F4A7C15)) ^ (b * xp.uint64(0xC2B2AE3D27D4EB4F))
+    return f"{len(first)}:{int(mix.sum())}:{int((mix >> xp.uint64(29)).sum())}"
+
+
+def as_pairs(obj: Any) -> "Pairs":
+    """A :class:`Pairs` from what a caller may pass for a ``pairs`` input."""
+    from .graph import Graph
+
+    if isinstance(obj, Pairs):
+        return obj
+    if isinstance(obj, Graph):
+        return Pairs.from_graph(obj)
+    if hasattr(obj, "columns") and hasattr(obj, "iloc"):
+        return Pairs.from_frame(obj)
+    raise InputTypeError(f"pairs must be a pandas or cuDF frame (columns first, second), a graphops.Graph "
+                         f"whose edges are the pairs, or graphops.pairs.Pairs; got {type(obj).__name__}")

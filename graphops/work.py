@@ -1,0 +1,115 @@
+"""Chunked, interruptible work with one progress bar: how every long loop in graphops runs.
+
+A Numba kernel holds its thread until it returns, and a CUDA wait blocks in C, so Python
+sees Ctrl-C only between calls. Long work is therefore cut into chunks that each take
+about :data:`TARGET_SECONDS`: :func:`chunks` yields ranges ``[lo, hi)`` of the work and
+sizes the next one from how long the last one took (by item count, or by a cumulative
+cost when items cost differently: hub pairs, big graphs), so an interrupt stops a step
+within about a second, and the progress bar (shown for jobs that last a while on a
+terminal) advances by the same ranges::
+
+    for lo, hi in chunks(len(pairs), what="jaccard", cost=np.cumsum(work)):
+        kernel(pairs[lo:hi], out[lo:hi])
+
+GPU loops pass ``sync=`` (e.g. :func:`graphops.cuda.wait_idle`) so each chunk is timed to
+its end and waits can be interrupted. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+__all__ = ["chunks", "TARGET_SECONDS", "target_seconds"]
+
+TARGET_SECONDS = 0.2
+_SHOW_AFTER = 1.0  # seconds of work before a progress bar appears (when not asked for)
+_GROWTH = 4.0  # a chunk is at most this many times the last one's cost
+
+
+def target_seconds() -> float:
+    """Seconds one chunk should take (``GRAPHOPS_CHUNK_SECONDS``, default 0.2)."""
+    try:
+        return max(float(os.environ.get("GRAPHOPS_CHUNK_SECONDS", TARGET_SECONDS)), 1e-6)
+    except ValueError:
+        return TARGET_SECONDS
+
+
+class _Bar:
+    """A rich progress bar started lazily: at once when asked for, else after a second of work
+    when stderr is a terminal; never when ``show`` is False."""
+
+    def __init__(self, show: bool | None, what: str, total: int):
+        self.show, self.what, self.total = show, what, total
+        self.progress = self.task = None
+        self.started = time.perf_counter()
+
+    def advance(self, done: int) -> None:
+        if self.progress is None and self._wanted():
+            from rich.progress import Progress
+
+            self.progress = Progress(transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task(self.what, total=self.total)
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done)
+
+    def _wanted(self) -> bool:
+        if self.show is not None:
+            return bool(self.show)
+        return sys.stderr.isatty() and time.perf_counter() - self.started > _SHOW_AFTER
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _next_hi(lo: int, budget: float, cost: Any, total: int, max_items: int | None) -> int:
+    if cost is None:
+        hi = lo + max(1, int(budget))
+    else:
+        hi = int(np.searchsorted(cost, cost[lo] + budget, side="right")) - 1
+        hi = max(hi, lo + 1)
+    if max_items is not None:
+        hi = min(hi, lo + max_items)
+    return min(hi, total)
+
+
+def chunks(total: int, *, what: str = "working", cost: Any = None, first: float | None = None,
+           max_items: int | None = None, progress: bool | None = None,
+           sync: Callable[[], Any] | None = None, target: float | None = None) -> Iterator[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` covering ``[0, total)``, each sized to take about ``target`` seconds.
+
+    :param cost: optional cumulative cost, ``len(total + 1)``, non-decreasing (host array):
+        chunks are cut by cost instead of by count
+    :param first: cost (or item count) of the first chunk, before any timing is known
+        (default: 1/1000 of the whole, at least 1 item)
+    :param max_items: no chunk longer than this (e.g. the rows a buffer holds)
+    :param progress: show a progress bar (``None``: for jobs lasting over a second, on a terminal)
+    :param sync: called at the end of each chunk before it is timed (GPU: wait for the queue)
+    """
+    if total <= 0:
+        return
+    target = target or target_seconds()
+    whole = float(cost[total] - cost[0]) if cost is not None else float(total)
+    budget = max(first if first is not None else whole / 1000.0, 1e-12)
+    bar = _Bar(progress, what, total)
+    lo = 0
+    try:
+        while lo < total:
+            hi = _next_hi(lo, budget, cost, total, max_items)
+            start = time.perf_counter()
+            yield lo, hi
+            if sync is not None:
+                sync()
+            took = time.perf_counter() - start
+            spent = float(cost[hi] - cost[lo]) if cost is not None else float(hi - lo)
+            rate = spent / max(took, 1e-6)
+            budget = max(min(rate * target, max(spent, 1e-12) * _GROWTH), 1e-12)
+            lo = hi
+            bar.advance(lo)
+    finally:
+        bar.close()
