@@ -127,6 +127,8 @@ class Algorithm:
     :param vertex_columns: output columns holding vertex indices, mapped back to original ids
     :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
         giving the least work any implementation must do, for benchmark floors
+    :param estimator: for a Gram-matrix algorithm, the class name under which
+        :mod:`graphops.kernels` exports a scikit-learn style estimator for it
     """
 
     name: str
@@ -140,6 +142,7 @@ class Algorithm:
     summary: str = ""
     version_added: str = "0.1"
     cost: str | None = None
+    estimator: str | None = None
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ import cupy as cp
 
 from .device import gpu_attribute
 
-__all__ = ["load_module", "grid", "wait", "wait_idle", "THREADS"]
+__all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "THREADS"]
 
 THREADS = 256
 _POLL = 0.0002  # seconds between polls of a CUDA event
@@ -64,3 +64,33 @@ def wait_idle(stream: Any = None) -> None:
     event = cp.cuda.Event(block=False, disable_timing=True)
     event.record(stream)
     wait(event)
+
+
+def interleave(gpu_ranges: list[tuple[int, int]], launch: Any, cpu_ranges: Any, run_cpu: Any) -> None:
+    """Run a hybrid call's two shares side by side, interruptibly.
+
+    ``launch(lo, hi)`` queues one GPU range (asynchronously); ``run_cpu(lo, hi)`` computes one
+    CPU range (e.g. from :func:`graphops.work.chunks`). Between CPU ranges the next GPU range
+    is queued once the GPU has no more than one range ahead of it, so at most two GPU ranges
+    are ever queued: Ctrl-C waits for them and one CPU range, not for the whole call.
+    """
+    queued: list[Any] = []
+    todo = list(gpu_ranges)
+
+    def queue_one() -> None:
+        launch(*todo.pop(0))
+        event = cp.cuda.Event(block=False, disable_timing=True)
+        event.record()
+        queued.append(event)
+
+    for lo, hi in cpu_ranges:
+        queued[:] = [e for e in queued if not e.done]
+        while todo and len(queued) < 2:
+            queue_one()
+        run_cpu(lo, hi)
+    while todo:
+        if len(queued) >= 2:
+            wait(queued.pop(0))
+        queue_one()
+    for event in queued:
+        wait(event)

@@ -1,7 +1,11 @@
-"""scikit-learn style front ends for the graph-kernel algorithms (fit / transform / fit_transform).
+"""scikit-learn style front ends for graph-kernel algorithms (fit / transform / fit_transform).
 
-They are thin: parameters are validated by the algorithm's Params model and the work is
-done by :func:`graphops.run`, so every backend and YAML step computes the same numbers.
+A plugin whose algorithm returns a Gram matrix exports an estimator here by declaring its
+class name: ``Algorithm(name="sp_kernel", ..., estimator="ShortestPathKernel")`` makes
+``from graphops.kernels import ShortestPathKernel`` work (looked up in the registry on
+first use; core code names no plugin). The estimators are thin: parameters are validated by
+the algorithm's Params model and the work is done by :func:`graphops.run`, so every backend
+and YAML step computes the same numbers.
 """
 from __future__ import annotations
 
@@ -11,10 +15,10 @@ from .dispatch import run
 from .graphset import GraphSet
 from .errors import InputError, InputTypeError
 
-__all__ = ["ShortestPathKernel"]
+__all__ = ["GraphKernelEstimator", "estimator_for"]
 
 
-class _GraphKernel:
+class GraphKernelEstimator:
     """Gram matrices against the graphs seen by :meth:`fit`."""
 
     algorithm = ""
@@ -27,12 +31,12 @@ class _GraphKernel:
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"backend": self.backend, **self.params}
 
-    def set_params(self, **params: Any) -> "_GraphKernel":
+    def set_params(self, **params: Any) -> "GraphKernelEstimator":
         self.backend = params.pop("backend", self.backend)
         self.params.update(params)
         return self
 
-    def fit(self, graphs: GraphSet, y: Any = None) -> "_GraphKernel":
+    def fit(self, graphs: GraphSet, y: Any = None) -> "GraphKernelEstimator":
         """Remember the training graphs (columns of every later matrix)."""
         if not isinstance(graphs, GraphSet):
             raise InputTypeError(f"{type(self).__name__}.fit takes a GraphSet; got {type(graphs).__name__}")
@@ -51,11 +55,29 @@ class _GraphKernel:
         return run(self.algorithm, graphs, backend=self.backend, **self.params)
 
 
-class ShortestPathKernel(_GraphKernel):
-    """The shortest-path graph kernel (algorithm ``sp_kernel``); keyword arguments as for it.
+def estimator_for(name: str, registry: Any = None) -> type[GraphKernelEstimator]:
+    """The estimator class a registered algorithm exports under ``name`` (one class per registry)."""
+    from .registry import get_registry
 
-    >>> k = ShortestPathKernel(node_kernel="delta", normalize=True)   # doctest: +SKIP
-    >>> K_train = k.fit_transform(train); K_test = k.transform(test)  # doctest: +SKIP
-    """
+    registry = registry or get_registry()
+    if name not in registry.estimator_classes:
+        registry.estimator_classes[name] = _make(name, registry)
+    return registry.estimator_classes[name]
 
-    algorithm = "sp_kernel"
+
+def _make(name: str, registry: Any) -> type[GraphKernelEstimator]:
+    found = [a for a in registry.algorithms.values() if a.estimator == name]
+    if not found:
+        offered = sorted(a.estimator for a in registry.algorithms.values() if a.estimator)
+        raise AttributeError(f"module 'graphops.kernels' has no attribute {name!r}; the installed plugins "
+                             f"export: {', '.join(offered) or '(none)'}")
+    algo = found[0]
+    doc = (f"{algo.summary} (algorithm ``{algo.name}``, plugin ``{algo.plugin}``); keyword arguments as "
+           f"for ``graphops.run({algo.name!r}, ...)``.")
+    return type(name, (GraphKernelEstimator,), {"algorithm": algo.name, "__doc__": doc, "__module__": __name__})
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return estimator_for(name)

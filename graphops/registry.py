@@ -48,6 +48,7 @@ class Registry:
     def __init__(self, pm: GraphopsPluginManager):
         self.pm = pm
         self.conflicts: dict[str, PluginError] = {}
+        self.estimator_classes: dict[str, type] = {}  # graphops.kernels' classes, made on first use
         self.algorithms: dict[str, Algorithm] = self._index(
             _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", lambda a: (a.name,))
         self.readers: dict[str, Reader] = self._index(

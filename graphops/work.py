@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["chunks", "TARGET_SECONDS", "target_seconds"]
+__all__ = ["chunks", "even_ranges", "TARGET_SECONDS", "target_seconds"]
 
 TARGET_SECONDS = 0.2
 _SHOW_AFTER = 1.0  # seconds of work before a progress bar appears (when not asked for)
@@ -113,3 +113,19 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             bar.advance(lo)
     finally:
         bar.close()
+
+
+def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, int]]:
+    """``[0, total)`` cut into at most ``pieces`` ranges of about equal cost (cumulative, as in
+    :func:`chunks`), for work queued ahead of time (a GPU's share of a hybrid call)."""
+    if total <= 0:
+        return []
+    pieces = max(1, min(int(pieces), total))
+    if cost is None:
+        bounds = np.linspace(0, total, pieces + 1).round().astype(np.int64)
+    else:
+        marks = np.linspace(float(cost[0]), float(cost[total]), pieces + 1)
+        bounds = np.searchsorted(cost, marks, side="left").astype(np.int64)
+        bounds[0], bounds[-1] = 0, total
+    bounds = np.unique(bounds)
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]

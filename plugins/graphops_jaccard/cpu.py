@@ -33,15 +33,21 @@ def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
                  select: np.ndarray | None = None) -> np.ndarray:
     """J of every pair, or of the pairs at positions ``select`` (then ``len(select)`` values),
     in interruptible chunks of about equal work."""
-    weighted = adj.weights is not None
-    w = adj.weights if weighted else np.zeros(1)
-    wdeg = adj.wdeg if weighted else np.zeros(1)
     sel = None if select is None else np.ascontiguousarray(select, dtype=np.int64)
     f, s = (first, second) if sel is None else (first[sel], second[sel])
     out = np.empty(len(f), np.float64)
     for lo, hi in chunks(len(f), what="jaccard (cpu)", cost=pair_costs(adj, f, s), first=FIRST_CHUNK_WORK):
-        _pairs(adj.indptr, adj.indices, w, wdeg, f[lo:hi], s[lo:hi], weighted, out[lo:hi])
+        score(adj, f[lo:hi], s[lo:hi], out[lo:hi])
     return out
+
+
+def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
+    """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs)."""
+    weighted = adj.weights is not None
+    w = adj.weights if weighted else np.zeros(1)
+    wdeg = adj.wdeg if weighted else np.zeros(1)
+    if len(out):
+        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, weighted, out)
 
 
 @njit(inline="always")

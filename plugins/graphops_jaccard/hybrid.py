@@ -32,13 +32,14 @@ import numpy as np
 
 from graphops import Result
 from graphops.csr import CSR
-from graphops.cuda import wait_idle
+from graphops.cuda import interleave
 from graphops.device import spare_one_core
 from graphops.pairs import PairIndex
 from graphops.timing import timed
+from graphops.work import chunks, even_ranges
 
 from . import cpu, gpu
-from .common import Adjacency, adjacency, result, work_stats
+from .common import Adjacency, adjacency, pair_costs, result, work_stats
 from .params import JaccardParams
 
 log = logging.getLogger("graphops")
@@ -82,7 +83,8 @@ def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
 
 
 def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any) -> None:
-    """Fill ``out``: the split's CPU share on the CPU, concurrently with the GPU's rest.
+    """Fill ``out``: the split's CPU share on the CPU, side by side with the GPU's rest, both in
+    chunks (:func:`graphops.cuda.interleave`), so Ctrl-C is honoured within about a second.
 
     ``host`` and ``keys`` are zero-argument callables giving the host adjacency and the
     pairs' work keys; a GPU-only split calls neither."""
@@ -91,12 +93,23 @@ def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split
         gpu.coefficients(adj, first, second, out=out)
         return
     sel = cpu_positions(keys(), split)
-    sel_host = cp.asnumpy(sel)                     # small and synchronous: before the launches
-    gpu.launch(adj, first, second, out, split.key, split.cut)  # queued; runs while the CPU works
-    hf, hs = _host_pairs(pairs)
+    sel_host = cp.asnumpy(sel)
+    hf, hs = (a[sel_host] for a in _host_pairs(pairs))
+    values = np.empty(len(sel_host))
+    costs, step = gpu.coarse_costs(adj, first, second)
+    n = len(first)
+
+    def launch(b0: int, b1: int) -> None:
+        lo, hi = b0 * step, min(b1 * step, n)
+        gpu.launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], split.key, min(max(split.cut - lo, 0), hi - lo))
+
+    on_host = host()
+    gpu_ranges = even_ranges(len(costs) - 1, int(np.ceil(costs[-1] / gpu.FIRST_CHUNK_WORK)), costs)
+    cpu_ranges = chunks(len(hf), what="jaccard (hybrid)", cost=pair_costs(on_host, hf, hs),
+                        first=cpu.FIRST_CHUNK_WORK)
     with spare_one_core():
-        values = cpu.coefficients(host(), hf, hs, sel_host)
-    wait_idle()  # interruptible, unlike a plain synchronize
+        interleave(gpu_ranges, launch, cpu_ranges, lambda lo, hi: cpu.score(on_host, hf[lo:hi], hs[lo:hi],
+                                                                            values[lo:hi]))
     out[sel] = cp.asarray(values)
 
 

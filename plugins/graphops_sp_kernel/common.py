@@ -13,6 +13,20 @@ TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel
 MATRIX_LENGTHS = 64  # most distinct path lengths for the matrix form of the FCSP walk
 assert MATRIX_LENGTHS <= TABLE_LIMIT  # so a Gaussian length kernel always has its table there
 
+# Operation counts of the matrix form of the FCSP walk, per graph pair and length (used by the
+# CPU's and, compiled in as macros, the GPU's choice of form): CELL_COST steps per cell of the
+# na × nb matrices (clearing W and U, the final dot product) and ROW_COST per row or column
+# (segment bookkeeping).
+CELL_COST = 3.0
+ROW_COST = 8.0
+# How many matrix steps one walk step is worth, and the fixed cost of one length of the matrix
+# form, measured on each side: on the CPU a walk step costs about four vectorized matrix steps;
+# on the GPU about one, but each length pays three block barriers and the segment searches,
+# about 4096 steps (NCI1, sparse with many lengths, ran 3.4x slower in the matrix form without it).
+CPU_WALK_STEP_COST = 4.0
+GPU_WALK_STEP_COST = 1.0
+GPU_LENGTH_COST = 4096.0
+
 
 def matrix_form_possible(n_lengths: int, form: str) -> bool:
     """Whether the FCSP walk may take its matrix form (and must, for ``form='matrix'``).
@@ -88,25 +102,3 @@ def node_inputs(xp: Any, g: Any, params: Any) -> tuple[Any, Any, int]:
     attrs = g.node_attrs if nk.gaussian else xp.zeros((g.n_vertices, 1))
     return (xp.ascontiguousarray(labels, dtype=xp.int64), xp.ascontiguousarray(attrs, dtype=xp.float64),
             int(attrs.shape[1]) if nk.gaussian else 0)
-
-
-def tiles(bounds: Any, show: bool | None, what: str):
-    """Consecutive ``(lo, hi)`` ranges between the given bounds, with a progress bar if asked.
-
-    ``show=None`` shows it for large jobs (more than 100 ranges) when stderr is a terminal.
-    """
-    import sys
-
-    pairs = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-    if show is None:
-        show = len(pairs) > 100 and sys.stderr.isatty()
-    if not show:
-        yield from pairs
-        return
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        task = bar.add_task(what, total=len(pairs))
-        for item in pairs:
-            yield item
-            bar.advance(task)

@@ -7,12 +7,13 @@ import numba
 import numpy as np
 
 from graphops.csr import CSR
+from graphops.jit import njit, prange
+from graphops.work import chunks
 
-from .common import (TABLE_LIMIT, alphabet, compact, graph_of_paths, histograms, lengths, matrix_form_possible,
-                     node_inputs, normalize, tiles)
+from .common import (CELL_COST, CPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact, graph_of_paths,
+                     histograms, lengths, matrix_form_possible, node_inputs, normalize)
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, path_lists
-from graphops.jit import njit, prange
 
 def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
     """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
@@ -41,19 +42,22 @@ def _histogram_gram(ga: CSR, gb: CSR, a: Any, b: Any, params: SPKernelParams,
     (ca, cb), n_features = compact(np, ka, kb)
     xa = histograms(np, graph_of_paths(np, pa), ca, ga.n_graphs, n_features)
     xb = xa if symmetric else histograms(np, graph_of_paths(np, pb), cb, gb.n_graphs, n_features)
-    return gram_product(xa, xb, symmetric), np.einsum("ij,ij->i", xa, xa), np.einsum("ij,ij->i", xb, xb)
+    return gram_product(xa, xb, symmetric, params.progress), np.einsum("ij,ij->i", xa, xa), np.einsum("ij,ij->i", xb, xb)
 
 
-def gram_product(xa: np.ndarray, xb: np.ndarray, symmetric: bool, tile: int = 512) -> np.ndarray:
-    """``xa @ xbᵀ``; for a symmetric Gram only the upper block triangle is multiplied."""
-    if not symmetric:
-        return xa @ xb.T
-    n = len(xa)
-    K = np.empty((n, n))
-    for i0 in range(0, n, tile):
-        i1 = min(i0 + tile, n)
-        K[i0:i1, i0:] = xa[i0:i1] @ xa[i0:].T
-        K[i1:, i0:i1] = K[i0:i1, i1:].T
+def gram_product(xa: np.ndarray, xb: np.ndarray, symmetric: bool, progress: bool | None = None) -> np.ndarray:
+    """``xa @ xbᵀ`` in interruptible blocks of rows; for a symmetric Gram only the upper block
+    triangle is multiplied (row i costs n - i columns)."""
+    n, m = len(xa), len(xb)
+    K = np.empty((n, m))
+    per_row = np.arange(n, 0, -1) if symmetric else np.full(n, max(m, 1))
+    cost = np.concatenate([[0], np.cumsum(per_row)]) * max(xa.shape[1], 1)
+    for i0, i1 in chunks(n, what="sp_kernel Gram (histogram)", cost=cost, first=1e8, progress=progress):
+        if symmetric:
+            K[i0:i1, i0:] = xa[i0:i1] @ xa[i0:].T
+            K[i1:, i0:i1] = K[i0:i1, i1:].T
+        else:
+            K[i0:i1] = xa[i0:i1] @ xb.T
     return K
 
 
@@ -101,26 +105,23 @@ def _fcsp_gram(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelPar
     else:
         rows, cols = np.divmod(np.arange(na * nb, dtype=np.int64), nb)
     rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+    values = fcsp_values(rows, cols, setup, params.progress)
     K = np.empty((na, nb), np.float64)
-    bounds = np.searchsorted(rows, np.arange(0, na + params.tile, params.tile))
-    for lo, hi in tiles(bounds, params.progress, f"sp_kernel FCSP, {len(rows):,} graph pairs"):
-        values = fcsp_values(rows[lo:hi], cols[lo:hi], setup)
-        K[rows[lo:hi], cols[lo:hi]] = values
-        if symmetric:
-            K[cols[lo:hi], rows[lo:hi]] = values
+    K[rows, cols] = values
     if symmetric:
+        K[cols, rows] = values
         d = np.diag(K).copy()
         return K, d, d
-    return K, _self(ga, a, params), _self(gb, b, params)
+    return K, self_values(ga, a, params), self_values(gb, b, params)
 
 
-def _self(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
-    """k(G, G) for every graph of one input (for train/test normalization)."""
+def self_values(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
+    """k(G, G) for every graph of one input (for train/test normalization); zeros unless normalizing."""
     if not params.normalize:
         return np.zeros(g.n_graphs)
     setup = fcsp_setup(g, g, p, p, params)
     idx = np.arange(g.n_graphs, dtype=np.int64)
-    return fcsp_values(idx, idx, setup)
+    return fcsp_values(idx, idx, setup, params.progress)
 
 
 @njit
@@ -193,10 +194,6 @@ def _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, tab
     return total + comp
 
 
-WALK_STEP_COST = 4.0  # a walk step costs about four (vectorized) matrix steps here (measured on the
-# TU sets and the mixed dense set); the GPU kernel weighs its forms differently
-
-
 @njit
 def _form_steps(ca, cb, na, nb, pa, pb, length_delta):
     """Inner-loop steps of the walk and of the matrix form of one pair (as in the CUDA kernel).
@@ -210,16 +207,16 @@ def _form_steps(ca, cb, na, nb, pa, pb, length_delta):
         if length_delta:
             walk += x * y
             if x > 0 and y > 0:
-                matrix += na * y + nb * x + 3.0 * na * nb + 8.0 * (na + nb)
+                matrix += na * y + nb * x + CELL_COST * na * nb + ROW_COST * (na + nb)
         elif x > 0:
-            matrix += na * nb * nb + nb * x + 3.0 * na * nb + 8.0 * (na + nb)
+            matrix += na * nb * nb + nb * x + CELL_COST * na * nb + ROW_COST * (na + nb)
     return walk, matrix
 
 
 @njit
 def _matrix_is_cheaper(ca, cb, na, nb, pa, pb, length_delta):
     walk, matrix = _form_steps(ca, cb, na, nb, pa, pb, length_delta)
-    return len(ca) > 0 and matrix < WALK_STEP_COST * walk
+    return len(ca) > 0 and matrix < CPU_WALK_STEP_COST * walk
 
 
 @njit(parallel=True)
@@ -334,14 +331,29 @@ def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_ds
             out[t] = _compensated(sums)
 
 
-def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any]) -> np.ndarray:
-    """FCSP values of graph pairs: parallel over pairs, or inside pairs when there are few."""
+def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any], progress: bool | None = None) -> np.ndarray:
+    """FCSP values of graph pairs, in interruptible chunks of about equal work (path pairs plus
+    vertex pairs); within a chunk parallel over pairs, or inside pairs when there are few."""
     out = np.empty(len(rows), np.float64)
+    pa, pb = np.diff(setup["a_ptr"]), np.diff(setup["b_ptr"])
+    va, vb = np.diff(setup["ga_ptr"]), np.diff(setup["gb_ptr"])
+    cost = np.concatenate([[0], np.cumsum(pa[rows] * pb[cols] + va[rows] * vb[cols] + 1)])
+    for lo, hi in chunks(len(rows), what=f"sp_kernel FCSP, {len(rows):,} graph pairs", cost=cost,
+                         first=FIRST_CHUNK_WORK, progress=progress):
+        fcsp_pairs(rows[lo:hi], cols[lo:hi], out[lo:hi], setup)
+    return out
+
+
+def fcsp_pairs(rows: np.ndarray, cols: np.ndarray, out: np.ndarray, setup: dict[str, Any]) -> None:
+    """Write the FCSP values of these graph pairs into ``out`` (one kernel call; callers chunk)."""
     if len(rows) < 4 * numba.get_num_threads():
         _fcsp_inside(rows, cols, out, **setup)
     else:
         _fcsp_pairs(rows, cols, out, **setup)
-    return out
+
+
+# First chunk's work (path pairs + vertex pairs) before any timing: about 0.1 s on one core.
+FIRST_CHUNK_WORK = 1e8
 
 
 @njit(parallel=True)

@@ -15,7 +15,6 @@ many thousands of paths, which the TU sets do not have; the pair count is what f
 """
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
 import cupy as cp
@@ -23,14 +22,17 @@ import cupyx
 import numpy as np
 
 from graphops.csr import CSR
-from graphops.device import gpu_attribute
+from graphops.cuda import grid, load_module, wait, wait_idle
+from graphops.device import Device, gpu_attribute
+from graphops.work import chunks
 
-from .common import (TABLE_LIMIT, alphabet, compact, histograms, lengths, matrix_form_possible, negative_cycle_error,
-                     node_inputs, normalize, tiles)
+from .common import (CELL_COST, GPU_LENGTH_COST, GPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact,
+                     histograms, lengths, matrix_form_possible, negative_cycle_error, node_inputs, normalize)
 from .params import SPKernelParams
 
-_MODULE = cp.RawModule(code=resources.files(__package__).joinpath("kernels/sp_kernel.cu").read_text(),
-                       options=("--std=c++17", "--fmad=false"))  # match the CPU's rounding
+_MODULE = load_module(__package__, "sp_kernel", options=("--fmad=false",),  # match the CPU's rounding
+                      defines={"WALK_STEP_COST": GPU_WALK_STEP_COST, "LENGTH_COST": GPU_LENGTH_COST,
+                               "CELL_COST": CELL_COST, "ROW_COST": ROW_COST})
 _THREADS = 128
 
 
@@ -42,27 +44,31 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
     """
     symmetric = train is None
     other = graphs if symmetric else train
-    pa = _paths(graphs)
-    pb = pa if symmetric else _paths(other)
+    pa = paths(graphs)
+    pb = pa if symmetric else paths(other)
     weighted = graphs.weights is not None or other.weights is not None
     lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
     gram = _histogram_gram if params.use_histogram else _fcsp_gram
     fill, da, db, mirror = gram(graphs, other, pa, pb, lens, params, symmetric)
     return gram_rows(graphs.n_graphs, other.n_graphs, fill, params, mirror=mirror,
-                     diagonals=(da, db) if params.normalize else None)
+                     diagonals=(da, db) if params.normalize else None, to_host=graphs.home is not Device.GPU)
 
 
 def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool = False,
-              diagonals: tuple[Any, Any] | None = None) -> Any:
+              diagonals: tuple[Any, Any] | None = None, to_host: bool = True) -> Any:
     """The ``na × nb`` Gram matrix, ``fill(r0, r1, out)`` writing rows ``r0:r1`` into ``out``.
 
-    Device memory holds two tiles of rows at a time when the result goes to the host: the
-    GPU fills one while the other is copied out (a second stream), so the copy of the
-    matrix hides behind the computation. ``mirror``: only entries on and above the diagonal
-    are filled; the rest are copied from them. ``diagonals``: normalize each tile on the GPU.
+    Rows go in tiles sized by :func:`graphops.work.chunks` (each about 0.2 s of GPU work, at
+    most ``params.tile`` rows), so Ctrl-C stops a long job within about a second. Device
+    memory holds two tiles at a time when the result goes to the host: the GPU fills one
+    while the other is copied out (a second stream), so the copy of the matrix hides behind
+    the computation. ``mirror``: only entries on and above the diagonal are filled; the rest
+    are copied from them (and rows cost less further down). ``diagonals``: normalize each
+    tile on the GPU.
     """
     rows = max(1, min(params.tile, (1 << 21) // max(nb, 1), na))
-    bounds = list(range(0, na, rows)) + [na]
+    per_row = np.arange(nb, nb - na, -1).clip(1) if mirror else np.full(na, max(nb, 1))
+    cost = np.concatenate([[0], np.cumsum(per_row)])
     what = f"sp_kernel on the GPU, {na} x {nb} Gram"
 
     def tile(r0: int, r1: int, out: Any) -> None:
@@ -70,37 +76,35 @@ def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool 
         if diagonals is not None:
             out[...] = normalize(cp, out, diagonals[0][r0:r1], diagonals[1])
 
-    if not params.result_on_host:
+    if not to_host:
         K = cp.empty((na, nb), cp.float64)
-        for r0, r1 in tiles(bounds, params.progress, what):
+        for r0, r1 in chunks(na, what=what, cost=cost, first=float(cost[min(rows, na)]), max_items=rows,
+                             progress=params.progress, sync=wait_idle):
             tile(r0, r1, K[r0:r1])
         return mirror_upper(K) if mirror else K
+    K = _pipelined(na, nb, rows, tile, chunks(na, what=what, cost=cost, first=float(cost[min(rows, na)]),
+                                              max_items=rows, progress=params.progress))
+    return mirror_upper(K) if mirror else K
+
+
+def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any) -> Any:
+    """Fill a pinned host matrix tile by tile: compute on one stream, copy out on another."""
     K = cupyx.empty_pinned((na, nb), np.float64)  # page-locked (pooled): copies at full link speed
     # compute: a blocking stream, so it waits for the set-up work queued on the default stream
     compute, copy = cp.cuda.Stream(), cp.cuda.Stream(non_blocking=True)
     buffers = [cp.empty((rows, nb), cp.float64) for _ in range(2)]
     copied: list[Any] = [None, None]  # when each buffer's last copy to the host finished
-    pending = None
-
-    def ship(job: tuple) -> None:  # blocks this thread while the GPU computes the next tile
-        r0, r1, slot, ready = job
-        copy.wait_event(ready)
-        buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1])
-        copied[slot] = copy.record()
-
     with compute:
-        for k, (r0, r1) in enumerate(tiles(bounds, params.progress, what)):
+        for k, (r0, r1) in enumerate(ranges):
             slot = k % 2
             if copied[slot] is not None:
-                compute.wait_event(copied[slot])
+                wait(copied[slot])  # at most two tiles in flight; Ctrl-C is seen while waiting
             tile(r0, r1, buffers[slot][:r1 - r0])
-            ready = compute.record()
-            if pending is not None:
-                ship(pending)
-            pending = (r0, r1, slot, ready)
-        ship(pending)
-    copy.synchronize()
-    return mirror_upper(K) if mirror else K
+            copy.wait_event(compute.record())
+            buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1])
+            copied[slot] = copy.record()
+    wait_idle(copy)
+    return K
 
 
 def mirror_upper(K: Any, block: int = 512) -> Any:
@@ -115,33 +119,34 @@ def mirror_upper(K: Any, block: int = 512) -> Any:
     return K
 
 
-def _grid(work: int, per_sm: int = 16) -> tuple[int]:
-    sms = gpu_attribute("MultiProcessorCount")
-    return (max(1, min(work, sms * per_sm)),)
-
-
 def _all_pairs(csr: CSR) -> tuple[Any, Any]:
+    """Distances of every graph (flattened ``n_g × n_g`` blocks) and the block offsets: a block of
+    threads per graph, in launches over ranges of graphs of about equal work."""
     graph_ptr = csr.graph_ptr
     sizes = cp.diff(graph_ptr)
     sq_ptr = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(sizes * sizes)])
     n_graphs = len(sizes)
     dist = cp.empty(int(sq_ptr[-1]), cp.float64)
-    args = (csr.indptr, csr.indices)
-    if csr.weights is None:
-        _MODULE.get_function("bfs_all")(_grid(n_graphs), (_THREADS,),
-                                        (*args, graph_ptr, sq_ptr, cp.int64(n_graphs), dist))
-        return dist, sq_ptr
+    weighted = csr.weights is not None
     negative = cp.zeros(n_graphs, cp.int32)
-    _MODULE.get_function("floyd_warshall")(_grid(n_graphs), (_THREADS,),
-                                           (*args, csr.weights, graph_ptr, sq_ptr, cp.int64(n_graphs),
-                                            dist, negative))
-    if bool(negative.any()):
+    host_sizes = cp.asnumpy(sizes).astype(np.float64)
+    cost = np.concatenate([[0], np.cumsum(host_sizes ** (3 if weighted else 2) + 1)])
+    for g0, g1 in chunks(n_graphs, what="shortest paths (gpu)", cost=cost, first=1e10, sync=wait_idle):
+        part = (graph_ptr[g0:g1 + 1], sq_ptr[g0:g1 + 1], cp.int64(g1 - g0), dist)
+        if weighted:
+            _MODULE.get_function("floyd_warshall")(grid(g1 - g0, 1, per_sm=16), (_THREADS,),
+                                                   (csr.indptr, csr.indices, csr.weights, *part, negative[g0:g1]))
+        else:
+            _MODULE.get_function("bfs_all")(grid(g1 - g0, 1, per_sm=16), (_THREADS,),
+                                            (csr.indptr, csr.indices, *part))
+    if weighted and bool(negative.any()):
         raise negative_cycle_error(negative)
     return dist, sq_ptr
 
 
-def _paths(csr: CSR) -> dict[str, Any]:
-    """Ordered pairs i != j with finite distance: graph, local i and j, length (grouped by graph)."""
+def paths(csr: CSR) -> dict[str, Any]:
+    """Ordered pairs i != j with finite distance of every graph of a batched CSR on the GPU:
+    ``graph``, local ``i`` and ``j``, ``dist`` (grouped by graph), and ``n_graphs``."""
     dist, sq_ptr = _all_pairs(csr)
     k = cp.arange(len(dist), dtype=cp.int64)
     g = cp.searchsorted(sq_ptr, k, side="right") - 1
@@ -177,7 +182,7 @@ def _histogram_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPK
     return fill, (xa * xa).sum(1), (xb * xb).sum(1), False
 
 
-def _sorted_lists(p: dict, lens: Any, by_destination: bool = False) -> dict[str, Any]:
+def sorted_lists(p: dict, lens: Any, by_destination: bool = False) -> dict[str, Any]:
     """Path lists grouped by graph, sorted by length id, then source and destination.
 
     ``by_destination`` sorts by destination before source instead (graph b's lists for the
@@ -195,8 +200,9 @@ def _sorted_lists(p: dict, lens: Any, by_destination: bool = False) -> dict[str,
 _FORMS = {"auto": 0, "walk": 1, "matrix": 2}
 
 
-class _Walk:
-    """The FCSP launch for one (a, b) pairing of inputs; call it with lists of graph pairs."""
+class Walk:
+    """The FCSP launch for one (a, b) pairing of inputs: ``walk(rows, cols)`` queues the
+    values of those graph pairs (CuPy arrays of graph indices) and returns them, asynchronously."""
 
     def __init__(self, ga: CSR, la: dict, gb: CSR, lb: dict, lens: Any, params: SPKernelParams):
         lab_a, att_a, n_attr = node_inputs(cp, ga, params)
@@ -232,14 +238,14 @@ class _Walk:
         if len(rows) == 0:
             return out
         fn = _MODULE.get_function("fcsp")
-        grid = _grid(len(rows), per_sm=8)
+        blocks = grid(len(rows), 1, per_sm=8)
         limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 1024
         use_shared = self.scratch_bytes <= limit
         if use_shared:
             fn.max_dynamic_shared_size_bytes = max(self.scratch_bytes, 8)
         stride = self.scratch_bytes // 8
-        scratch = cp.empty(1 if use_shared else grid[0] * stride, cp.float64)
-        fn(grid, (_THREADS,), (rows, cols, cp.int64(len(rows)), *self.args, cp.int32(use_shared),
+        scratch = cp.empty(1 if use_shared else blocks[0] * stride, cp.float64)
+        fn(blocks, (_THREADS,), (rows, cols, cp.int64(len(rows)), *self.args, cp.int32(use_shared),
                                cp.int64(stride), scratch, out),
            shared_mem=self.scratch_bytes if use_shared else 0)
         return out
@@ -249,7 +255,7 @@ def _by_destination(lists: dict, g: CSR, lens: Any) -> dict[str, Any]:
     """The same paths sorted by (graph, length, destination, source)."""
     p = {"graph": lists["graph"], "i": lists["src"], "j": lists["dst"], "dist": lens[lists["len"]],
          "n_graphs": g.n_graphs}
-    return _sorted_lists(p, lens, by_destination=True)
+    return sorted_lists(p, lens, by_destination=True)
 
 
 def _counts(lists: dict, n_graphs: int, n_cnt: int) -> Any:
@@ -273,9 +279,9 @@ def _dense_lengths(g: CSR, lists: dict) -> tuple[Any, Any]:
 def _fcsp_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernelParams,
                symmetric: bool) -> tuple[Any, Any, Any, bool]:
     """General kernels: each tile of rows is one FCSP launch over its graph pairs."""
-    la = _sorted_lists(pa, lens)
-    lb = la if symmetric else _sorted_lists(pb, lens)
-    walk = _Walk(ga, la, gb, lb, lens, params)
+    la = sorted_lists(pa, lens)
+    lb = la if symmetric else sorted_lists(pb, lens)
+    walk = Walk(ga, la, gb, lb, lens, params)
     na, nb = ga.n_graphs, gb.n_graphs
 
     def fill(r0: int, r1: int, out: Any) -> None:
@@ -285,8 +291,8 @@ def _fcsp_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernel
     da = db = None
     if params.normalize:
         ida, idb = cp.arange(na, dtype=cp.int64), cp.arange(nb, dtype=cp.int64)
-        da = walk(ida, ida) if symmetric else _Walk(ga, la, ga, la, lens, params)(ida, ida)
-        db = da if symmetric else _Walk(gb, lb, gb, lb, lens, params)(idb, idb)
+        da = walk(ida, ida) if symmetric else Walk(ga, la, ga, la, lens, params)(ida, ida)
+        db = da if symmetric else Walk(gb, lb, gb, lb, lens, params)(idb, idb)
     return fill, da, db, symmetric
 
 

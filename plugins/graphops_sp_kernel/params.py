@@ -4,10 +4,9 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphops import Params
-from graphops.device import Device
 
 
 class Gaussian(BaseModel):
@@ -94,8 +93,9 @@ class SPKernelParams(Params):
     :param fcsp_form: ``fcsp`` path only: ``walk`` pairs the two graphs' shortest paths,
         ``matrix`` sums per length d over ``(V·M_d) ⊙ (A_d·V)`` (fewer operations on dense
         graphs with few distinct lengths), ``auto`` picks per graph pair by operation count
-    :param tile: most rows of the Gram matrix computed per tile on the GPU (memory bound)
-    :param progress: show a progress bar over Gram tiles (``None``: for large jobs on a terminal)
+    :param tile: most rows of the Gram matrix per GPU tile (device memory holds two); tiles are
+        otherwise sized to take about 0.2 s each, so Ctrl-C stops a long job within a second
+    :param progress: show a progress bar (``None``: for jobs lasting over a second on a terminal)
     :param hybrid_threshold: ``hybrid`` backend only: graph pairs whose work (product of their
         shortest-path counts) is below this go to the CPU, the rest to the GPU; ``None``
         chooses it from a short calibration (and logs it)
@@ -109,17 +109,6 @@ class SPKernelParams(Params):
     tile: int = Field(1024, ge=1)
     hybrid_threshold: int | None = Field(None, ge=0)
     progress: bool | None = None
-    _to_host: bool = PrivateAttr(True)  # where the caller's graphs live: the Gram matrix goes there
-
-    def resolve(self, graphs: Any, train: Any = None) -> "SPKernelParams":
-        """A copy that knows whether the result belongs in host memory (graphs on the CPU)."""
-        out = self.model_copy()
-        out._to_host = graphs.device is Device.CPU
-        return out
-
-    @property
-    def result_on_host(self) -> bool:
-        return self._to_host
 
     @property
     def use_histogram(self) -> bool:

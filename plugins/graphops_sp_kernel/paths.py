@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .common import negative_cycle_error
 from graphops.jit import njit, prange
+from graphops.work import chunks
+
+from .common import negative_cycle_error
 
 INF = np.inf
 
@@ -38,8 +40,8 @@ def square_offsets(graph_ptr: np.ndarray) -> np.ndarray:
 
 
 @njit(parallel=True)
-def _bfs_all(indptr, indices, graph_ptr, sq_ptr, out):
-    for g in prange(len(graph_ptr) - 1):
+def _bfs_all(indptr, indices, graph_ptr, sq_ptr, out, g0, g1):
+    for g in prange(g0, g1):
         n0 = graph_ptr[g]
         n = graph_ptr[g + 1] - n0
         base = sq_ptr[g]
@@ -64,8 +66,8 @@ def _bfs_all(indptr, indices, graph_ptr, sq_ptr, out):
 
 
 @njit(parallel=True)
-def _floyd_warshall(indptr, indices, weights, graph_ptr, sq_ptr, out, negative):
-    for g in prange(len(graph_ptr) - 1):
+def _floyd_warshall(indptr, indices, weights, graph_ptr, sq_ptr, out, negative, g0, g1):
+    for g in prange(g0, g1):
         n0 = graph_ptr[g]
         n = graph_ptr[g + 1] - n0
         d = out[sq_ptr[g]:sq_ptr[g] + n * n]
@@ -90,15 +92,20 @@ def _floyd_warshall(indptr, indices, weights, graph_ptr, sq_ptr, out, negative):
 
 
 def all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Distances of every graph, flattened row-major (``n_g × n_g`` blocks), and block offsets."""
+    """Distances of every graph, flattened row-major (``n_g × n_g`` blocks), and block offsets;
+    in interruptible chunks of graphs of about equal work (n² BFS steps, n³ Floyd–Warshall)."""
     graph_ptr, _ = csr.segments()
     sq_ptr = square_offsets(graph_ptr)
     out = np.empty(int(sq_ptr[-1]), np.float64)
-    if csr.weights is None:
-        _bfs_all(csr.indptr, csr.indices, graph_ptr, sq_ptr, out)
-        return out, sq_ptr
+    weighted = csr.weights is not None
+    sizes = np.diff(graph_ptr).astype(np.float64)
+    cost = np.concatenate([[0], np.cumsum(sizes ** (3 if weighted else 2) * (1 if weighted else 4) + 1)])
     negative = np.zeros(len(graph_ptr) - 1, np.bool_)
-    _floyd_warshall(csr.indptr, csr.indices, csr.weights, graph_ptr, sq_ptr, out, negative)
+    for g0, g1 in chunks(len(graph_ptr) - 1, what="shortest paths (cpu)", cost=cost, first=1e8):
+        if weighted:
+            _floyd_warshall(csr.indptr, csr.indices, csr.weights, graph_ptr, sq_ptr, out, negative, g0, g1)
+        else:
+            _bfs_all(csr.indptr, csr.indices, graph_ptr, sq_ptr, out, g0, g1)
     if negative.any():
         raise negative_cycle_error(negative)
     return out, sq_ptr

@@ -107,14 +107,15 @@ __device__ double block_sum(double v, double* partial) {
     return s;
 }
 
-// GPU cost model (in walk steps): a matrix step costs about one walk step, but each length of
-// the matrix form also pays three block barriers and the segment searches, about LENGTH_COST
-// steps (measured: NCI1, sparse with many lengths, runs 3.4x slower in the matrix form, the
-// dense mixed set 2x faster). The CPU backend weighs its forms differently (cpu._form_steps).
-#define WALK_STEP_COST 1.0
-#define LENGTH_COST 4096.0
+// GPU cost model (in walk steps): WALK_STEP_COST, LENGTH_COST, CELL_COST and ROW_COST are
+// passed by graphops_sp_kernel.gpu when it compiles this file (the values live in common.py,
+// shared with the CPU's model). To check this file alone, any values do:
+// nvcc -c -DWALK_STEP_COST=1 -DLENGTH_COST=1 -DCELL_COST=1 -DROW_COST=1
+#if !defined(WALK_STEP_COST) || !defined(LENGTH_COST) || !defined(CELL_COST) || !defined(ROW_COST)
+#error "compile through graphops.cuda.load_module, which passes the cost constants as macros"
+#endif
 
-// Operation counts of the two forms for one pair (cpu._form_steps without LENGTH_COST).
+// Operation counts of the two forms for one pair (as cpu._form_steps, plus LENGTH_COST).
 __device__ bool matrix_is_cheaper(const int* ca, const int* cb, int n_cnt, double na, double nb,
                                   double pa, double pb, int length_delta) {
     double walk = length_delta ? 0.0 : pa * pb, matrix = 0.0;
@@ -122,9 +123,9 @@ __device__ bool matrix_is_cheaper(const int* ca, const int* cb, int n_cnt, doubl
         double x = ca[d], y = cb[d];
         if (length_delta) {
             walk += x * y;
-            if (x > 0 && y > 0) matrix += na * y + nb * x + 3.0 * na * nb + 8.0 * (na + nb) + LENGTH_COST;
+            if (x > 0 && y > 0) matrix += na * y + nb * x + CELL_COST * na * nb + ROW_COST * (na + nb) + LENGTH_COST;
         } else if (x > 0) {
-            matrix += na * nb * nb + nb * x + 3.0 * na * nb + 8.0 * (na + nb) + LENGTH_COST;
+            matrix += na * nb * nb + nb * x + CELL_COST * na * nb + ROW_COST * (na + nb) + LENGTH_COST;
         }
     }
     return n_cnt > 0 && matrix < WALK_STEP_COST * walk;
