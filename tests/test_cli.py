@@ -64,3 +64,67 @@ def test_bench_prints_table_and_json(tmp_path, capsys):
     assert len(rows["cpu"]["times"]) == 3 and rows["networkx"]["speedup"] == pytest.approx(1.0)
     assert rows["cpu"]["speedup"] > 0 and rows["cpu"]["floor"] > 0 and rows["networkx"]["peer"]
     assert "cpu" in report["machine"]["copy_GBps"]
+
+
+def _registry_with(monkeypatch, plugin):
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    pm = make_plugin_manager(autoload=False, plugins=["describe"])
+    pm.register(plugin, name="buggy")
+    monkeypatch.setattr("graphops.registry.get_plugin_manager", lambda: pm)
+    return Registry(pm)
+
+
+def _bug(csr, params):
+    return {"n": [1 / 0]}
+
+
+class _Buggy:
+    @staticmethod
+    @__import__("graphops").hookimpl
+    def graphops_register_algorithms():
+        from graphops import Algorithm, Params
+
+        return [Algorithm(name="buggy", params=Params, inputs=("graph",), outputs=("n",),
+                          backends={"cpu": "tests.test_cli:_bug"})]
+
+
+BUGGY = "version: 1\ngraphs: {g: {dataset: karate}}\nsteps: [{id: s, algorithm: buggy, inputs: {graph: g}}]\n"
+
+
+def test_a_bug_shows_its_traceback_and_says_it_is_a_bug(tmp_path, capsys, monkeypatch):
+    _registry_with(monkeypatch, _Buggy())
+    (tmp_path / "p.yaml").write_text(BUGGY)
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "ZeroDivisionError: division by zero" in err
+    assert err.rstrip().endswith("This is a bug (in graphops or in the plugin that ran), not a problem with your "
+                                 "input: please report it with the traceback above.")
+    assert "graphops: step 's' (buggy) failed: ZeroDivisionError: division by zero; run summary:" in err
+
+
+def test_user_errors_are_one_line_and_verbose_shows_the_traceback(tmp_path, capsys):
+    (tmp_path / "g.txt").write_text("1 2\n3 x\n")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {path: g.txt}}\n"
+                                     "steps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n")
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"PipelineError: step 's' (describe) failed: InputError: {tmp_path / 'g.txt'}, line 2: "
+                          f"dst id 'x' is not an integer")
+    assert main(["-vv", "run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_os_errors_about_named_files_are_one_line(capsys, tmp_path):
+    assert main(["bench", str(tmp_path / "missing.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("FileNotFoundError: [Errno 2] no such benchmark file or folder") and err.count("\n") == 1
+
+
+def test_output_folder_problems_are_one_line_before_any_work(tmp_path, capsys):
+    (tmp_path / "afile").write_text("")
+    assert main(["run", str(EXAMPLE), "--out", str(tmp_path / "afile" / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("OutputError: cannot write outputs to ") and err.count("\n") == 1

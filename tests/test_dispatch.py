@@ -32,11 +32,22 @@ def test_auto_falls_back_and_logs_why(g, caplog):
     assert any("describe: backend 'cpu' (auto: gpu not used" in r.getMessage() for r in caplog.records)
 
 
-def test_describe_sends_small_graphs_to_the_cpu_under_auto(g):
-    outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "auto", {})
-    assert outcome.backend == "cpu"
-    if go.gpu_available():
-        assert outcome.reason == "auto: chosen by a graphops_choose_backend hook"
+def test_describe_sends_small_graphs_to_the_cpu_under_auto(g, monkeypatch):
+    """As on a GPU host (the GPU backend looks usable): describe's own hook picks the CPU for a
+    small graph, and defers to the default rule (GPU) for a large one."""
+    import numpy as np
+
+    from graphops import dispatch
+
+    monkeypatch.setattr(dispatch, "_usable", lambda spec: (True, "usable (pretended)"))
+    algo = go.registry.get_registry().algorithm("describe")
+    small = dispatch.plan(algo, {"graph": g}, "auto", {})
+    assert (small.backend, small.reason) == ("cpu", "auto: chosen by a graphops_choose_backend hook")
+    rng = np.random.default_rng(1)
+    big = go.Graph.from_edgelist(pd.DataFrame({"src": rng.integers(0, 50_000, 200_000),
+                                               "dst": rng.integers(0, 50_000, 200_000)}))
+    large = dispatch.plan(algo, {"graph": big}, "auto", {})
+    assert (large.backend, large.reason) == ("gpu", "auto: a usable GPU was found")
 
 
 @pytest.mark.gpu

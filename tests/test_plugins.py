@@ -238,3 +238,19 @@ def test_step_hooks_observe_a_pipeline(fresh_pm, tmp_path):
                                      "steps: [{id: s, algorithm: describe, inputs: {graph: g}, backend: cpu}]\n")
     go.run_pipeline(tmp_path / "p.yaml", registry=Registry(fresh_pm))
     assert seen == [("start", "s", "cpu"), ("end", "s", "cpu", 1, True)]
+
+
+def test_plugin_command_runs_and_reports_errors_like_graphops_own(third_party, capsys):
+    from graphops.cli import main
+
+    assert main(["sample-hello", "ada", "--shout"]) == 0
+    assert capsys.readouterr().out == "HELLO, ADA\n"
+    assert main(["sample-hello", "nobody"]) == 1
+    assert capsys.readouterr().err == "InputError: nobody is not a name; give a person's name\n"
+    assert main(["sample-hello", "bug"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError" in err and "This is a bug" in err
+    assert "command run" in third_party.failures
+    assert "adds a command 'run', which is graphops' own" in str(third_party.failures["command run"])
+    assert main(["plugins"]) == 0
+    assert "command: graphops sample-hello — greet someone (sample plugin)" in capsys.readouterr().out

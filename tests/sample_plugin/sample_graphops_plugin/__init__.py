@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from graphops import Algorithm, Params, Reader, hookimpl
+from graphops import Algorithm, Command, Params, Reader, hookimpl
 
 
 class DegreeParams(Params):
@@ -39,3 +39,27 @@ def read_pairs(path, device, names=None):
     with open(path) as fh:
         rows = [line.strip().split("-") for line in fh if line.strip()]
     return pd.DataFrame({"src": [int(a) for a, _ in rows], "dst": [int(b) for _, b in rows]})
+
+
+def _hello_arguments(parser):
+    parser.add_argument("name")
+    parser.add_argument("--shout", action="store_true")
+
+
+@hookimpl
+def graphops_register_commands():
+    return [Command(name="sample-hello", summary="greet someone (sample plugin)",
+                    target="sample_graphops_plugin:hello", arguments=_hello_arguments),
+            Command(name="run", summary="tries to take a built-in name", target="sample_graphops_plugin:hello")]
+
+
+def hello(args):
+    if args.name == "bug":
+        return 1 // 0
+    if args.name == "nobody":
+        from graphops.errors import InputError
+
+        raise InputError("nobody is not a name; give a person's name")
+    text = f"hello, {args.name}"
+    print(text.upper() if args.shout else text)
+    return 0

@@ -1,0 +1,204 @@
+"""Running pipelines: step statuses, the summary always written, outputs checked before any
+computing, outputs kept inside output_dir, ordinary file modes."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import textwrap
+
+import pytest
+
+import graphops as go
+from graphops import Algorithm, Params, hookimpl
+from graphops.errors import ConfigError, Interrupted, OutputError, PipelineError
+from graphops.plugins import make_plugin_manager
+from graphops.registry import Registry
+
+
+def _fail(csr, params):
+    if params.mode == "value":
+        raise go.errors.InputError("the input is bad in a way only the data shows")
+    if params.mode == "interrupt":
+        raise KeyboardInterrupt
+    return {"n": [csr.n_vertices]}
+
+
+class _Mode(Params):
+    mode: str = "ok"
+
+
+class _Failing:
+    @staticmethod
+    @hookimpl
+    def graphops_register_algorithms():
+        return [Algorithm(name="flaky", params=_Mode, inputs=("graph",), outputs=("n",),
+                          backends={"cpu": "tests.test_pipeline_run:_fail"})]
+
+
+@pytest.fixture
+def registry():
+    pm = make_plugin_manager(autoload=False, plugins=["describe"])
+    pm.register(_Failing(), name="flaky")
+    return Registry(pm)
+
+
+def write(folder, text):
+    path = folder / "p.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+STEPS = """\
+version: 1
+name: p
+graphs: {g: {dataset: karate}}
+steps:
+  - {id: one, algorithm: describe, inputs: {graph: g}, backend: cpu, output: one.csv}
+  - {id: two, algorithm: flaky, inputs: {graph: g}, params: {mode: MODE}, output: two.csv}
+  - {id: three, algorithm: describe, inputs: {graph: g}, backend: cpu, output: three.csv}
+"""
+
+
+def _summary(folder):
+    return json.loads((folder / "out" / "p.summary.json").read_text())
+
+
+def test_a_failed_step_stops_the_run_and_the_summary_says_so(tmp_path, registry):
+    path = write(tmp_path, STEPS.replace("MODE", "value"))
+    with pytest.raises(PipelineError) as info:
+        go.run_pipeline(path, registry=registry)
+    assert str(info.value) == ("step 'two' (flaky) failed: InputError: the input is bad in a way only the "
+                               "data shows")
+    summary = _summary(tmp_path)
+    assert summary["status"] == "failed"
+    assert [s["status"] for s in summary["steps"]] == ["ok", "failed", "not run"]
+    assert summary["steps"][1]["error"].startswith("InputError: the input is bad")
+    assert summary["steps"][0]["output"] == str(tmp_path / "out" / "one.csv")
+    assert (tmp_path / "out" / "one.csv").exists() and not (tmp_path / "out" / "two.csv").exists()
+    assert info.value.summary.summary_path == str(tmp_path / "out" / "p.summary.json")
+
+
+def test_keep_going_runs_the_steps_after_a_failure(tmp_path, registry):
+    path = write(tmp_path, STEPS.replace("MODE", "value"))
+    with pytest.raises(PipelineError):
+        go.run_pipeline(path, registry=registry, keep_going=True)
+    assert [s["status"] for s in _summary(tmp_path)["steps"]] == ["ok", "failed", "ok"]
+
+
+def test_an_interrupted_step_is_recorded_and_re_raised(tmp_path, registry):
+    path = write(tmp_path, STEPS.replace("MODE", "interrupt"))
+    with pytest.raises(KeyboardInterrupt) as info:
+        go.run_pipeline(path, registry=registry)
+    assert isinstance(info.value, Interrupted)
+    summary = _summary(tmp_path)
+    assert summary["status"] == "interrupted"
+    assert [s["status"] for s in summary["steps"]] == ["ok", "interrupted", "not run"]
+
+
+def test_ok_run(tmp_path, registry):
+    summary = go.run_pipeline(write(tmp_path, STEPS.replace("MODE", "ok")), registry=registry)
+    assert summary.status == "ok" and [s.status for s in summary.steps] == ["ok"] * 3
+
+
+ONE = """\
+version: 1
+name: p
+graphs: {g: {dataset: karate}}
+steps:
+  - {id: one, algorithm: describe, inputs: {graph: g}, backend: cpu, output: OUTPUT}
+"""
+
+
+@pytest.mark.parametrize("output, why", [
+    ("../../x.csv", "it climbs out of the folder with '..'"),
+    ("/tmp/x.csv", "it is an absolute path"),
+    ("a/../../x.csv", "it climbs out of the folder with '..'"),
+])
+def test_outputs_outside_output_dir_are_refused(tmp_path, output, why):
+    path = write(tmp_path, ONE.replace("OUTPUT", output))
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(path)
+    assert (f"=====> {output!r} would be written outside output_dir ({why}). Give a path inside it, or set "
+            f"'allow_outside_output_dir: true' at the top of the file") in str(info.value)
+
+
+def test_allow_outside_output_dir_opts_out(tmp_path):
+    text = ONE.replace("OUTPUT", "../elsewhere/x.csv").replace("name: p\n", "name: p\nallow_outside_output_dir: true\n")
+    go.run_pipeline(write(tmp_path, text))
+    assert (tmp_path / "elsewhere" / "x.csv").is_file()
+
+
+def test_output_folder_under_a_file_is_found_before_computing(tmp_path, registry, monkeypatch):
+    (tmp_path / "afile").write_text("")
+    ran = []
+    monkeypatch.setattr("graphops.pipeline.run._run_step", lambda *a: ran.append(a))
+    with pytest.raises(OutputError) as info:
+        go.run_pipeline(write(tmp_path, STEPS.replace("MODE", "ok")), out=tmp_path / "afile" / "out",
+                        registry=registry)
+    assert str(info.value) == (f"cannot write outputs to {str(tmp_path / 'afile' / 'out')!r}: "
+                               f"{str(tmp_path / 'afile')!r} is a file, not a folder. Choose another folder "
+                               f"(graphops run --out DIR, or output_dir: in the pipeline file)")
+    assert ran == []
+
+
+def test_read_only_and_unwritable_folders_are_named(tmp_path, monkeypatch):
+    from graphops import outputs
+
+    monkeypatch.setattr(outputs, "_read_only_fs", lambda p: True)
+    assert outputs.folder_problem(tmp_path / "x") == f"{str(tmp_path)!r} is on a read-only file system"
+    monkeypatch.setattr(outputs, "_read_only_fs", lambda p: False)
+    monkeypatch.setattr(outputs.os, "access", lambda p, mode: False)
+    assert outputs.folder_problem(tmp_path / "x") == f"no permission to write in {str(tmp_path)!r}"
+
+
+def test_validate_reports_an_unwritable_output_dir(tmp_path):
+    (tmp_path / "afile").write_text("")
+    path = write(tmp_path, ONE.replace("OUTPUT", "x.csv").replace("name: p\n", "name: p\noutput_dir: afile/out\n"))
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(path)
+    assert (f"==> At key: output_dir\n=====> Cannot write outputs there: {str(tmp_path / 'afile')!r} is a "
+            f"file, not a folder") in str(info.value)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_outputs_get_the_users_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        go.run_pipeline(write(tmp_path, ONE.replace("OUTPUT", "x.csv")))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out" / "x.csv").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "out" / "p.summary.json").stat().st_mode) == mode
+
+
+def test_a_replaced_output_keeps_its_mode(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x.csv").write_text("old")
+    os.chmod(tmp_path / "out" / "x.csv", 0o640)
+    go.run_pipeline(write(tmp_path, ONE.replace("OUTPUT", "x.csv")))
+    assert stat.S_IMODE((tmp_path / "out" / "x.csv").stat().st_mode) == 0o640
+    assert (tmp_path / "out" / "x.csv").read_text().startswith("n_vertices")
+
+
+def test_backend_names_are_case_insensitive_in_yaml(tmp_path):
+    text = ONE.replace("OUTPUT", "x.csv").replace("backend: cpu", "backend: CPU").replace("name: p\n", "name: p\ndevice: CPU\n")
+    assert go.run_pipeline(write(tmp_path, text)).steps[0].backend == "cpu"
+
+
+def test_validate_catches_a_directed_graph_for_an_undirected_algorithm(tmp_path):
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n")
+    path = write(tmp_path, """\
+        version: 1
+        graphs: {g: {path: g.txt, directed: true}, u: {path: g.txt}}
+        steps:
+          - {id: j, algorithm: jaccard, inputs: {graph: g}}
+          - {id: w, algorithm: jaccard, inputs: {graph: u}, params: {use_weight: true}}
+          - {id: ok, algorithm: jaccard, inputs: {graph: g}, params: {symmetrize: true}}
+        """)
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(path)
+    text = str(info.value)
+    assert text.count("\n==> At key: inputs\n") == 2 and "steps[2]" not in text
+    assert "=====> jaccard is defined on undirected graphs and this graph is directed. Pass symmetrize=True" in text
+    assert "=====> use_weight=True but the graph has no edge weights" in text

@@ -1,0 +1,104 @@
+"""Chunked, interruptible work: ranges cover the work once, sizes follow time and cost, and
+Ctrl-C stops a long CPU step within about a second with one line, exit 130 and a summary."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphops.work import chunks, even_ranges
+
+
+def _covers(ranges, total):
+    assert ranges[0][0] == 0 and ranges[-1][1] == total
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
+
+
+def test_chunks_cover_the_work_once_and_grow_by_measured_time():
+    ranges = []
+    for lo, hi in chunks(100_000, first=10, target=0.01):
+        ranges.append((lo, hi))
+        time.sleep(1e-5 * (hi - lo) ** 0.5)  # cheap per item: chunks should grow
+    _covers(ranges, 100_000)
+    sizes = [hi - lo for lo, hi in ranges]
+    assert sizes[0] == 10 and sizes[1] == 40 and max(sizes) > 1000  # at most 4x per step, then big
+
+
+def test_slow_work_gets_small_chunks():
+    ranges = []
+    for lo, hi in chunks(1000, first=100, target=0.01):
+        ranges.append((lo, hi))
+        time.sleep(0.001 * (hi - lo))  # 1 ms per item: 10 items make the 10 ms target
+        if len(ranges) > 4:
+            break
+    assert all(7 <= hi - lo <= 10 for lo, hi in ranges[2:])  # sleeps overshoot a little
+
+
+def test_chunks_cut_by_cost_and_respect_max_items():
+    cost = np.concatenate([[0], np.cumsum([1] * 50 + [1000] * 5 + [1] * 50)])
+    ranges = list(chunks(105, cost=cost, first=1000, target=1e9, max_items=30))  # time never limits
+    _covers(ranges, 105)
+    assert all(hi - lo <= 30 for lo, hi in ranges)
+    assert (50, 51) in ranges  # a heavy item is a chunk of its own when the first budget is one item's cost
+
+
+def test_even_ranges_by_cost():
+    cost = np.concatenate([[0], np.cumsum([1] * 90 + [90] * 10)])
+    ranges = even_ranges(100, 2, cost)
+    _covers(ranges, 100)
+    assert ranges[0][1] > 90  # half the cost is the 90 light items and a few heavy ones
+    assert even_ranges(0, 3) == [] and even_ranges(5, 10) == [(i, i + 1) for i in range(5)]
+
+
+LONG = """\
+version: 1
+name: long
+graphs:
+  g: {generate: {kind: gnp_set, sizes: {60: 400}, seed: 1}}
+steps:
+  - {id: first, algorithm: describe, inputs: {graph: g}, backend: cpu, output: first.csv}
+  - id: gram
+    algorithm: sp_kernel
+    inputs: {graphs: g}
+    backend: cpu
+    params: {node_kernel: {gaussian: {gamma: 0.5}}, length_kernel: {gaussian: {gamma: 1.0}}, fcsp_form: walk}
+    output: gram.npy
+  - {id: after, algorithm: describe, inputs: {graph: g}, backend: cpu}
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
+    (tmp_path / "long.yaml").write_text(LONG)
+    env = {**os.environ, "GRAPHOPS_CACHE_DIR": str(tmp_path / "cache")}
+    warm = LONG.replace("sizes: {60: 400}", "sizes: {6: 4}")  # compile the kernels first (cached)
+    (tmp_path / "warm.yaml").write_text(warm)
+    subprocess.run([sys.executable, "-m", "graphops.cli", "run", str(tmp_path / "warm.yaml"), "--out",
+                    str(tmp_path / "w")], env=env, check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-m", "graphops.cli", "-v", "run", str(tmp_path / "long.yaml"),
+                             "--out", str(tmp_path / "o")], env=env, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # the step has started computing
+        if "sp_kernel: backend 'cpu'" in line:
+            break
+    time.sleep(1.5)
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    took = time.perf_counter() - sent
+    assert proc.returncode == 130, err
+    assert took < 1.5, f"stopped {took:.2f} s after Ctrl-C"
+    last = [line for line in err.splitlines() if line.strip()][-1]
+    assert last.startswith("graphops: interrupted (interrupted during step 'gram' after ")
+    assert "Traceback" not in err
+    summary = json.loads((tmp_path / "o" / "long.summary.json").read_text())
+    assert [s["status"] for s in summary["steps"]] == ["ok", "interrupted", "not run"]
+    assert summary["status"] == "interrupted" and summary["steps"][0]["output"].endswith("first.csv")
+    assert not (tmp_path / "o" / "gram.npy").exists() and not list((tmp_path / "o").glob(".gram*"))
