@@ -8,8 +8,8 @@ from __future__ import annotations
 from . import datasets
 from .algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
 from .device import Device, gpu_available, rapids_available
-from .dispatch import execute, run
-from .errors import BackendUnavailableError, ConfigError, GraphopsError, PluginError
+from .dispatch import execute, execute_call, run
+from .errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
 from .graph import Graph
 from .graphset import GraphSet
 from .hookspecs import hookimpl
@@ -21,8 +21,8 @@ from .version import __version__
 
 __all__ = [
     "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet",
-    "GraphopsError", "ConfigError", "PluginError", "BackendUnavailableError",
-    "hookimpl", "run", "execute", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
+    "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
+    "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",
 ]
 

@@ -202,8 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser(registry).parse_args(argv)
     except KeyboardInterrupt as exc:
         return _report(exc, 0)
-    level = logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("graphops").setLevel(  # graphops' own messages only: Numba's debug log is huge
+        logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING)
     out = Console(highlight=False, width=max(Console().width, 160))
     handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:

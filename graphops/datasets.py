@@ -55,7 +55,7 @@ CATALOGUE: dict[str, Dataset] = {d.name: d for d in [
     Dataset("netscience", "graph", "graphs/cugraph_netscience.csv", 1461, 2742,
             "M. E. J. Newman (2006), coauthorships in network science; cuGraph's datasets",
             "Apache-2.0 (cuGraph)", read={"weight": 2, "dedupe": True}),
-    Dataset("email-Eu-core", "graph", "graphs/cugraph_email-Eu-core.csv", 986, 16064,
+    Dataset("email-Eu-core", "graph", "graphs/cugraph_email-Eu-core.csv", 1005, 25571,  # arcs, as stored
             f"{_SNAP}; cuGraph's datasets", "Apache-2.0 (cuGraph)", directed=True),
     Dataset("email-Enron", "graph", "graphs/Email-Enron.txt", 36692, 183831, _SNAP,
             "no licence stated; cite SNAP", read={"dedupe": True}),

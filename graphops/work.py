@@ -13,11 +13,17 @@ terminal) advances by the same ranges::
 
 GPU loops pass ``sync=`` (e.g. :func:`graphops.cuda.wait_idle`) so each chunk is timed to
 its end and waits can be interrupted. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
+
+While a chunk runs, Ctrl-C is held and raised at the chunk's end (a second Ctrl-C raises
+at once): raised inside a Numba call that is still compiling, a KeyboardInterrupt can be
+swallowed by Numba's compiler, which then carries on with the whole job.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterator
 
@@ -67,6 +73,33 @@ class _Bar:
             self.progress.stop()
 
 
+class _HeldInterrupt:
+    """A SIGINT handler that notes the first Ctrl-C (checked at each chunk's end) and raises on
+    the second. Installed by the outermost :func:`chunks` loop of the main thread only."""
+
+    def __init__(self) -> None:
+        self.pending = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.pending:
+            raise KeyboardInterrupt
+        self.pending = True
+
+    @classmethod
+    def install(cls) -> tuple["_HeldInterrupt | None", Any]:
+        """(the handler in force, the one to restore); ``(None, None)`` where none can be set."""
+        if threading.current_thread() is not threading.main_thread():
+            return None, None
+        current = signal.getsignal(signal.SIGINT)
+        if isinstance(current, cls):
+            return current, None  # an outer loop holds it already
+        if current is not signal.default_int_handler:
+            return None, None  # someone else handles Ctrl-C: leave it to them
+        held = cls()
+        signal.signal(signal.SIGINT, held)
+        return held, current
+
+
 def _next_hi(lo: int, budget: float, cost: Any, total: int, max_items: int | None) -> int:
     if cost is None:
         hi = lo + max(1, int(budget))
@@ -97,6 +130,7 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
     whole = float(cost[total] - cost[0]) if cost is not None else float(total)
     budget = max(first if first is not None else whole / 1000.0, 1e-12)
     bar = _Bar(progress, what, total)
+    held, restore = _HeldInterrupt.install()
     lo = 0
     try:
         while lo < total:
@@ -105,6 +139,9 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             yield lo, hi
             if sync is not None:
                 sync()
+            if held is not None and held.pending:
+                held.pending = False
+                raise KeyboardInterrupt
             took = time.perf_counter() - start
             spent = float(cost[hi] - cost[lo]) if cost is not None else float(hi - lo)
             rate = spent / max(took, 1e-6)
@@ -113,6 +150,8 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             bar.advance(lo)
     finally:
         bar.close()
+        if restore is not None:
+            signal.signal(signal.SIGINT, restore)
 
 
 def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, int]]:

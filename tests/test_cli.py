@@ -128,3 +128,28 @@ def test_output_folder_problems_are_one_line_before_any_work(tmp_path, capsys):
     assert main(["run", str(EXAMPLE), "--out", str(tmp_path / "afile" / "o")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("OutputError: cannot write outputs to ") and err.count("\n") == 1
+
+
+def test_bench_runs_what_it_can_and_skips_the_rest_with_reasons(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GRAPHOPS_DATA", raising=False)
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "a_broken.yaml").write_text("version: 1\ngraphs: {}\nsteps: []\n")
+    (folder / "b_missing_data.yaml").write_text(
+        "version: 1\ngraphs: {n: {dataset: NCI1}, k: {dataset: karate}}\nsteps:\n"
+        "  - {id: nci, algorithm: describe, inputs: {graph: n}, backend: cpu}\n"
+        "  - {id: kar, algorithm: describe, inputs: {graph: k}, backend: cpu}\n"
+        "bench: {repeat: 1, warmup: 0}\n")
+    (folder / "c_gpu.yaml").write_text(
+        "version: 1\ngraphs: {k: {dataset: karate}}\nsteps:\n"
+        "  - {id: g, algorithm: describe, inputs: {graph: k}, backend: gpu}\n"
+        "bench: {repeat: 1, warmup: 0}\n")
+    out = tmp_path / "r.json"
+    assert main(["bench", str(folder), "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    notes = {r["step"]: r["note"] for r in rows}
+    assert rows[0]["note"].startswith("skipped: ") and "a_broken.yaml is invalid (2 errors)" in rows[0]["note"]
+    assert notes["nci"].startswith("skipped: data set 'NCI1' is not bundled with graphops")
+    assert notes["kar"] == "" and next(r for r in rows if r["step"] == "kar")["median"] > 0
+    if not __import__("graphops").gpu_available():
+        assert notes["g"].startswith("skipped: ")

@@ -92,3 +92,44 @@ def test_peer_backend_missing_package(monkeypatch, g):
     with pytest.raises(go.BackendUnavailableError, match="the package\\(s\\) 'networkx' could not be imported. "
                                                         "To remedy this: install networkx"):
         go.run("describe", g, backend="networkx")
+
+
+def _wrong_columns(csr, params):
+    return {"vertex": [0], "deg": [1]}
+
+
+def _not_an_array(csr, params):
+    return {"K": [[1.0]]}
+
+
+def test_returned_columns_are_checked_against_the_declaration(g):
+    from graphops import Algorithm, Params, PluginError
+    from graphops.dispatch import execute
+
+    frame = Algorithm(name="cols", params=Params, inputs=("graph",), outputs=("vertex", "degree"),
+                      backends={"cpu": "tests.test_dispatch:_wrong_columns"}, plugin="sample")
+    with pytest.raises(PluginError) as info:
+        execute(frame, {"graph": g}, "cpu", {})
+    assert str(info.value) == ("backend 'cpu' of algorithm 'cols' (plugin sample) returned columns ['vertex', "
+                               "'deg']; the algorithm declares ['vertex', 'degree'] (missing: degree) "
+                               "(undeclared: deg). Declare every output column in Algorithm(outputs=...)")
+    array = Algorithm(name="arr", params=Params, inputs=("graph",), result="array",
+                      backends={"cpu": "tests.test_dispatch:_not_an_array"}, plugin="sample")
+    with pytest.raises(PluginError, match="returned a dict; the algorithm declares an array result"):
+        execute(array, {"graph": g}, "cpu", {})
+
+
+def test_string_ids_through_jaccard_pairs():
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": ["ann", "ann", "cy"], "dst": ["bob", "cy", "bob"]}))
+    res = go.run("jaccard", g, pairs=pd.DataFrame({"first": ["bob", "ann"], "second": ["cy", "bob"]}),
+                 backend="cpu")
+    assert res["first"].tolist() == ["bob", "ann"] and res["jaccard_coeff"].tolist() == [1 / 3, 1 / 3]
+    with pytest.raises(ValueError, match=r"names 1 vertex id\(s\) that are not in the graph \(e.g. 'zed'\)"):
+        go.run("jaccard", g, pairs=pd.DataFrame({"first": ["zed"], "second": ["ann"]}), backend="cpu")
+
+
+def test_execute_call_reports_details_and_pairs_bind_by_keyword(g):
+    outcome = go.execute_call("jaccard", g, pairs=pd.DataFrame({"a": [0], "b": [2]}), backend="cpu")
+    assert outcome.backend == "cpu" and outcome.details == {} and outcome.result["second"].tolist() == [2]
+    with pytest.raises(TypeError, match="input 'pairs' given twice"):
+        go.run("jaccard", g, pd.DataFrame({"a": [0], "b": [2]}), pairs=pd.DataFrame({"a": [0], "b": [2]}))

@@ -78,7 +78,7 @@ steps:
 def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
     (tmp_path / "long.yaml").write_text(LONG)
     env = {**os.environ, "GRAPHOPS_CACHE_DIR": str(tmp_path / "cache")}
-    warm = LONG.replace("sizes: {60: 400}", "sizes: {6: 4}")  # compile the kernels first (cached)
+    warm = LONG.replace("sizes: {60: 400}", "sizes: {6: 24}")  # compile the same kernels first (cached)
     (tmp_path / "warm.yaml").write_text(warm)
     subprocess.run([sys.executable, "-m", "graphops.cli", "run", str(tmp_path / "warm.yaml"), "--out",
                     str(tmp_path / "w")], env=env, check=True, capture_output=True)
@@ -91,7 +91,10 @@ def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
     time.sleep(1.5)
     sent = time.perf_counter()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     took = time.perf_counter() - sent
     assert proc.returncode == 130, err
     assert took < 1.5, f"stopped {took:.2f} s after Ctrl-C"
@@ -102,3 +105,23 @@ def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
     assert [s["status"] for s in summary["steps"]] == ["ok", "interrupted", "not run"]
     assert summary["status"] == "interrupted" and summary["steps"][0]["output"].endswith("first.csv")
     assert not (tmp_path / "o" / "gram.npy").exists() and not list((tmp_path / "o").glob(".gram*"))
+
+
+def test_ctrl_c_is_held_until_the_chunk_ends_and_a_second_one_raises_at_once():
+    import signal as sig
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        for lo, hi in chunks(10, first=1, target=1e9):
+            os.kill(os.getpid(), sig.SIGINT)  # arrives mid-chunk: held
+            time.sleep(0.01)
+            done.append(lo)  # the chunk still finishes
+    assert done == [0] and sig.getsignal(sig.SIGINT) is sig.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        for lo, hi in chunks(10, first=1, target=1e9):
+            os.kill(os.getpid(), sig.SIGINT)
+            time.sleep(0.01)
+            os.kill(os.getpid(), sig.SIGINT)  # second press: raised here, mid-chunk
+            time.sleep(0.01)
+            done.append("not reached")
+    assert done == [0] and sig.getsignal(sig.SIGINT) is sig.default_int_handler
