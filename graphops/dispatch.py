@@ -20,6 +20,7 @@ from .pairs import Pairs, as_pairs
 from .plugins import call_hook
 from .registry import Registry, get_registry
 from .validation import build_params
+from .work import holding_interrupts
 
 log = logging.getLogger("graphops")
 
@@ -242,7 +243,8 @@ def execute_plan(planned: Plan) -> Outcome:
     args = prepare(planned)
     synchronize()
     t1 = time.perf_counter()
-    raw = fn(*args, planned.params)
+    with holding_interrupts():  # Ctrl-C raised between kernel calls, never inside Numba's compiler
+        raw = fn(*args, planned.params)
     details = raw.details if isinstance(raw, Result) else {}
     raw = raw.value if isinstance(raw, Result) else raw
     _check_result(algo, planned.backend, raw)

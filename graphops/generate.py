@@ -11,6 +11,7 @@ import pandas as pd
 
 from .graph import Graph
 from .jit import njit, prange
+from .work import chunks, holding_interrupts
 from .errors import InputError
 
 __all__ = ["rmat", "grid2d", "gnp_set"]
@@ -24,12 +25,10 @@ def _mix(x):
 
 
 @njit(parallel=True)
-def _rmat_edges(scale, n_edges, a, ab, abc, seed):
-    """Endpoints of ``n_edges`` R-MAT samples; edge i's random numbers depend only on (seed, i)."""
-    src = np.empty(n_edges, np.int64)
-    dst = np.empty(n_edges, np.int64)
+def _rmat_edges(scale, lo, hi, a, ab, abc, seed, src, dst):
+    """Endpoints of R-MAT samples lo..hi-1; edge i's random numbers depend only on (seed, i)."""
     inv = 1.0 / 9007199254740992.0  # 2**-53
-    for i in prange(n_edges):
+    for i in prange(lo, hi):
         state = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
         u = 0
         v = 0
@@ -47,7 +46,6 @@ def _rmat_edges(scale, n_edges, a, ab, abc, seed):
                 v |= 1
         src[i] = u
         dst[i] = v
-    return src, dst
 
 
 def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +73,10 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     if min(a, b, c, d) < 0:
         raise InputError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
     n = 1 << scale
-    src, dst = _rmat_edges(scale, edge_factor * n, a, a + b, a + b + c, seed)
+    src, dst = np.empty(edge_factor * n, np.int64), np.empty(edge_factor * n, np.int64)
+    with holding_interrupts():  # Ctrl-C between chunks, never inside Numba's compiler
+        for lo, hi in chunks(len(src), what=f"R-MAT scale {scale}", first=1 << 20):
+            _rmat_edges(scale, lo, hi, a, a + b, a + b + c, seed, src, dst)
     if scramble:
         perm = np.random.default_rng(seed).permutation(n).astype(np.int64)
         src, dst = perm[src], perm[dst]

@@ -14,12 +14,15 @@ terminal) advances by the same ranges::
 GPU loops pass ``sync=`` (e.g. :func:`graphops.cuda.wait_idle`) so each chunk is timed to
 its end and waits can be interrupted. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
 
-While a chunk runs, Ctrl-C is held and raised at the chunk's end (a second Ctrl-C raises
-at once): raised inside a Numba call that is still compiling, a KeyboardInterrupt can be
-swallowed by Numba's compiler, which then carries on with the whole job.
+While graphops runs a backend (:func:`holding_interrupts`, entered by dispatch), Ctrl-C is
+held and raised at the next chunk boundary or when the backend returns; a second Ctrl-C
+raises at once. Raised inside Numba while it compiles a kernel, a KeyboardInterrupt is
+swallowed (the compile and then the whole job carry on) or leaves Numba broken ("no compiled
+object yet"), so it must only be raised between calls.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -29,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["chunks", "even_ranges", "TARGET_SECONDS", "target_seconds"]
+__all__ = ["chunks", "even_ranges", "holding_interrupts", "TARGET_SECONDS", "target_seconds"]
 
 TARGET_SECONDS = 0.2
 _SHOW_AFTER = 1.0  # seconds of work before a progress bar appears (when not asked for)
@@ -74,8 +77,8 @@ class _Bar:
 
 
 class _HeldInterrupt:
-    """A SIGINT handler that notes the first Ctrl-C (checked at each chunk's end) and raises on
-    the second. Installed by the outermost :func:`chunks` loop of the main thread only."""
+    """A SIGINT handler that notes the first Ctrl-C (raised later, between calls) and raises on
+    the second."""
 
     def __init__(self) -> None:
         self.pending = False
@@ -85,19 +88,34 @@ class _HeldInterrupt:
             raise KeyboardInterrupt
         self.pending = True
 
-    @classmethod
-    def install(cls) -> tuple["_HeldInterrupt | None", Any]:
-        """(the handler in force, the one to restore); ``(None, None)`` where none can be set."""
-        if threading.current_thread() is not threading.main_thread():
-            return None, None
-        current = signal.getsignal(signal.SIGINT)
-        if isinstance(current, cls):
-            return current, None  # an outer loop holds it already
-        if current is not signal.default_int_handler:
-            return None, None  # someone else handles Ctrl-C: leave it to them
-        held = cls()
-        signal.signal(signal.SIGINT, held)
-        return held, current
+    def check(self) -> None:
+        """Raise the held Ctrl-C, if any (the place must be safe: between kernel calls)."""
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def holding_interrupts() -> Iterator[None]:
+    """Hold Ctrl-C while the block runs (main thread, default handler only); a held one is raised
+    by :func:`chunks` at a chunk boundary, or when the block ends."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # another thread, an outer hold, or someone else's handler: leave it as it is
+        return
+    held = _HeldInterrupt()
+    signal.signal(signal.SIGINT, held)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    held.check()
+
+
+def _held_check() -> None:
+    handler = signal.getsignal(signal.SIGINT)
+    if isinstance(handler, _HeldInterrupt):
+        handler.check()
 
 
 def _next_hi(lo: int, budget: float, cost: Any, total: int, max_items: int | None) -> int:
@@ -130,7 +148,6 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
     whole = float(cost[total] - cost[0]) if cost is not None else float(total)
     budget = max(first if first is not None else whole / 1000.0, 1e-12)
     bar = _Bar(progress, what, total)
-    held, restore = _HeldInterrupt.install()
     lo = 0
     try:
         while lo < total:
@@ -139,9 +156,7 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             yield lo, hi
             if sync is not None:
                 sync()
-            if held is not None and held.pending:
-                held.pending = False
-                raise KeyboardInterrupt
+            _held_check()
             took = time.perf_counter() - start
             spent = float(cost[hi] - cost[lo]) if cost is not None else float(hi - lo)
             rate = spent / max(took, 1e-6)
@@ -150,8 +165,6 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             bar.advance(lo)
     finally:
         bar.close()
-        if restore is not None:
-            signal.signal(signal.SIGINT, restore)
 
 
 def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, int]]:
