@@ -149,3 +149,22 @@ def test_cugraph_round_trip():
     assert back.n_vertices == 3 and back.weighted
     stats = go.run("describe", back, backend="gpu").to_pandas().iloc[0]
     assert stats["n_components"] == 1
+
+
+@pytest.mark.rapids
+def test_string_ids_in_cudf_frames_stay_cudf():
+    import cudf
+
+    df = cudf.DataFrame({"u": ["ann", "bob", "cy", "ann"], "v": ["bob", "cy", "ann", "dee"]})
+    g = go.Graph.from_edgelist(df, src="u", dst="v")
+    assert g.vertices.to_pandas().tolist() == ["ann", "bob", "cy", "dee"] and g.n_edges == 4
+    for backend in ("gpu", "cpu"):
+        res = go.run("jaccard", g, backend=backend)
+        assert isinstance(res, cudf.DataFrame)
+        assert res["first"].to_pandas().tolist() == ["ann", "bob", "cy", "ann"]
+        assert res["jaccard_coeff"].to_pandas().tolist() == pytest.approx([1 / 4, 1 / 3, 1 / 4, 0.0])
+    pairs = cudf.DataFrame({"first": ["dee"], "second": ["cy"]})
+    assert go.run("jaccard", g, pairs=pairs, backend="gpu")["jaccard_coeff"].to_pandas().tolist() == [0.5]
+    assert int(go.run("describe", g, backend="gpu")["n_vertices"].to_pandas()[0]) == 4
+    host = g.to("cpu")
+    assert list(host.vertices) == ["ann", "bob", "cy", "dee"]

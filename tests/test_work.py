@@ -75,10 +75,14 @@ steps:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
-def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
-    (tmp_path / "long.yaml").write_text(LONG)
+@pytest.mark.parametrize("backend, size", [("cpu", 400), pytest.param("gpu", 3000, marks=pytest.mark.gpu)])
+def test_ctrl_c_stops_a_long_step_within_a_second(tmp_path, backend, size):
+    """A job of minutes (CPU: 80 k graph pairs of 3,540 paths each, Gaussian walk; GPU: 4.5 M)."""
+    long = LONG.replace("sizes: {60: 400}", f"sizes: {{60: {size}}}").replace(
+        "algorithm: sp_kernel\n    inputs: {graphs: g}\n    backend: cpu", f"algorithm: sp_kernel\n    inputs: {{graphs: g}}\n    backend: {backend}")
+    (tmp_path / "long.yaml").write_text(long)
     env = {**os.environ, "GRAPHOPS_CACHE_DIR": str(tmp_path / "cache")}
-    warm = LONG.replace("sizes: {60: 400}", "sizes: {6: 24}")  # compile the same kernels first (cached)
+    warm = long.replace(f"sizes: {{60: {size}}}", "sizes: {6: 24}")  # compile the same kernels first (cached)
     (tmp_path / "warm.yaml").write_text(warm)
     subprocess.run([sys.executable, "-m", "graphops.cli", "run", str(tmp_path / "warm.yaml"), "--out",
                     str(tmp_path / "w")], env=env, check=True, capture_output=True)
@@ -88,7 +92,7 @@ def test_ctrl_c_stops_a_long_cpu_step_within_a_second(tmp_path):
                           stdout=subprocess.DEVNULL, text=True) as proc:
         try:
             for line in proc.stderr:  # the step has started computing
-                if "sp_kernel: backend 'cpu'" in line:
+                if f"sp_kernel: backend '{backend}'" in line:
                     break
             time.sleep(1.5)
             sent = time.perf_counter()
