@@ -49,27 +49,43 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
     weighted = graphs.weights is not None or other.weights is not None
     lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
     gram = _histogram_gram if params.use_histogram else _fcsp_gram
-    fill, da, db, mirror = gram(graphs, other, pa, pb, lens, params, symmetric)
+    fill, da, db, mirror, row_work = gram(graphs, other, pa, pb, lens, params, symmetric)
     return gram_rows(graphs.n_graphs, other.n_graphs, fill, params, mirror=mirror,
-                     diagonals=(da, db) if params.normalize else None, to_host=graphs.home is not Device.GPU)
+                     diagonals=(da, db) if params.normalize else None, to_host=graphs.home is not Device.GPU,
+                     row_work=row_work)
+
+
+# Work of the first tile (path pairs) before any timing: about 0.1 s of FCSP walk on an H100.
+FIRST_TILE_WORK = 4e10
 
 
 def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool = False,
-              diagonals: tuple[Any, Any] | None = None, to_host: bool = True) -> Any:
+              diagonals: tuple[Any, Any] | None = None, to_host: bool = True, row_work: Any = None) -> Any:
     """The ``na × nb`` Gram matrix, ``fill(r0, r1, out)`` writing rows ``r0:r1`` into ``out``.
 
     Rows go in tiles sized by :func:`graphops.work.chunks` (each about 0.2 s of GPU work, at
-    most ``params.tile`` rows), so Ctrl-C stops a long job within about a second. Device
-    memory holds two tiles at a time when the result goes to the host: the GPU fills one
-    while the other is copied out (a second stream), so the copy of the matrix hides behind
-    the computation. ``mirror``: only entries on and above the diagonal are filled; the rest
-    are copied from them (and rows cost less further down). ``diagonals``: normalize each
-    tile on the GPU.
+    most ``params.tile`` rows; ``row_work``: each row's work, e.g. its path pairs), so Ctrl-C
+    stops a long job within about a second. Device memory holds two tiles at a time when the
+    result goes to the host: the GPU fills one while the other is copied out (a second
+    stream), so the copy of the matrix hides behind the computation. ``mirror``: only entries
+    on and above the diagonal are filled; the rest are copied from them. ``diagonals``:
+    normalize each tile on the GPU.
     """
     rows = max(1, min(params.tile, (1 << 21) // max(nb, 1), na))
-    per_row = np.arange(nb, nb - na, -1).clip(1) if mirror else np.full(na, max(nb, 1))
-    cost = np.concatenate([[0], np.cumsum(per_row)])
-    what = f"sp_kernel on the GPU, {na} x {nb} Gram"
+    if row_work is None:  # cheap per pair (a GEMM): whole tiles from the start
+        row_work = np.arange(nb, nb - na, -1).clip(1) if mirror else np.full(na, max(nb, 1))
+        first = None
+    else:
+        first = FIRST_TILE_WORK
+    cost = np.concatenate([[0], np.cumsum(np.asarray(row_work, dtype=np.float64) + 1.0)])
+    first = float(cost[min(rows, na)]) if first is None else first
+    computed: list[Any] = []  # the event after the latest tile's computation (host results)
+
+    def sync() -> None:  # each tile is timed to the end of its computation (its copy overlaps the next)
+        wait(computed[-1]) if to_host else wait_idle()
+
+    ranges = chunks(na, what=f"sp_kernel on the GPU, {na} x {nb} Gram", cost=cost, first=first, max_items=rows,
+                    progress=params.progress, sync=sync)
 
     def tile(r0: int, r1: int, out: Any) -> None:
         fill(r0, r1, out)
@@ -78,17 +94,18 @@ def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool 
 
     if not to_host:
         K = cp.empty((na, nb), cp.float64)
-        for r0, r1 in chunks(na, what=what, cost=cost, first=float(cost[min(rows, na)]), max_items=rows,
-                             progress=params.progress, sync=wait_idle):
+        for r0, r1 in ranges:
             tile(r0, r1, K[r0:r1])
         return mirror_upper(K) if mirror else K
-    K = _pipelined(na, nb, rows, tile, chunks(na, what=what, cost=cost, first=float(cost[min(rows, na)]),
-                                              max_items=rows, progress=params.progress))
+    K = _pipelined(na, nb, rows, tile, ranges, computed)
     return mirror_upper(K) if mirror else K
 
 
-def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any) -> Any:
-    """Fill a pinned host matrix tile by tile: compute on one stream, copy out on another."""
+def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: list[Any]) -> Any:
+    """Fill a pinned host matrix tile by tile: compute on one stream, copy out on another.
+
+    ``computed`` receives each tile's end-of-computation event (the ranges' ``sync`` waits on it).
+    """
     K = cupyx.empty_pinned((na, nb), np.float64)  # page-locked (pooled): copies at full link speed
     # compute: a blocking stream, so it waits for the set-up work queued on the default stream
     compute, copy = cp.cuda.Stream(), cp.cuda.Stream(non_blocking=True)
@@ -98,9 +115,10 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any) -> Any:
         for k, (r0, r1) in enumerate(ranges):
             slot = k % 2
             if copied[slot] is not None:
-                wait(copied[slot])  # at most two tiles in flight; Ctrl-C is seen while waiting
+                wait(copied[slot])  # the copy two tiles back is done with this buffer
             tile(r0, r1, buffers[slot][:r1 - r0])
-            copy.wait_event(compute.record())
+            computed.append(compute.record())
+            copy.wait_event(computed[-1])
             buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1])
             copied[slot] = copy.record()
     wait_idle(copy)
@@ -179,7 +197,7 @@ def _histogram_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPK
     def fill(r0: int, r1: int, out: Any) -> None:
         cp.matmul(xa[r0:r1], xb.T, out=out)
 
-    return fill, (xa * xa).sum(1), (xb * xb).sum(1), False
+    return fill, (xa * xa).sum(1), (xb * xb).sum(1), False, None
 
 
 def sorted_lists(p: dict, lens: Any, by_destination: bool = False) -> dict[str, Any]:
@@ -293,7 +311,15 @@ def _fcsp_gram(ga: CSR, gb: CSR, pa: dict, pb: dict, lens: Any, params: SPKernel
         ida, idb = cp.arange(na, dtype=cp.int64), cp.arange(nb, dtype=cp.int64)
         da = walk(ida, ida) if symmetric else Walk(ga, la, ga, la, lens, params)(ida, ida)
         db = da if symmetric else Walk(gb, lb, gb, lb, lens, params)(idb, idb)
-    return fill, da, db, symmetric
+    return fill, da, db, symmetric, _row_work(la, lb, symmetric)
+
+
+def _row_work(la: dict, lb: dict, symmetric: bool) -> Any:
+    """Path pairs of each row of the Gram matrix (host): |P_a(r)| · Σ_c |P_b(c)| over its columns."""
+    pa, pb = (cp.asnumpy(cp.diff(x["ptr"])).astype(np.float64) for x in (la, lb))
+    if symmetric:
+        return pa * np.cumsum(pb[::-1])[::-1]  # columns c >= r
+    return pa * pb.sum()
 
 
 def _tile_pairs(r0: int, r1: int, nb: int, symmetric: bool) -> tuple[Any, Any]:
