@@ -5,14 +5,14 @@
   cost constant or size limit is written once, in Python.
 * :func:`grid` is the one grid rule: enough blocks for the work, at most a few waves of the
   device's multiprocessors (kernels loop grid-stride over the rest).
-* :func:`wait` and :func:`wait_idle` wait for queued GPU work by polling, so Ctrl-C is
-  seen while the GPU works (a plain CUDA synchronize blocks in C until the queue drains).
+* :func:`wait` and :func:`wait_idle` wait for queued GPU work. Backends run with Ctrl-C held
+  (:func:`graphops.work.holding_interrupts`), so a plain blocking CUDA wait is fine: the held
+  interrupt is raised at the next chunk boundary, and chunks keep every wait short.
 
 Imported only by GPU backends: it imports CuPy at the top.
 """
 from __future__ import annotations
 
-import time
 from importlib import resources
 from typing import Any, Mapping
 
@@ -23,7 +23,6 @@ from .device import gpu_attribute
 __all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "THREADS"]
 
 THREADS = 256
-_POLL = 0.0002  # seconds between polls of a CUDA event
 
 
 def load_module(package: str, name: str, options: tuple[str, ...] = (),
@@ -54,16 +53,13 @@ def grid(work: int, threads: int = THREADS, per_sm: int = 32) -> tuple[int]:
 
 
 def wait(event: Any) -> None:
-    """Wait for a recorded ``cupy.cuda.Event``, polling, so a KeyboardInterrupt can arrive meanwhile."""
-    while not event.done:
-        time.sleep(_POLL)
+    """Wait for a recorded ``cupy.cuda.Event``."""
+    event.synchronize()
 
 
 def wait_idle(stream: Any = None) -> None:
-    """Wait, interruptibly, for the work queued so far on ``stream`` (default: the current one)."""
-    event = cp.cuda.Event(block=False, disable_timing=True)
-    event.record(stream)
-    wait(event)
+    """Wait for the work queued so far on ``stream`` (default: the current one)."""
+    (stream or cp.cuda.get_current_stream()).synchronize()
 
 
 def interleave(gpu_ranges: list[tuple[int, int]], launch: Any, cpu_ranges: Any, run_cpu: Any) -> None:

@@ -96,15 +96,13 @@ def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split
     sel_host = cp.asnumpy(sel)
     hf, hs = (a[sel_host] for a in _host_pairs(pairs))
     values = np.empty(len(sel_host))
-    costs, step = gpu.coarse_costs(adj, first, second)
     n = len(first)
 
-    def launch(b0: int, b1: int) -> None:
-        lo, hi = b0 * step, min(b1 * step, n)
+    def launch(lo: int, hi: int) -> None:
         gpu.launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], split.key, min(max(split.cut - lo, 0), hi - lo))
 
     on_host = host()
-    gpu_ranges = even_ranges(len(costs) - 1, int(np.ceil(costs[-1] / gpu.FIRST_CHUNK_WORK)), costs)
+    gpu_ranges = even_ranges(n, -(-n // gpu.FIRST_CHUNK_PAIRS))
     cpu_ranges = chunks(len(hf), what="jaccard (hybrid)", cost=pair_costs(on_host, hf, hs),
                         first=cpu.FIRST_CHUNK_WORK)
     with spare_one_core():

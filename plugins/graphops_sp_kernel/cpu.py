@@ -338,15 +338,18 @@ def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any], progr
     pa, pb = np.diff(setup["a_ptr"]), np.diff(setup["b_ptr"])
     va, vb = np.diff(setup["ga_ptr"]), np.diff(setup["gb_ptr"])
     cost = np.concatenate([[0], np.cumsum(pa[rows] * pb[cols] + va[rows] * vb[cols] + 1)])
+    inside = len(rows) < 4 * numba.get_num_threads()  # decided once: chunks keep one kernel, one rate
     for lo, hi in chunks(len(rows), what=f"sp_kernel FCSP, {len(rows):,} graph pairs", cost=cost,
                          first=FIRST_CHUNK_WORK, progress=progress):
-        fcsp_pairs(rows[lo:hi], cols[lo:hi], out[lo:hi], setup)
+        fcsp_pairs(rows[lo:hi], cols[lo:hi], out[lo:hi], setup, inside)
     return out
 
 
-def fcsp_pairs(rows: np.ndarray, cols: np.ndarray, out: np.ndarray, setup: dict[str, Any]) -> None:
-    """Write the FCSP values of these graph pairs into ``out`` (one kernel call; callers chunk)."""
-    if len(rows) < 4 * numba.get_num_threads():
+def fcsp_pairs(rows: np.ndarray, cols: np.ndarray, out: np.ndarray, setup: dict[str, Any],
+               inside: bool | None = None) -> None:
+    """Write the FCSP values of these graph pairs into ``out`` (one kernel call; callers chunk):
+    parallel inside each pair (``inside``; default: when there are few pairs) or over pairs."""
+    if inside if inside is not None else len(rows) < 4 * numba.get_num_threads():
         _fcsp_inside(rows, cols, out, **setup)
     else:
         _fcsp_pairs(rows, cols, out, **setup)
