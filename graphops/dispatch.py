@@ -16,7 +16,7 @@ from .errors import BackendUnavailableError, GraphopsError, InputError, PluginEr
 from .frames import new_frame
 from .graph import Graph
 from .graphset import GraphSet
-from .pairs import Pairs, as_pairs
+from .pairs import PairIndex, Pairs, as_pairs
 from .plugins import call_hook
 from .registry import Registry, get_registry
 from .validation import build_params
@@ -186,15 +186,17 @@ def _home(inputs: Mapping[str, Any]) -> Device:
     return next(iter(inputs.values())).device
 
 
-def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any]) -> Any:
+def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
     home = _home(inputs)
     if algo.result == "array":
         return to_device(raw, home)
     first = next(iter(inputs.values()))
     data = dict(raw)
+    pair_views = [a for a in args if isinstance(a, PairIndex)]
     for col in algo.vertex_columns:
         if col in data and isinstance(first, Graph):
-            data[col] = first.original_ids(to_device(data[col], home))
+            known = next((v.original(data[col]) for v in pair_views if v.original(data[col]) is not None), None)
+            data[col] = known if known is not None else first.original_ids(to_device(data[col], home))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
     return new_frame(home, data, order)
 
@@ -248,7 +250,7 @@ def execute_plan(planned: Plan) -> Outcome:
     details = raw.details if isinstance(raw, Result) else {}
     raw = raw.value if isinstance(raw, Result) else raw
     _check_result(algo, planned.backend, raw)
-    result = _wrap(algo, raw, planned.inputs)
+    result = _wrap(algo, raw, planned.inputs, args)
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
                    planned.reason, t1 - t0, details)

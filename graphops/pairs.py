@@ -32,7 +32,17 @@ class PairIndex:
     first: Any
     second: Any
     digest: str
+    ids: tuple[Any, Any] | None = field(default=None, compare=False)  # the same pairs by original id (home)
     extra: dict = field(default_factory=dict, compare=False)
+
+    def original(self, column: Any) -> Any:
+        """The original ids of ``first`` or ``second`` when ``column`` is one of them, else ``None``
+        (dispatch maps a backend's vertex columns back without a gather when they are the pairs)."""
+        if self.ids is not None:
+            for mine, ids in zip((self.first, self.second), self.ids):
+                if column is mine:
+                    return ids
+        return None
 
     def __len__(self) -> int:
         return int(len(self.first))
@@ -77,7 +87,7 @@ class Pairs:
             keep = dedupe_rows(graph.src_index, graph.dst_index, graph.n_vertices, directed=False)
             src, dst = graph.src_index[keep], graph.dst_index[keep]
             pairs = cls(graph.original_ids(src), graph.original_ids(dst), "edges", digest="edges")
-            pairs._views[graph] = {graph.device: PairIndex(src, dst, "edges")}
+            pairs._views[graph] = {graph.device: PairIndex(src, dst, "edges", (pairs.first, pairs.second))}
             return pairs
 
         return graph.cached(("pairs", "edges"), build)
@@ -89,7 +99,8 @@ class Pairs:
             views[graph.device] = self._resolve(graph)
         if device not in views:
             home = views[graph.device]
-            views[device] = PairIndex(to_device(home.first, device), to_device(home.second, device), home.digest)
+            views[device] = PairIndex(to_device(home.first, device), to_device(home.second, device), home.digest,
+                                      home.ids)
         return views[device]
 
     def _resolve(self, graph: Any) -> PairIndex:
@@ -97,7 +108,9 @@ class Pairs:
             raise InputError(f"the {self.what} is empty: give at least one (first, second) row, or leave "
                              f"pairs out to score every edge of the graph")
         first, second = (self._internal(graph, ids) for ids in (self.first, self.second))
-        return PairIndex(first, second, self._digest or _digest(first, second))
+        same_family = all(device_of(c) is graph.device for c in (self.first, self.second))
+        return PairIndex(first, second, self._digest or _digest(first, second),
+                         (self.first, self.second) if same_family else None)
 
     def _internal(self, graph: Any, ids: Any) -> Any:
         ids = ids if hasattr(ids, "str") else to_device(ids, graph.device)

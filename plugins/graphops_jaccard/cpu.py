@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba
 import numpy as np
 
 from graphops.csr import CSR
@@ -47,7 +48,8 @@ def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray
     w = adj.weights if weighted else np.zeros(1)
     wdeg = adj.wdeg if weighted else np.zeros(1)
     if len(out):
-        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, weighted, out)
+        lanes = max(1, min(len(out), 8 * numba.get_num_threads()))
+        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, weighted, out, lanes)
 
 
 @njit(inline="always")
@@ -106,9 +108,13 @@ def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
 
 
 @njit(parallel=True)
-def _pairs(indptr, indices, w, wdeg, first, second, weighted, out):
-    for t in prange(len(out)):
-        out[t] = jaccard_pair(indptr, indices, w, wdeg, first[t], second[t], weighted)
+def _pairs(indptr, indices, w, wdeg, first, second, weighted, out, lanes):
+    """Pairs dealt round-robin to ``lanes`` (a few per thread): a chunk's hub pairs spread over all
+    threads instead of landing in one thread's contiguous block."""
+    n = len(out)
+    for lane in prange(lanes):
+        for t in range(lane, n, lanes):
+            out[t] = jaccard_pair(indptr, indices, w, wdeg, first[t], second[t], weighted)
 
 
 @njit
