@@ -65,7 +65,8 @@ def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool 
 
     Rows go in tiles sized by :func:`graphops.work.chunks` (each about 0.2 s of GPU work, at
     most ``params.tile`` rows; ``row_work``: each row's work, e.g. its path pairs), so Ctrl-C
-    stops a long job within about a second. Device memory holds two tiles at a time when the
+    stops a long job within about a second. The host waits for the tile before the one it
+    just queued, so the GPU always has the next tile and at most two are in flight. Device memory holds two tiles at a time when the
     result goes to the host: the GPU fills one while the other is copied out (a second
     stream), so the copy of the matrix hides behind the computation. ``mirror``: only entries
     on and above the diagonal are filled; the rest are copied from them. ``diagonals``:
@@ -79,10 +80,11 @@ def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool 
         first = FIRST_TILE_WORK
     cost = np.concatenate([[0], np.cumsum(np.asarray(row_work, dtype=np.float64) + 1.0)])
     first = float(cost[min(rows, na)]) if first is None else first
-    computed: list[Any] = []  # the event after the latest tile's computation (host results)
+    computed: list[Any] = []  # the event after each tile's computation
 
-    def sync() -> None:  # each tile is timed to the end of its computation (its copy overlaps the next)
-        wait(computed[-1]) if to_host else wait_idle()
+    def sync() -> None:  # wait for the tile before the latest: one tile stays queued (no idle GPU)
+        if len(computed) >= 2:
+            wait(computed[-2])
 
     ranges = chunks(na, what=f"sp_kernel on the GPU, {na} x {nb} Gram", cost=cost, first=first, max_items=rows,
                     progress=params.progress, sync=sync)
@@ -96,6 +98,7 @@ def gram_rows(na: int, nb: int, fill: Any, params: SPKernelParams, mirror: bool 
         K = cp.empty((na, nb), cp.float64)
         for r0, r1 in ranges:
             tile(r0, r1, K[r0:r1])
+            computed.append(cp.cuda.get_current_stream().record())
         return mirror_upper(K) if mirror else K
     K = _pipelined(na, nb, rows, tile, ranges, computed)
     return mirror_upper(K) if mirror else K
