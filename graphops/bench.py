@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from .algorithm import load_target
 from .device import Device, gpu_available
 from .dispatch import execute_plan, plan
-from .errors import BackendUnavailableError, ConfigError, GraphopsError, MissingDependencyError
+from .errors import BackendUnavailableError, ConfigError, GraphopsError
 from .pipeline.load import LoadedPipeline, load_pipeline
 from .pipeline.run import step_backend
 from .pipeline.schema import BenchSettings

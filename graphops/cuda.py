@@ -29,8 +29,8 @@ def load_module(package: str, name: str, options: tuple[str, ...] = (),
                 defines: Mapping[str, Any] | None = None) -> Any:
     """``cupy.RawModule`` of ``<package>/kernels/<name>.cu``, C++17, with ``defines`` as ``-D`` macros.
 
-    The ``.cu`` file should ``#ifndef``-guard each macro it receives, so it also compiles on its
-    own (``nvcc -c``) for checking.
+    A ``.cu`` file that needs a macro should stop with ``#error`` when it is missing, so the value
+    is never written a second time in CUDA; to check the file alone, pass any values with ``-D``.
     """
     code = resources.files(package).joinpath(f"kernels/{name}.cu").read_text()
     macros = tuple(f"-D{key}={_literal(value)}" for key, value in (defines or {}).items())
@@ -63,7 +63,7 @@ def wait_idle(stream: Any = None) -> None:
 
 
 def interleave(gpu_ranges: list[tuple[int, int]], launch: Any, cpu_ranges: Any, run_cpu: Any) -> None:
-    """Run a hybrid call's two shares side by side, interruptibly.
+    """Run a hybrid call's two shares side by side, in ranges short enough for a timely Ctrl-C.
 
     ``launch(lo, hi)`` queues one GPU range (asynchronously); ``run_cpu(lo, hi)`` computes one
     CPU range (e.g. from :func:`graphops.work.chunks`). Between CPU ranges the next GPU range

@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 
 from .algorithm import Algorithm, Backend, Result, load_target
 from .device import Device, gpu_status, module_available, synchronize, to_device
-from .errors import BackendUnavailableError, GraphopsError, InputError, PluginError, InputTypeError, choices, did_you_mean
+from .errors import (BackendUnavailableError, GraphopsError, InputError, InputTypeError, PluginError, choices,
+                     did_you_mean)
 from .frames import new_frame
 from .graph import Graph
 from .graphset import GraphSet
@@ -195,8 +196,8 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
     pair_views = [a for a in args if isinstance(a, PairIndex)]
     for col in algo.vertex_columns:
         if col in data and isinstance(first, Graph):
-            known = next((v.original(data[col]) for v in pair_views if v.original(data[col]) is not None), None)
-            data[col] = known if known is not None else first.original_ids(to_device(data[col], home))
+            known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
+            data[col] = known[0] if known else first.original_ids(to_device(data[col], home))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
     return new_frame(home, data, order)
 

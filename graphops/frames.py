@@ -13,7 +13,7 @@ from .device import Device, device_of, to_device
 from .errors import InputError, InputTypeError, did_you_mean
 
 __all__ = [
-    "check_columns", "id_array", "weight_array", "column_array", "new_frame", "take_rows",
+    "check_columns", "id_array", "plain_values", "weight_array", "column_array", "new_frame", "take_rows",
     "to_family",
 ]
 
@@ -81,6 +81,16 @@ def id_array(series: Any, role: str) -> Any:
         f"{role} column {series.name!r} has dtype {series.dtype}; vertex ids must be integers or "
         f"strings. If the values are whole numbers, cast with .astype('int64')"
     )
+
+
+def plain_values(col: Any, rows: Any) -> list[Any]:
+    """Values of an id column (array, or pandas/cuDF Series) at positions ``rows``, as plain Python
+    ints or strings (for messages)."""
+    rows = [int(r) for r in (rows.tolist() if hasattr(rows, "tolist") else rows)]
+    if hasattr(col, "iloc"):
+        got = col.iloc[rows]
+        return list(got.to_pandas() if hasattr(got, "to_pandas") else got)
+    return [v.item() if hasattr(v, "item") else v for v in col[rows].tolist()]
 
 
 def _object_kind(series: Any, role: str) -> str:

@@ -6,9 +6,10 @@ from typing import Any, Sequence
 
 from .csr import CSR, CSRViews, build_csr
 from .device import Device, device_of, to_device
-from .ids import IdMap
-from .frames import check_columns, column_array, id_array, new_frame, take_rows, to_family, weight_array
 from .errors import InputError
+from .frames import (check_columns, column_array, id_array, new_frame, plain_values, take_rows, to_family,
+                     weight_array)
+from .ids import IdMap
 
 log = logging.getLogger("graphops")
 
@@ -223,14 +224,8 @@ def _map_known(ids: IdMap, s: Any, d: Any) -> list[Any]:
         pos, unknown = ids.lookup(col)
         if bool(unknown.any()):
             xp = device_of(pos).xp
-            first = _value_at(col, int(xp.flatnonzero(unknown)[0]))
+            first = plain_values(col, xp.flatnonzero(unknown)[:1])[0]
             raise InputError(f"edge {role} id {first!r} is not in the node frame; add it there "
                              f"or drop the edges that name it")
         out.append(pos)
     return out
-
-
-def _value_at(col: Any, i: int) -> Any:
-    """One id of a column (array or Series) as a plain Python value."""
-    value = col.iloc[i] if hasattr(col, "iloc") else col[i]
-    return value.item() if hasattr(value, "item") else value

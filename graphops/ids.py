@@ -7,7 +7,8 @@ addresses, UUIDs) as a sorted pandas/cuDF Series of strings. Either way, interna
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import functools
+from typing import Any
 
 from .device import Device, device_of, to_device
 
@@ -15,7 +16,7 @@ __all__ = ["IdMap", "is_string_column"]
 
 
 def is_string_column(col: Any) -> bool:
-    """True for a pandas/cuDF Series of strings (an id column after ``frames.id_column``)."""
+    """True for a pandas/cuDF Series of strings (an id column after ``frames.id_array``)."""
     return hasattr(col, "str") and hasattr(col, "to_numpy")
 
 
@@ -62,8 +63,13 @@ class IdMap:
         """The sorted ids: an int64 array, or strings (NumPy object array on the CPU, cuDF Series
         on the GPU)."""
         if self.kind == "string" and self.device is Device.CPU:
-            return self._values.to_numpy(dtype=object)
+            return self._objects
         return self._values
+
+    @functools.cached_property
+    def _objects(self) -> Any:
+        """Host string ids as a NumPy object array (made once: outputs index it on every call)."""
+        return self.to(Device.CPU)._values.to_numpy(dtype=object)
 
     def __len__(self) -> int:
         return int(len(self._values))
@@ -98,7 +104,7 @@ class IdMap:
         if self.kind == "integer":
             return to_device(self._values, device)[index]
         if device is Device.CPU:
-            return self.to(Device.CPU)._values.to_numpy(dtype=object)[index]
+            return self._objects[index]
         return self.to(Device.GPU)._values.take(index).reset_index(drop=True)
 
     def to(self, device: Device | str) -> "IdMap":
@@ -110,9 +116,3 @@ class IdMap:
         if device is Device.GPU:
             return IdMap(device.xdf.Series(self._values.to_numpy(dtype=object)))
         return IdMap(self._values.to_pandas())
-
-    def names(self, index: Sequence[int] | Any) -> list[Any]:
-        """A few original ids as plain Python values (for messages)."""
-        got = self.take(index)
-        got = got.to_pandas() if hasattr(got, "to_pandas") else got
-        return [x.item() if hasattr(x, "item") else x for x in list(got)]

@@ -14,11 +14,10 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from .algorithm import load_target
-from .device import Device, device_of
+from .device import Device
 from .errors import InputError, choices
 from .textio import resolve_column
 

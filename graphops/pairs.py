@@ -16,7 +16,7 @@ from typing import Any
 
 from .device import Device, device_of, to_device
 from .errors import InputError, InputTypeError
-from .frames import check_columns, id_array, to_family
+from .frames import check_columns, id_array, plain_values, to_family
 
 __all__ = ["Pairs", "PairIndex", "as_pairs"]
 
@@ -120,18 +120,10 @@ class Pairs:
         if bool(unknown.any()):
             xp = device_of(pos).xp
             bad = xp.flatnonzero(unknown)
-            shown = ", ".join(repr(v) for v in _values(ids, bad[:5]))
+            shown = ", ".join(repr(v) for v in plain_values(ids, bad[:5]))
             raise InputError(f"the {self.what} names {len(bad)} vertex id(s) that are not in the graph "
                              f"(e.g. {shown}); drop those rows or add the vertices to the graph")
         return pos
-
-
-def _values(ids: Any, rows: Any) -> list[Any]:
-    rows = [int(r) for r in (rows.tolist() if hasattr(rows, "tolist") else rows)]
-    if hasattr(ids, "iloc"):
-        got = ids.iloc[rows]
-        return list(got.to_pandas() if hasattr(got, "to_pandas") else got)
-    return [v.item() if hasattr(v, "item") else v for v in ids[rows].tolist()]
 
 
 def _digest(first: Any, second: Any) -> str:

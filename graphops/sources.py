@@ -19,6 +19,7 @@ from typing import Annotated, Any, Iterator, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from . import datasets
 from .errors import choices, did_you_mean
 
 __all__ = ["GraphSource", "RMat", "Grid2D", "GnpSet", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
@@ -162,9 +163,7 @@ class Sources:
         if src.generate is not None:
             return "graphset" if src.generate.kind == "gnp_set" else "graph"
         if src.dataset is not None:
-            from .datasets import entry
-
-            known = entry(src.dataset)
+            known = datasets.entry(src.dataset)
             return known.kind if known is not None else "graph"
         return "graphset" if self.format(name) == "tu" else "graph"
 
@@ -173,9 +172,7 @@ class Sources:
         weighted = None if src.path is None or self.kind(name) == "graphset" else src.weight is not None
         directed = src.is_directed
         if src.dataset is not None and src.directed is None:
-            from .datasets import entry
-
-            known = entry(src.dataset)
+            known = datasets.entry(src.dataset)
             directed = bool(known and known.directed)
         return DeclaredGraph(name, self.kind(name), directed, weighted)
 
@@ -183,9 +180,7 @@ class Sources:
         """``(key, message)`` for each problem found without reading the data."""
         src = self.sources[name]
         if src.dataset is not None:
-            from .datasets import dataset_problem
-
-            problem = dataset_problem(src.dataset)
+            problem = datasets.dataset_problem(src.dataset)
             if problem:
                 yield "dataset", problem
             return
@@ -243,9 +238,7 @@ class Sources:
             spec = src.generate.model_dump()
             return getattr(generate, spec.pop("kind"))(**spec).to(device)
         if src.dataset is not None:
-            from .datasets import load
-
-            return load(src.dataset, device=device, **_read_options(src))
+            return datasets.load(src.dataset, device=device, **_read_options(src))
         if self.format(name) == "tu":
             from .tu import read_tu
 

@@ -12,7 +12,7 @@ terminal) advances by the same ranges::
         kernel(pairs[lo:hi], out[lo:hi])
 
 GPU loops pass ``sync=`` (e.g. :func:`graphops.cuda.wait_idle`) so each chunk is timed to
-its end and waits can be interrupted. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
+its end. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
 
 While graphops runs a backend (:func:`holding_interrupts`, entered by dispatch), Ctrl-C is
 held and raised at the next chunk boundary or when the backend returns; a second Ctrl-C

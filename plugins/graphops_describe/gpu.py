@@ -16,8 +16,6 @@ from .common import finish, summarize
 from .params import DescribeParams
 
 _MODULE = load_module(__package__, "describe")
-_THREADS = THREADS
-_grid = grid
 
 
 def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
@@ -30,7 +28,7 @@ def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:
     indeg = cp.zeros(n if csr.directed else 1, cp.int64)
     args = (csr.indptr, csr.indices, cp.int64(n), cp.int64(entries))
     if entries:
-        _MODULE.get_function("entry_stats")(_grid(entries), (_THREADS,),
+        _MODULE.get_function("entry_stats")(grid(entries), (THREADS,),
                                             (*args, cp.int32(csr.directed), self_at, multi_at, indeg))
     rowlen = cp.diff(csr.indptr)
     deg = rowlen + (indeg if csr.directed else self_at)
@@ -41,8 +39,8 @@ def _roots(csr: CSR, args: tuple) -> Any:
     n, entries = csr.n_vertices, len(csr.indices)
     parent = cp.arange(n, dtype=cp.int32)
     if entries:
-        _MODULE.get_function("cc_link")(_grid(entries), (_THREADS,), (*args, parent))
+        _MODULE.get_function("cc_link")(grid(entries), (THREADS,), (*args, parent))
     roots = cp.empty(n, cp.uint8)
     if n:
-        _MODULE.get_function("cc_roots")(_grid(n), (_THREADS,), (parent, cp.int64(n), roots))
+        _MODULE.get_function("cc_roots")(grid(n), (THREADS,), (parent, cp.int64(n), roots))
     return roots

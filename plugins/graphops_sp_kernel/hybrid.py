@@ -108,14 +108,14 @@ class _Sides:
         cpu.fcsp_pairs(rows, cols, out, self.setup)
         return out
 
-    def compute(self, rows: np.ndarray, cols: np.ndarray, on_cpu: np.ndarray, work: np.ndarray | None = None,
-                gpu_pieces: int | None = None) -> np.ndarray:
+    def compute(self, rows: np.ndarray, cols: np.ndarray, on_cpu: np.ndarray,
+                work: np.ndarray | None = None) -> np.ndarray:
         """Values of all pairs: the ``on_cpu`` ones on the CPU, the rest on the GPU, side by side."""
         work = self.work(rows, cols) if work is None else work
         gpu_idx, cpu_idx = np.flatnonzero(~on_cpu), np.flatnonzero(on_cpu)
         values = np.empty(len(rows))
         gpu_cost = np.concatenate([[0], np.cumsum(work[gpu_idx] + 1.0)])
-        pieces = gpu_pieces or max(1, int(gpu_cost[-1] // GPU_RANGE_WORK))
+        pieces = max(1, int(gpu_cost[-1] // GPU_RANGE_WORK))
         g_rows, g_cols = cp.asarray(rows[gpu_idx]), cp.asarray(cols[gpu_idx])
         on_gpu = cp.empty(len(gpu_idx))
         c_rows, c_cols = rows[cpu_idx], cols[cpu_idx]
