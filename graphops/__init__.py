@@ -28,9 +28,16 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    import importlib
+
     # graphops.generate (R-MAT, grids) compiles Numba code: imported on first use only.
     if name == "generate":
-        import importlib
-
         return importlib.import_module(".generate", __name__)
+    if name.startswith("read_"):  # a plugin reader's convenience function, e.g. read_appclass
+        from .algorithm import load_target
+        from .registry import get_registry
+
+        reader = get_registry().readers.get(name[len("read_"):])
+        if reader is not None and reader.function is not None:
+            return load_target(reader.function)
     raise AttributeError(f"module 'graphops' has no attribute {name!r}")

@@ -123,8 +123,11 @@ class Algorithm:
         return exactly these (checked on every call)
     :param optional_outputs: those of ``outputs`` present only for some inputs (e.g. a
         ``graph`` column for a GraphSet)
-    :param result: ``"frame"`` (pandas/cuDF like the input) or ``"array"`` (NumPy/CuPy)
-    :param vertex_columns: output columns holding vertex indices, mapped back to original ids
+    :param result: ``"frame"`` (pandas/cuDF like the input), ``"array"`` (NumPy/CuPy), or
+        ``"array_or_frame"``: an array, or a frame when the backend returns columns (e.g. a
+        matrix, or its top-k rows when a parameter asks for them)
+    :param vertex_columns: output columns holding vertex indices, mapped back to original ids:
+        a tuple (ids of the first input), or ``{column: input slot}``
     :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
         giving the least work any implementation must do, for benchmark floors
     :param estimator: for a Gram-matrix algorithm, the class name under which
@@ -137,8 +140,8 @@ class Algorithm:
     backends: Mapping[str, str | Backend]
     outputs: tuple[str, ...] = ()
     optional_outputs: tuple[str, ...] = ()
-    result: Literal["frame", "array"] = "frame"
-    vertex_columns: tuple[str, ...] = ()
+    result: Literal["frame", "array", "array_or_frame"] = "frame"
+    vertex_columns: tuple[str, ...] | Mapping[str, str] = ()
     summary: str = ""
     version_added: str = "0.1"
     cost: str | None = None
@@ -153,6 +156,13 @@ class Algorithm:
         slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)
         object.__setattr__(self, "inputs", slots)
         object.__setattr__(self, "backends", {k: _as_backend(k, v) for k, v in self.backends.items()})
+        cols = self.vertex_columns
+        if not isinstance(cols, Mapping):
+            cols = {c: slots[0].name for c in cols}
+        unknown = sorted(set(cols.values()) - {s.name for s in slots})
+        if unknown:
+            raise ValueError(f"algorithm {self.name!r}: vertex_columns name unknown input slot(s) {unknown}")
+        object.__setattr__(self, "vertex_columns", dict(cols))
         if not self.backends:
             raise ValueError(f"algorithm {self.name!r} offers no backend")
 
@@ -177,14 +187,25 @@ class Reader:
     """A graph file format: name, file suffixes, and ``"module:function"`` ``(path, device) -> frame``.
 
     The function returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns
-    are then picked by name or position as the caller asks.
+    are then picked by name or position as the caller asks. A format whose graphs come as
+    two files names a ``nodes`` function too, ``(path, device) -> node frame`` with an ``id``
+    column (used for ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a
+    convenience ``function``, published as ``graphops.read_<name>``.
     """
 
     name: str
     suffixes: tuple[str, ...]
     target: str
     summary: str = ""
+    nodes: str | None = None
+    function: str | None = None
     plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for t in (self.target, self.nodes, self.function):
+            if t is not None and not _TARGET.match(t):
+                raise ValueError(f"reader {self.name!r}: target must look like 'package.module:function'; "
+                                 f"got {t!r}")
 
 
 @dataclass(frozen=True)

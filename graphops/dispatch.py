@@ -189,15 +189,15 @@ def _home(inputs: Mapping[str, Any]) -> Device:
 
 def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
     home = _home(inputs)
-    if algo.result == "array":
+    if not isinstance(raw, Mapping):  # an array result (checked against algo.result before)
         return to_device(raw, home)
-    first = next(iter(inputs.values()))
     data = dict(raw)
     pair_views = [a for a in args if isinstance(a, PairIndex)]
-    for col in algo.vertex_columns:
-        if col in data and isinstance(first, Graph):
+    for col, slot in algo.vertex_columns.items():
+        graph = inputs.get(slot)
+        if col in data and isinstance(graph, Graph):
             known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
-            data[col] = known[0] if known else first.original_ids(to_device(data[col], home))
+            data[col] = known[0] if known else graph.original_ids(to_device(data[col], home))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
     return new_frame(home, data, order)
 
@@ -261,6 +261,8 @@ def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
     """A backend's result must be what its algorithm declares: an array, or exactly the
     documented columns. A mismatch is the plugin's bug, named as such."""
     where = f"backend {backend!r} of algorithm {algo.name!r} (plugin {algo.plugin or '?'})"
+    if algo.result == "array_or_frame" and not isinstance(raw, Mapping) and hasattr(raw, "shape"):
+        return
     if algo.result == "array":
         if isinstance(raw, Mapping) or not hasattr(raw, "shape"):
             raise PluginError(f"{where} returned a {type(raw).__name__}; the algorithm declares an "

@@ -93,7 +93,8 @@ def infer_format(path: Path, registry: Any) -> str:
 def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any = None, dst: Any = None,
                weight: Any = None, directed: bool = False, dedupe: bool = False,
                columns: Sequence[str] | None = None, header: Any = "auto", ids: str = "auto",
-               device: Device | str = "cpu", registry: Any = None):
+               device: Device | str = "cpu", registry: Any = None, nodes: str | os.PathLike | None = None,
+               node_id: str = "id"):
     """Read an edge-list file into a :class:`Graph` (pandas on ``cpu``, cuDF on ``gpu``).
 
     :param src, dst, weight: column names or 0-based positions (default: columns 0 and 1,
@@ -104,6 +105,8 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     :param ids: text files: ``"auto"`` (integers, or strings when a column holds names),
         ``"integer"`` or ``"string"``
     :param dedupe: keep only the first of repeated edges (see ``Graph.from_edgelist``)
+    :param nodes: a node file (``node_id`` column plus label/feature columns), read by the
+        format's own node reader when it has one (e.g. ``appclass``), else by its suffix
     """
     from .graph import Graph
     from .registry import get_registry
@@ -125,4 +128,20 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
         raise InputError(f"{str(path)!r} holds no edge rows; a graph file needs at least one edge")
     s, d = resolve_column(frame, src, 0, "src"), resolve_column(frame, dst, 1, "dst")
     w = resolve_column(frame, weight, None, "weight")
-    return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe)
+    node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
+    return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
+
+
+def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, registry: Any) -> Any:
+    """A node frame: by the edge format's node reader, else as a frame file with a header row."""
+    path = Path(path)
+    _check_file(path)
+    if edge_reader.nodes is not None:
+        return load_target(edge_reader.nodes)(path, device)
+    reader = registry.reader(infer_format(path, registry))
+    fn = load_target(reader.target)
+    if "roles" in inspect.signature(fn).parameters:  # a text format: a table with a header row
+        from .textio import read_node_text
+
+        return read_node_text(path, device)
+    return fn(path, device, None)

@@ -25,7 +25,8 @@ from .errors import InputError, OutputError
 
 __all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "prepare_folder", "outside"]
 
-OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv")}
+OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv"),
+                   "array_or_frame": (".npy", ".csv", ".parquet")}
 
 
 def _umask() -> int:

@@ -74,6 +74,7 @@ class GraphSource(_Model):
     """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
 
     path: str | None = Field(None, min_length=1)
+    nodes: str | None = Field(None, min_length=1)  # a node file beside a path: id + feature columns
     generate: Generator | None = None
     dataset: str | None = Field(None, min_length=1)
     format: str | None = None
@@ -95,6 +96,8 @@ class GraphSource(_Model):
         if len(given) != 1:
             raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
                              "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
+        if self.nodes is not None and self.path is None:
+            raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
         return self
 
     @property
@@ -193,6 +196,8 @@ class Sources:
         if not os.access(path, os.R_OK):
             yield "path", f"Cannot read {src.path!r}: permission denied"
             return
+        if src.nodes is not None and not (self.base / src.nodes).is_file():
+            yield "nodes", f"File not found: {src.nodes!r} (resolved to {str(self.base / src.nodes)!r})"
         yield from self._format_problems(name, src, path)
 
     def _format_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
@@ -247,7 +252,8 @@ class Sources:
 
         return read_graph(self.path(name), src.format, src=src.src, dst=src.dst, weight=src.weight,
                           columns=src.columns, header=src.header, ids=src.ids, device=device,
-                          registry=self.registry, **_read_options(src))
+                          registry=self.registry, nodes=None if src.nodes is None else self.base / src.nodes,
+                          **_read_options(src))
 
 
 def _read_options(src: GraphSource) -> dict[str, Any]:

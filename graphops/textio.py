@@ -22,7 +22,7 @@ import pandas as pd
 from .device import Device
 from .errors import InputError
 
-__all__ = ["read_text", "resolve_column"]
+__all__ = ["read_text", "read_node_text", "resolve_column"]
 
 _INT = re.compile(r"^[+-]?\d+$")
 _SAMPLE = 200  # data lines looked at to decide whether the first line is a header
@@ -137,6 +137,18 @@ def read_text(path: Path, device: Device, names: Sequence[str] | None = None, *,
             "dst": resolve_column(frame, roles.get("dst"), 1, "dst"),
             "weight": resolve_column(frame, roles.get("weight"), None, "weight")}
     _check_roles(frame, cols, layout, has_header, ids)
+    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+
+
+def read_node_text(path: Path, device: Device) -> Any:
+    """A delimited text node table with a header row (``id`` plus label/feature columns)."""
+    path = Path(path)
+    layout = _Layout(path)
+    frame = _parse(path, layout, True, None, None) if layout.lines else pd.DataFrame()
+    if frame.empty:
+        raise InputError(f"{path}: no node rows; a node file needs a header row (e.g. 'id,label') and "
+                         f"one row per vertex")
+    frame.columns = [str(c) for c in frame.columns]
     return frame if device is Device.CPU else device.xdf.from_pandas(frame)
 
 

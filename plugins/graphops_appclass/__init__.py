@@ -1,0 +1,54 @@
+"""graphops plugin ``appclass``: application classification (graph matching by belief propagation),
+byte-identical to the PNNL/owensgroup reference programs."""
+from __future__ import annotations
+
+from graphops import Algorithm, Backend, Command, Input, Reader, hookimpl
+
+from .params import OUTPUTS, AppclassParams
+
+__all__ = ["graphops_register_algorithms", "graphops_register_readers", "graphops_register_commands"]
+
+
+@hookimpl
+def graphops_register_algorithms() -> list[Algorithm]:
+    return [Algorithm(
+        name="appclass",
+        params=AppclassParams,
+        inputs=(Input("data"), Input("pattern")),
+        backends={
+            "cpu": Backend(target="graphops_appclass.cpu:run", device="cpu",
+                           prepare="graphops_appclass.common:prepare_cpu"),
+            "gpu": Backend(target="graphops_appclass.gpu:run", device="gpu", requires=("cupy",),
+                           prepare="graphops_appclass.common:prepare_gpu"),
+        },
+        outputs=OUTPUTS,
+        result="array_or_frame",  # MU (DV x PV), or the top_k frame
+        vertex_columns={"pattern_node": "pattern", "data_node": "data"},
+        summary="Application classification: pattern-to-data graph matching by belief propagation (MU, DV x PV)",
+        version_added="0.2",
+        cost="graphops_appclass.params:cost",
+    )]
+
+
+@hookimpl
+def graphops_register_readers() -> list[Reader]:
+    return [Reader(name="appclass", suffixes=(), target="graphops_appclass.io:read_edge_frame",
+                   nodes="graphops_appclass.io:read_vertex_frame",
+                   function="graphops_appclass.io:read_appclass",
+                   summary="the reference programs' *.Edges.csv / *.Vertex.csv (header 'ROWS COLUMNS')")]
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("data_vertex", metavar="DATA_VERTEX", help="data graph *.Vertex.csv")
+    parser.add_argument("data_edges", metavar="DATA_EDGES", help="data graph *.Edges.csv")
+    parser.add_argument("pattern_vertex", metavar="PATTERN_VERTEX", help="pattern graph *.Vertex.csv")
+    parser.add_argument("pattern_edges", metavar="PATTERN_EDGES", help="pattern graph *.Edges.csv")
+    parser.add_argument("--backend", default="auto", help="auto (default), cpu or gpu")
+    parser.add_argument("--schedule", default="auto", choices=("auto", "stored", "recompute"))
+    parser.add_argument("--times", action="store_true", help="print read/compute/print times to stderr")
+
+
+@hookimpl
+def graphops_register_commands() -> list[Command]:
+    return [Command(name="appclass", summary="print MU like the reference programs (%e, one value per line)",
+                    target="graphops_appclass.cli:main", arguments=_arguments)]

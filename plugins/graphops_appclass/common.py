@@ -1,0 +1,144 @@
+"""What both backends share: the feature arrays of a graph, the canonical edge order, the
+memory footprint of each schedule, and the top-k table."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphops import InputError
+from graphops.device import Device, device_of, to_device
+from graphops.frames import column_array
+
+__all__ = ["ACGraph", "features", "prepare_cpu", "prepare_gpu", "footprint", "top_k", "SCHEDULES"]
+
+SCHEDULES = ("stored", "recompute")
+
+
+@dataclass(frozen=True)
+class ACGraph:
+    """A graph as appclass computes on it: node features ``x`` (n × dn), edges ``src → dst``
+    (int64) with features ``a`` (m × de), all float64 and C-contiguous, on one device.
+
+    Edges are in a canonical order (by src, then dst, then features), so the order of the
+    input rows never changes a result, not even in the last bit of a sum.
+    """
+
+    x: Any
+    src: Any
+    dst: Any
+    a: Any
+    extra: dict = field(default_factory=dict, compare=False)  # per-backend derived arrays
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.src.shape[0])
+
+    @property
+    def node_dim(self) -> int:
+        return int(self.x.shape[1])
+
+    @property
+    def edge_dim(self) -> int:
+        return int(self.a.shape[1])
+
+
+def _matrix(frame: Any, columns: list[str], rows: int, what: str) -> Any:
+    xp = device_of(frame).xp
+    out = xp.empty((rows, len(columns)), dtype=xp.float64)
+    for i, name in enumerate(columns):
+        col = frame[name]
+        if getattr(col.dtype, "kind", "O") not in "iuf":
+            raise InputError(f"appclass: {what} column {name!r} has dtype {col.dtype}; features must be "
+                             f"numbers. Drop the column or encode it as numbers")
+        out[:, i] = column_array(col, "float64")
+    bad = ~xp.isfinite(out)
+    if bool(bad.any()):
+        row, j = (int(v) for v in xp.argwhere(bad)[0].tolist())
+        raise InputError(f"appclass: {what} column {columns[j]!r} holds {float(out[row, j])!r} at row {row} "
+                         f"({int(bad.sum())} NaN or infinite values in all); features must be finite")
+    return out
+
+
+def _canonical(src: Any, dst: Any, a: Any) -> Any:
+    """Row order by (src, dst), ties (multi-edges) broken by the features."""
+    xp = device_of(src).xp
+    order = xp.lexsort(xp.stack([dst, src]))
+    s, d = src[order], dst[order]
+    if len(s) > 1 and bool(((s[1:] == s[:-1]) & (d[1:] == d[:-1])).any()):
+        keys = [a[:, j] for j in range(a.shape[1] - 1, -1, -1)] + [dst, src]
+        order = xp.lexsort(xp.stack(keys))
+    return order
+
+
+def features(graph: Any) -> ACGraph:
+    """The graph's feature arrays on its home device, checked and in canonical edge order (cached)."""
+    def build() -> ACGraph:
+        if graph.nodes is None:
+            raise InputError("appclass needs node features: build the graph with nodes=<frame with an "
+                             "'id' column and feature columns>, or read it with graphops.read_appclass("
+                             "vertex_file, edge_file) (YAML: nodes: <vertex file>)")
+        node_cols = [str(c) for c in graph.nodes.columns if str(c) != "id"]
+        edge_cols = [str(c) for c in graph.edges.columns if str(c) not in ("src", "dst")]
+        for what, cols in (("node", node_cols), ("edge", edge_cols)):
+            if not cols:
+                raise InputError(f"appclass needs {what} features; the {what} frame has no column besides "
+                                 f"the {'id' if what == 'node' else 'src/dst'} columns")
+        x = _matrix(graph.nodes, node_cols, graph.n_vertices, "node")
+        a = _matrix(graph.edges, edge_cols, graph.n_edges, "edge")
+        src, dst = graph.src_index, graph.dst_index
+        order = _canonical(src, dst, a)
+        xp = device_of(src).xp
+        return ACGraph(xp.ascontiguousarray(x), xp.ascontiguousarray(src[order]),
+                       xp.ascontiguousarray(dst[order]), xp.ascontiguousarray(a[order]))
+
+    return graph.cached(("appclass", "features"), build)
+
+
+def _on(graph: Any, device: Device) -> ACGraph:
+    f = features(graph)
+    return ACGraph(*(to_device(v, device) for v in (f.x, f.src, f.dst, f.a)))
+
+
+def prepare_cpu(graph: Any) -> ACGraph:
+    """The CPU backend's input (NumPy arrays), built once per graph."""
+    return _on(graph, Device.CPU)
+
+
+def prepare_gpu(graph: Any) -> ACGraph:
+    """The GPU backend's input (CuPy arrays), built once per graph."""
+    return _on(graph, Device.GPU)
+
+
+def footprint(dv: int, de: int, pv: int, pe: int, dn: int, ded: int, schedule: str) -> dict[str, int]:
+    """Bytes each schedule holds on its device (8 per double; edge ids as int32 on the GPU).
+
+    ``stored`` keeps the normalised edge distances CE (DE × PE); ``recompute`` keeps the data
+    edge features instead (DE × de) and recomputes CE in every pass. Both keep eight node
+    arrays (CV, MU: DV × PV; VF, VR, FMax, RMax, the raw in-edge maxima and the out-edge
+    minima of CE: DV × PE) and the edge list; neither stores FE/RE (DE × PE each).
+    """
+    nodes = 8 * (2 * dv * pv + 6 * dv * pe + dv * dn)
+    edges = 8 * de + 8 * (de + 1)  # src/dst int32, by-destination order
+    per_schedule = 8 * de * pe if schedule == "stored" else 8 * de * ded
+    build = 8 * de * ded if schedule == "stored" else 0  # data features, freed after CE is built
+    total = nodes + edges + per_schedule
+    return {"total": total, "peak": total + build, "edge_state": per_schedule, "node_state": nodes}
+
+
+def top_k(mu: Any, k: int) -> dict[str, Any]:
+    """For each pattern node, its ``k`` most likely data nodes (highest log-probability first,
+    ties by data node index): columns pattern_node, rank, data_node, log_prob."""
+    xp = device_of(mu).xp
+    dv, pv = mu.shape
+    k = min(int(k), dv)
+    order = xp.argsort(-mu.T, axis=1, kind="stable")[:, :k]  # CuPy's sorts are stable too
+    data_node = order.reshape(-1).astype(xp.int64)
+    pattern_node = xp.repeat(xp.arange(pv, dtype=xp.int64), k)
+    return {"pattern_node": pattern_node, "rank": xp.tile(xp.arange(1, k + 1, dtype=xp.int64), pv),
+            "data_node": data_node, "log_prob": mu[data_node, pattern_node]}

@@ -1,0 +1,286 @@
+"""CPU backend of ``appclass``: Numba kernels over row-major arrays, edges in destination order.
+
+Nothing of size DE × PE is stored but CE (or, with the ``recompute`` schedule, nothing at
+all). Two facts of the algorithm (see :mod:`graphops_appclass.params`) make that possible:
+
+* ``normprob`` is ``h(z) = log(exp(z - m)) - log(S)``, a non-decreasing function of ``z``
+  per column, so a scatter-max of normalised messages is ``h`` of the scatter-max of the raw
+  ones: FE and RE are never formed, only their column maxima ``m`` and sums ``S``.
+* RE gathers by the data edge's *source* and is scatter-maxed by the source, so its raw
+  maximum at ``v`` is ``VF[v] - min CE over v's out-edges``: the minimum is fixed, so the
+  by-source scatter costs ``DV × PE`` per iteration, not ``DE × PE``.
+
+Column sums are taken per fixed chunk of rows (max, then the sum of ``exp(z - m_chunk)``
+while the chunk is in cache) and combined in chunk order: the result does not depend on the
+thread count.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graphops import Result
+from graphops.jit import njit, prange
+from graphops.work import chunks
+
+from .common import ACGraph, footprint, top_k
+from .params import AppclassParams, plan_schedule
+
+__all__ = ["run"]
+
+ROWS_PER_CHUNK = 2048  # rows (edges or vertices) per partial column sum
+NEG = -np.inf
+
+
+# --- column log-softmax in pieces -----------------------------------------------------------
+@njit(parallel=True)
+def _col_partials(z, sign, rows, pm, ps):
+    """Per chunk of ``rows`` rows of ``sign * z``: column max ``pm`` and sum of exp(z - max) ``ps``."""
+    n, k = z.shape
+    for c in prange(pm.shape[0]):
+        lo, hi = c * rows, min(n, c * rows + rows)
+        for j in range(k):
+            pm[c, j] = -np.inf
+            ps[c, j] = 0.0
+        for i in range(lo, hi):
+            for j in range(k):
+                v = sign * z[i, j]
+                if v > pm[c, j]:
+                    pm[c, j] = v
+        for i in range(lo, hi):
+            for j in range(k):
+                ps[c, j] += math.exp(sign * z[i, j] - pm[c, j])
+
+
+@njit
+def _combine(pm, ps, m, log_s):
+    """Column max (floored at -DBL_MAX, as the reference does) and log of the column sum."""
+    floor = -1.7976931348623157e308
+    for j in range(pm.shape[1]):
+        best = -np.inf
+        for c in range(pm.shape[0]):
+            best = max(best, pm[c, j])
+        m[j] = max(best, floor)
+        total = 0.0
+        for c in range(pm.shape[0]):
+            if ps[c, j] > 0.0:
+                total += ps[c, j] * math.exp(pm[c, j] - m[j])
+        log_s[j] = math.log(total) if total > 0.0 else -np.inf
+
+
+@njit(inline="always")
+def _h(z, m, log_s):
+    """One normalised entry: ``log(exp(z - m)) - log_s`` (-inf when exp underflows)."""
+    e = math.exp(z - m)
+    return math.log(e) - log_s if e > 0.0 else -np.inf
+
+
+@njit(parallel=True)
+def _normalise(z, sign, m, log_s, out):
+    for i in prange(z.shape[0]):
+        for j in range(z.shape[1]):
+            out[i, j] = _h(sign * z[i, j], m[j], log_s[j])
+
+
+def _stats(z: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
+    k = z.shape[1]
+    n_chunks = max(1, -(-z.shape[0] // ROWS_PER_CHUNK))
+    pm, ps = np.empty((n_chunks, k)), np.empty((n_chunks, k))
+    _col_partials(z, sign, ROWS_PER_CHUNK, pm, ps)
+    m, log_s = np.empty(k), np.empty(k)
+    _combine(pm, ps, m, log_s)
+    return m, log_s
+
+
+def normprob(z: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """Column log-softmax of ``sign * z`` in the reference programs' form."""
+    m, log_s = _stats(z, sign)
+    out = np.empty_like(z)
+    _normalise(z, sign, m, log_s, out)
+    return out
+
+
+# --- distances ------------------------------------------------------------------------------
+@njit(parallel=True)
+def _distances(q, x, rows, out):
+    """``out[r, j] = sqrt(sum_f (q[j, f] - x[rows[r], f])**2)``, summed in feature order."""
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        for j in range(q.shape[0]):
+            acc = 0.0
+            for f in range(x.shape[1]):
+                d = q[j, f] - x[i, f]
+                acc += d * d
+            out[r, j] = math.sqrt(acc)
+
+
+@njit(parallel=True)
+def _segment_min(z, ptr, perm, out):
+    """``out[v] = min over rows perm[ptr[v]:ptr[v+1]] of z`` (+inf for an empty segment)."""
+    for v in prange(ptr.shape[0] - 1):
+        for p in range(z.shape[1]):
+            out[v, p] = np.inf
+        for k in range(ptr[v], ptr[v + 1]):
+            r = perm[k]
+            for p in range(z.shape[1]):
+                if z[r, p] < out[v, p]:
+                    out[v, p] = z[r, p]
+
+
+# --- one iteration --------------------------------------------------------------------------
+@njit(parallel=True)
+def _edge_pass(c0, c1, bounds, dptr, esrc, ce, vr, vf, raw_f, pmf, psf, pmr, psr):
+    """Messages of the in-edges of vertex chunks c0..c1-1: the raw in-edge maximum of
+    ``-CE + VR[src]`` per vertex, and per chunk the column max and sum of exp of both messages."""
+    pe = ce.shape[1]
+    for c in prange(c0, c1):
+        for p in range(pe):
+            pmf[c, p] = -np.inf
+            pmr[c, p] = -np.inf
+            psf[c, p] = 0.0
+            psr[c, p] = 0.0
+        for v in range(bounds[c], bounds[c + 1]):
+            for p in range(pe):
+                raw_f[v, p] = -np.inf
+            for e in range(dptr[v], dptr[v + 1]):
+                s = esrc[e]
+                for p in range(pe):
+                    xf = -ce[e, p] + vr[s, p]
+                    xr = -ce[e, p] + vf[s, p]
+                    raw_f[v, p] = max(raw_f[v, p], xf)
+                    pmf[c, p] = max(pmf[c, p], xf)
+                    pmr[c, p] = max(pmr[c, p], xr)
+        for e in range(dptr[bounds[c]], dptr[bounds[c + 1]]):
+            s = esrc[e]
+            for p in range(pe):
+                xf = -ce[e, p] + vr[s, p]
+                xr = -ce[e, p] + vf[s, p]
+                psf[c, p] += math.exp(xf - pmf[c, p])
+                psr[c, p] += math.exp(xr - pmr[c, p])
+
+
+@njit(parallel=True)
+def _node_pass(raw_f, cmin, add, floor_f, floor_r, mf, lsf, mr, lsr, fmax, rmax):
+    """FMax = max(floor_f, h_F(raw_f)); RMax = max(floor_r, h_R(add - cmin)), h the column
+    normalisations: the scatter-maxes of the normalised messages, taken after the fact."""
+    for v in prange(raw_f.shape[0]):
+        for p in range(raw_f.shape[1]):
+            fmax[v, p] = max(floor_f[p], _h(raw_f[v, p], mf[p], lsf[p]))
+            rmax[v, p] = max(floor_r[p], _h(-cmin[v, p] + add[v, p], mr[p], lsr[p]))
+
+
+@njit(parallel=True)
+def _beliefs(cv, fmax, rmax, psrc, pdst, mu):
+    """MU = -CV, plus FMax into each pattern edge's target column and RMax into its source's."""
+    for v in prange(cv.shape[0]):
+        for j in range(cv.shape[1]):
+            mu[v, j] = -cv[v, j]
+        for p in range(psrc.shape[0]):
+            mu[v, pdst[p]] += fmax[v, p]
+            mu[v, psrc[p]] += rmax[v, p]
+
+
+@njit(parallel=True)
+def _diffs(mu, fmax, rmax, psrc, pdst, rows, vf, vr, pmf, pmr):
+    """VF = MU[:, τ] - FMax, VR = MU[:, σ] - RMax, with column maxima per chunk of ``rows``."""
+    n, pe = vf.shape
+    for c in prange(pmf.shape[0]):
+        for p in range(pe):
+            pmf[c, p] = -np.inf
+            pmr[c, p] = -np.inf
+        for v in range(c * rows, min(n, c * rows + rows)):
+            for p in range(pe):
+                vf[v, p] = mu[v, pdst[p]] - fmax[v, p]
+                vr[v, p] = mu[v, psrc[p]] - rmax[v, p]
+                pmf[c, p] = max(pmf[c, p], vf[v, p])
+                pmr[c, p] = max(pmr[c, p], vr[v, p])
+
+
+# --- driver ---------------------------------------------------------------------------------
+class _State:
+    """Everything one call holds: the data graph in destination order and the node arrays."""
+
+    def __init__(self, data: ACGraph, pattern: ACGraph):
+        n, pe, pv = data.n, pattern.m, pattern.n
+        self.order = np.argsort(data.dst, kind="stable")
+        self.esrc = np.ascontiguousarray(data.src[self.order])
+        self.dptr = _ptr(data.dst, n)
+        self.sptr = _ptr(data.src, n)  # canonical order is by source: out-edges are contiguous
+        self.spos = np.empty(data.m, np.int64)
+        self.spos[self.order] = np.arange(data.m)  # canonical row -> destination-order row
+        marks = np.arange(0, data.m, ROWS_PER_CHUNK)
+        self.bounds = np.unique(np.concatenate([np.searchsorted(self.dptr, marks, side="right") - 1, [n]]))
+        self.bounds[0] = 0
+        self.psrc, self.pdst = pattern.src, pattern.dst
+        shape = (n, pe)
+        self.vf, self.vr, self.fmax, self.rmax, self.raw_f = (np.empty(shape) for _ in range(5))
+        self.cmin = np.empty(shape)
+        self.mu, self.cv = np.empty((n, pv)), np.empty((n, pv))
+
+
+def _ptr(keys: np.ndarray, n: int) -> np.ndarray:
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
+    return ptr
+
+
+def _edge_distances(data: ACGraph, pattern: ACGraph, st: _State) -> np.ndarray:
+    de = np.empty((data.m, pattern.m))
+    for lo, hi in chunks(data.m, what="appclass edge distances", progress=False, first=1 << 16):
+        _distances(pattern.a, data.a, st.order[lo:hi], de[lo:hi])
+    return de
+
+
+def _init(data: ACGraph, pattern: ACGraph, st: _State) -> np.ndarray:
+    dn = np.empty((data.n, pattern.n))
+    _distances(pattern.x, data.x, np.arange(data.n), dn)
+    st.cv[:] = normprob(dn)
+    st.mu[:] = normprob(dn, -1.0)
+    de = _edge_distances(data, pattern, st)
+    min_in, min_out = np.empty_like(st.fmax), np.empty_like(st.fmax)
+    _segment_min(de, st.dptr, np.arange(data.m), min_in)
+    _segment_min(de, st.sptr, st.spos, min_out)
+    m0, ls0 = _stats(de, -1.0)  # FE = RE = normprob(-De)
+    mc, lsc = _stats(de, 1.0)  # CE = normprob(De), in place
+    _normalise(de, 1.0, mc, lsc, de)
+    _normalise(min_out, 1.0, mc, lsc, st.cmin)  # min CE over out-edges (+inf: none)
+    zeros = np.zeros_like(st.fmax)
+    vf_floor, vr_floor = _diff_step(st, zeros, zeros)
+    _node_pass(-min_in, min_out, zeros, vr_floor, vf_floor, m0, ls0, m0, ls0, st.fmax, st.rmax)
+    return de
+
+
+def _diff_step(st: _State, fmax: np.ndarray, rmax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n_chunks = max(1, -(-st.mu.shape[0] // ROWS_PER_CHUNK))
+    pmf, pmr = np.empty((n_chunks, st.vf.shape[1])), np.empty((n_chunks, st.vf.shape[1]))
+    _diffs(st.mu, fmax, rmax, st.psrc, st.pdst, ROWS_PER_CHUNK, st.vf, st.vr, pmf, pmr)
+    return pmf.max(axis=0), pmr.max(axis=0)
+
+
+def _iterate(st: _State, ce: np.ndarray) -> None:
+    vf_floor, vr_floor = _diff_step(st, st.fmax, st.rmax)
+    n_chunks, pe = len(st.bounds) - 1, ce.shape[1]
+    pmf, psf, pmr, psr = (np.empty((n_chunks, pe)) for _ in range(4))
+    for c0, c1 in chunks(n_chunks, what="appclass edges", progress=False, first=64):
+        _edge_pass(c0, c1, st.bounds, st.dptr, st.esrc, ce, st.vr, st.vf, st.raw_f, pmf, psf, pmr, psr)
+    mf, lsf, mr, lsr = np.empty(pe), np.empty(pe), np.empty(pe), np.empty(pe)
+    _combine(pmf, psf, mf, lsf)
+    _combine(pmr, psr, mr, lsr)
+    _node_pass(st.raw_f, st.cmin, st.vf, vr_floor, vf_floor, mf, lsf, mr, lsr, st.fmax, st.rmax)
+    _beliefs(st.cv, st.fmax, st.rmax, st.psrc, st.pdst, st.mu)
+    st.mu[:] = normprob(st.mu)
+
+
+def run(data: ACGraph, pattern: ACGraph, params: AppclassParams) -> Result:
+    """MU (DV × PV log-probabilities), or the top-k table when ``params.top_k`` is set."""
+    schedule, why = plan_schedule(data, pattern, params, device="cpu")
+    st = _State(data, pattern)
+    ce = _init(data, pattern, st)
+    for lo, hi in chunks(pattern.n, what="appclass iterations", first=1):
+        for _ in range(lo, hi):
+            _iterate(st, ce)
+    details = {"iterations": pattern.n, "schedule": schedule, "schedule_reason": why,
+               "footprint_bytes": footprint(data.n, data.m, pattern.n, pattern.m, data.node_dim,
+                                            data.edge_dim, schedule)["peak"]}
+    return Result(st.mu if params.top_k is None else top_k(st.mu, params.top_k), details)

@@ -1,0 +1,177 @@
+"""The reference programs' file formats: ``*.Vertex.csv`` and ``*.Edges.csv``.
+
+Both are whitespace-separated token streams: a header ``ROWS COLUMNS`` (COLUMNS counts the
+id, or ``src dst``, too), then ROWS rows of COLUMNS numbers. Vertex rows are ``id f_1 ..``
+with ``id`` equal to the row number (0-based); edge rows are ``src dst f_1 ..`` with 0-based
+vertex ids. Features are read as IEEE doubles exactly as C's ``%lf`` reads them (correctly
+rounded). Rows are normally one per line (read by pandas' C parser); a file whose rows are
+broken across lines is read token by token, as the reference programs do. Every problem is
+reported with the file, the line and what to fix.
+"""
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from graphops import Graph, InputError
+from graphops.device import Device
+
+__all__ = ["read_appclass", "read_vertices", "read_edges", "read_vertex_frame", "read_edge_frame",
+           "Table"]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One file's rows: ``values`` (rows × columns, float64) and the line each row starts on."""
+
+    path: str
+    values: np.ndarray
+    lines: Any  # int array of 1-based line numbers, or None: row r is on line r + 2
+
+    def line(self, row: int) -> int:
+        return int(self.lines[row]) if self.lines is not None else row + 2
+
+
+def _header(path: str, first: str, min_columns: int, what: str) -> tuple[int, int]:
+    tokens = first.split()
+    example = "1000 14" if what == "vertex" else "20135 19"
+    if len(tokens) != 2 or not all(t.isdigit() for t in tokens):
+        raise InputError(f"{path}:1: the header must be 'ROWS COLUMNS' (two non-negative integers, e.g. "
+                         f"{example!r}); found {first.strip()[:60]!r}")
+    rows, cols = int(tokens[0]), int(tokens[1])
+    if cols < min_columns:
+        names = "the id" if what == "vertex" else "src and dst"
+        raise InputError(f"{path}:1: a {what} file needs at least {min_columns} columns per row "
+                         f"({names} plus one feature); the header says {cols}")
+    return rows, cols
+
+
+def _fast(path: str, body: str, rows: int, cols: int) -> np.ndarray | None:
+    """Rows one per line, all numeric: pandas' C parser; ``None`` when the file is not that tidy."""
+    if rows == 0:
+        return np.empty((0, cols))
+    try:
+        frame = pd.read_csv(io.StringIO(body), sep=r"\s+", header=None, dtype=np.float64,
+                            float_precision="round_trip", engine="c", na_filter=False)
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return None
+    values = frame.to_numpy()
+    return values if values.shape == (rows, cols) else None
+
+
+def _slow(path: str, body: str, rows: int, cols: int) -> Table:
+    """Token by token, as ``fscanf`` reads: every problem named by its line."""
+    values, lines, count = np.empty(rows * cols), np.empty(rows, np.int64), 0
+    for number, text in enumerate(body.splitlines(), start=2):
+        for token in text.split():
+            if count == rows * cols:
+                raise InputError(f"{path}:{number}: more data than the header's {rows} rows of {cols} "
+                                 f"columns (first extra token {token!r}); fix the header or remove the "
+                                 f"extra rows")
+            try:
+                values[count] = float(token)
+            except ValueError:
+                raise InputError(f"{path}:{number}: {token!r} is not a number (row {count // cols}, "
+                                 f"column {count % cols})") from None
+            if count % cols == 0:
+                lines[count // cols] = number
+            count += 1
+    if count < rows * cols:
+        raise InputError(f"{path}: the file ends early: the header promises {rows} rows of {cols} "
+                         f"columns ({rows * cols} numbers) but it holds {count} (row {count // cols} "
+                         f"is incomplete or missing); fix the header or restore the missing rows")
+    return Table(path, values.reshape(rows, cols), lines)
+
+
+def _read(path: str | os.PathLike, min_columns: int, what: str) -> Table:
+    path = str(path)
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    first, _, body = text.partition("\n")
+    if not first.strip():
+        raise InputError(f"{path}:1: the file is empty or its first line is blank; it must start with "
+                         f"the header 'ROWS COLUMNS'")
+    rows, cols = _header(path, first, min_columns, what)
+    values = _fast(path, body, rows, cols)
+    table = Table(path, values, None) if values is not None else _slow(path, body, rows, cols)
+    _check_finite(table)
+    return table
+
+
+def _check_finite(table: Table) -> None:
+    bad = ~np.isfinite(table.values)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"{table.path}:{table.line(row)}: value {table.values[row, col]!r} in column {col} "
+                         f"is not a finite number ({int(bad.sum())} such values in the file); features "
+                         f"and ids must be finite")
+
+
+def _check_ids(table: Table, col: int, limit: int | None, role: str) -> np.ndarray:
+    ids = table.values[:, col]
+    bad = (ids != np.floor(ids)) | (ids < 0) | (ids >= (limit if limit is not None else 2.0 ** 53))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        allowed = f"integers in 0..{limit - 1}" if limit is not None else "non-negative integers"
+        raise InputError(f"{table.path}:{table.line(row)}: {role} id {ids[row]!r} is out of range; ids "
+                         f"must be {allowed} (0-based rows of the vertex file)")
+    return ids.astype(np.int64)
+
+
+def read_vertices(path: str | os.PathLike) -> np.ndarray:
+    """Features of a vertex file (rows × dn); the id column must be 0, 1, 2, ... in order."""
+    table = _read(path, 2, "vertex")
+    ids = table.values[:, 0]
+    wrong = ids != np.arange(len(ids))
+    if wrong.any():
+        row = int(np.flatnonzero(wrong)[0])
+        raise InputError(f"{table.path}:{table.line(row)}: vertex id {ids[row]!r} on row {row}; ids must be "
+                         f"0, 1, 2, ... in file order (row i holds vertex i)")
+    return np.ascontiguousarray(table.values[:, 1:])
+
+
+def read_edges(path: str | os.PathLike, n_vertices: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(src, dst, features)`` of an edge file; ids checked against ``n_vertices`` when given."""
+    table = _read(path, 3, "edge")
+    src = _check_ids(table, 0, n_vertices, "src")
+    dst = _check_ids(table, 1, n_vertices, "dst")
+    return src, dst, np.ascontiguousarray(table.values[:, 2:])
+
+
+def _named(features: np.ndarray) -> dict[str, np.ndarray]:
+    return {f"f{i}": features[:, i] for i in range(features.shape[1])}
+
+
+def read_vertex_frame(path: Path, device: Device, names: Any = None) -> Any:
+    """Reader hook (node frames): ``id`` plus feature columns ``f0, f1, ...``."""
+    x = read_vertices(path)
+    frame = pd.DataFrame({"id": np.arange(len(x), dtype=np.int64), **_named(x)})
+    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+
+
+def read_edge_frame(path: Path, device: Device, names: Any = None) -> Any:
+    """Reader hook (edge frames): ``src``, ``dst`` plus feature columns ``f0, f1, ...``."""
+    src, dst, a = read_edges(path)
+    frame = pd.DataFrame({"src": src, "dst": dst, **_named(a)})
+    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+
+
+def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
+                  device: Device | str = "cpu") -> Graph:
+    """A directed graph with node and edge features from the reference programs' two files.
+
+    The node frame has ``id`` and ``f0..f{dn-1}``; the edge frame ``src``, ``dst`` and
+    ``f0..f{de-1}`` in file order. ``device="gpu"`` gives a cuDF-backed graph.
+    """
+    x = read_vertices(vertex_path)
+    src, dst, a = read_edges(edge_path, len(x))
+    nodes = pd.DataFrame({"id": np.arange(len(x), dtype=np.int64), **_named(x)})
+    edges = pd.DataFrame({"src": src, "dst": dst, **_named(a)})
+    graph = Graph.from_edgelist(edges, directed=True, nodes=nodes)
+    return graph.to(device)
