@@ -50,7 +50,9 @@ def _col_partials(z, sign, rows, pm, ps):
                     pm[c, j] = v
         for i in range(lo, hi):
             for j in range(k):
-                ps[c, j] += math.exp(sign * z[i, j] - pm[c, j])
+                v = sign * z[i, j]
+                if v > -np.inf:
+                    ps[c, j] += math.exp(v - pm[c, j])
 
 
 @njit
@@ -156,8 +158,10 @@ def _edge_pass(c0, c1, bounds, dptr, esrc, ce, vr, vf, raw_f, pmf, psf, pmr, psr
             for p in range(pe):
                 xf = -ce[e, p] + vr[s, p]
                 xr = -ce[e, p] + vf[s, p]
-                psf[c, p] += math.exp(xf - pmf[c, p])
-                psr[c, p] += math.exp(xr - pmr[c, p])
+                if xf > -np.inf:
+                    psf[c, p] += math.exp(xf - pmf[c, p])
+                if xr > -np.inf:
+                    psr[c, p] += math.exp(xr - pmr[c, p])
 
 
 @njit(parallel=True)

@@ -1,0 +1,176 @@
+"""GPU backend of ``appclass``: CuPy RawKernels from ``kernels/appclass.cu``, float64, column-major.
+
+The same algorithm as :mod:`graphops_appclass.cpu` (see there for why FE/RE are never
+formed): per round, one pass over the data edges (``edge_pass``: gather by source,
+scatter-max by destination, block partials of both messages' column log-softmax) and a few
+passes over the node arrays. With the ``stored`` schedule CE (PE × DE) is kept; with
+``recompute`` it is recomputed from the edge features in every pass, bit for bit the same.
+Rounds are queued back to back; the host waits once per chunk of rounds.
+"""
+from __future__ import annotations
+
+import cupy as cp
+import numpy as np
+
+from graphops import InputError, Result
+from graphops.cuda import grid, load_module, wait_idle
+from graphops.work import chunks
+
+from .common import ACGraph, footprint, top_k
+from .params import AppclassParams, plan_schedule
+
+__all__ = ["run"]
+
+THREADS = 256
+ITEMS = 8  # rows per thread in the blocked kernels
+ROWS_PER_BLOCK = THREADS * ITEMS
+
+_module = load_module("graphops_appclass", "appclass", defines={"THREADS": THREADS, "ITEMS": ITEMS})
+_k = {name: _module.get_function(name) for name in
+      ("node_distances", "col_partials", "combine", "normalise", "edge_init", "edge_pass", "node_pass", "diffs")}
+_i64, _i32, _f64 = np.int64, np.int32, np.float64
+NULL = np.uint64(0)  # a null pointer argument (CuPy passes None as 0xffffffff, not NULL)
+
+
+def _opt(a: cp.ndarray | None) -> cp.ndarray | np.uint64:
+    return NULL if a is None else a
+
+
+def _blocks(rows: int) -> int:
+    return max(1, -(-rows // ROWS_PER_BLOCK))
+
+
+def _combine(pm: cp.ndarray, ps: cp.ndarray | None, out: cp.ndarray) -> None:
+    """Column max (and log-sum, into ``out[k:]``) of block partials ``(nb, k)``."""
+    nb, k = pm.shape
+    sums = NULL if ps is None else out[k:]
+    _k["combine"]((-(-k // 128),), (128,), (pm, _opt(ps), _i32(nb), _i32(k), out[:k], sums))
+
+
+def _stats(z: cp.ndarray, sign: float) -> cp.ndarray:
+    """``[m (k), log S (k)]`` of the column log-softmax of ``sign * z`` (k × n)."""
+    k, n = z.shape
+    nb = _blocks(n)
+    pm, ps = cp.empty((nb, k)), cp.empty((nb, k))
+    _k["col_partials"]((nb, k), (THREADS,), (z, _i64(n), _i32(k), _f64(sign), pm, ps))
+    out = cp.empty(2 * k)
+    _combine(pm, ps, out)
+    return out
+
+
+def _normalise(z: cp.ndarray, sign: float, stats: cp.ndarray, out: cp.ndarray) -> None:
+    k, n = z.shape
+    _k["normalise"](grid(z.size), (THREADS,), (z, _i64(n), _i32(k), _f64(sign), stats[:k], stats[k:], out))
+
+
+def _normprob(z: cp.ndarray, sign: float = 1.0, out: cp.ndarray | None = None) -> cp.ndarray:
+    out = cp.empty_like(z) if out is None else out
+    _normalise(z, sign, _stats(z, sign), out)
+    return out
+
+
+class _State:
+    """The call's device arrays: the data graph (features transposed, int32 edges), the pattern,
+    and the node arrays, all PE × DV or PV × DV."""
+
+    def __init__(self, data: ACGraph, pattern: ACGraph, schedule: str):
+        if data.n >= 2 ** 31:
+            raise InputError(f"appclass gpu: {data.n} data vertices; the GPU backend takes fewer than 2**31")
+        self.n, self.m, self.pe, self.pv, self.dim = data.n, data.m, pattern.m, pattern.n, data.edge_dim
+        self.src, self.dst = data.src.astype(cp.int32), data.dst.astype(cp.int32)
+        self.at = cp.ascontiguousarray(data.a.T)  # de × DE
+        self.b = cp.ascontiguousarray(pattern.a)  # PE × de
+        self.psrc, self.pdst = pattern.src.astype(cp.int32), pattern.dst.astype(cp.int32)
+        node = (self.pe, self.n)
+        self.vf, self.vr, self.fmax, self.rmax = (cp.empty(node) for _ in range(4))
+        self.raw_f, self.cmin = cp.full(node, np.inf), cp.full(node, np.inf)  # first: minima of De
+        self.mu, self.cv = cp.empty((self.pv, self.n)), cp.empty((self.pv, self.n))
+        self.ce = cp.empty((self.pe, self.m)) if schedule == "stored" else None
+        self.ce_stats = cp.empty(2 * self.pe)
+        self.nb_edges = _blocks(self.m)
+        self.pm = cp.full((self.nb_edges, 2 * self.pe), -np.inf)  # stays so without data edges
+        self.ps = cp.zeros((self.nb_edges, 2 * self.pe))
+        self.stats = cp.empty(4 * self.pe)
+        self.floors = cp.empty(2 * self.pe)
+        self.pm_nodes = cp.empty((_blocks(self.n), 2 * self.pe))
+
+
+def _node_beliefs(data: ACGraph, pattern: ACGraph, st: _State) -> None:
+    xt = cp.ascontiguousarray(data.x.T)
+    dn = cp.empty((st.pv, st.n))
+    _k["node_distances"](grid(st.n), (THREADS,), (pattern.x, _i32(st.pv), xt, _i64(st.n), _i32(data.node_dim), dn))
+    _normprob(dn, 1.0, st.cv)
+    _normprob(dn, -1.0, st.mu)
+
+
+def _floors(st: _State, fm: cp.ndarray | None, rm: cp.ndarray | None) -> None:
+    nb = st.pm_nodes.shape[0]
+    _k["diffs"]((nb,), (THREADS,), (st.mu, _opt(fm), _opt(rm), st.psrc, st.pdst, _i64(st.n), _i32(st.pe), st.vf, st.vr,
+                                    st.pm_nodes))
+    _combine(st.pm_nodes, None, st.floors)
+
+
+def _node_pass(st: _State, raw_sign: float, add: cp.ndarray | None, mu: cp.ndarray | None) -> None:
+    _k["node_pass"](grid(st.n), (THREADS,), (st.raw_f, _f64(raw_sign), st.cmin, _opt(add), st.stats, st.floors,
+                                             _i64(st.n), _i32(st.pe), _i32(st.pv), st.psrc, st.pdst, st.fmax,
+                                             st.rmax, st.cv, _opt(mu)))
+
+
+def _init(data: ACGraph, pattern: ACGraph, st: _State) -> None:
+    _node_beliefs(data, pattern, st)
+    if st.m:
+        _k["edge_init"]((st.nb_edges, st.pe), (THREADS,),
+                        (st.b, st.at, st.src, st.dst, _i64(st.m), _i64(st.n), _i32(st.pe), _i32(st.dim), _opt(st.ce),
+                         st.raw_f, st.cmin, st.pm, st.ps))
+    edge_stats = cp.empty(4 * st.pe)  # [m(+De), m(-De)], then [log S(+De), log S(-De)]
+    _combine(st.pm, st.ps, edge_stats)
+    pe = st.pe
+    st.ce_stats[:pe], st.ce_stats[pe:] = edge_stats[:pe], edge_stats[2 * pe:3 * pe]
+    neg = cp.concatenate([edge_stats[pe:2 * pe], edge_stats[3 * pe:]])  # FE = RE = normprob(-De)
+    st.stats[:] = cp.concatenate([neg, neg])
+    _floors(st, None, None)
+    _node_pass(st, -1.0, None, None)  # raw_f holds min De over in-edges, cmin over out-edges
+    _normalise(st.cmin, 1.0, st.ce_stats, st.cmin)  # min CE over out-edges (h is non-decreasing)
+    if st.ce is not None:
+        _normalise(st.ce, 1.0, st.ce_stats, st.ce)
+        st.at = None  # the features are needed again only to recompute CE
+
+
+def _round(st: _State) -> None:
+    _floors(st, st.fmax, st.rmax)
+    if st.m:
+        pe = st.pe
+        _k["edge_pass"]((st.nb_edges, pe), (THREADS,),
+                        (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.src, st.dst, _i64(st.m),
+                         _i64(st.n), _i32(pe), _i32(st.dim), st.vr, st.vf, st.raw_f, st.pm, st.ps))
+    stats = cp.empty(4 * st.pe)  # [mF, mR], [log SF, log SR]
+    _combine(st.pm, st.ps, stats)
+    pe = st.pe
+    st.stats[:] = cp.concatenate([stats[:pe], stats[2 * pe:3 * pe], stats[pe:2 * pe], stats[3 * pe:]])
+    _node_pass(st, 1.0, st.vf, st.mu)
+    _normprob(st.mu, 1.0, st.mu)
+
+
+def _free_bytes() -> float:
+    pool = cp.get_default_memory_pool()
+    free, _ = cp.cuda.runtime.memGetInfo()
+    return float(free + pool.free_bytes())
+
+
+def run(data: ACGraph, pattern: ACGraph, params: AppclassParams) -> Result:
+    """MU (DV × PV, CuPy), or the top-k table when ``params.top_k`` is set."""
+    schedule, why = plan_schedule(data, pattern, params, device="gpu", free=_free_bytes())
+    pool = cp.get_default_memory_pool()
+    before = pool.used_bytes()
+    st = _State(data, pattern, schedule)
+    _init(data, pattern, st)
+    for lo, hi in chunks(pattern.n, what="appclass rounds", first=1, sync=wait_idle):
+        for _ in range(lo, hi):
+            _round(st)
+    mu = cp.ascontiguousarray(st.mu.T)
+    used = pool.used_bytes() - before
+    details = {"iterations": pattern.n, "schedule": schedule, "schedule_reason": why,
+               "footprint_bytes": footprint(data.n, data.m, pattern.n, pattern.m, data.node_dim,
+                                            data.edge_dim, schedule)["peak"],
+               "device_bytes_held": int(used)}
+    return Result(mu if params.top_k is None else top_k(mu, params.top_k), details)

@@ -1,0 +1,264 @@
+// appclass GPU kernels: float64 throughout, matrices column-major (K x R stored as K rows of R),
+// so every column-wise reduction reads contiguous memory and consecutive threads take
+// consecutive rows. Column sums are taken per block (max, then sum of exp(z - block max))
+// and combined in block order by `combine`: no floating-point atomics, so results are
+// deterministic. Scatter-maxes use exact integer atomics on the doubles' bit patterns.
+//
+// Macros from Python (graphops.cuda.load_module): THREADS (threads per block), ITEMS
+// (rows per thread in the edge kernels).
+#if !defined(THREADS) || !defined(ITEMS)
+#error "compile through graphops_appclass.gpu (THREADS and ITEMS come from Python)"
+#endif
+
+#define NEG_INF (-__longlong_as_double(0x7ff0000000000000LL))
+#define POS_INF (__longlong_as_double(0x7ff0000000000000LL))
+#define ROWS_PER_BLOCK (THREADS * ITEMS)
+
+typedef long long i64;
+
+// max for doubles of any sign (the stored value starts at -inf); -0.0 is taken as +0.0
+__device__ __forceinline__ void atomic_max(double* addr, double v) {
+    v = v + 0.0;
+    if (!(v > *addr)) return;
+    if (v >= 0.0) atomicMax((i64*)addr, __double_as_longlong(v));
+    else atomicMin((unsigned long long*)addr, (unsigned long long)__double_as_longlong(v));
+}
+
+// min for non-negative doubles (distances): their bit patterns order like the values
+__device__ __forceinline__ void atomic_min_nonneg(double* addr, double v) {
+    if (v < *addr) atomicMin((i64*)addr, __double_as_longlong(v));
+}
+
+// one normalised entry, the reference programs' log(exp(z - m)) - log S
+__device__ __forceinline__ double h(double z, double m, double log_s) {
+    double e = exp(z - m);
+    return e > 0.0 ? log(e) - log_s : NEG_INF;
+}
+
+__device__ __forceinline__ double block_max(double v, double* shared) {
+    for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double r = NEG_INF;
+    for (int w = 0; w < THREADS / 32; ++w) r = fmax(r, shared[w]);
+    return r;
+}
+
+__device__ __forceinline__ double block_sum(double v, double* shared) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double r = 0.0;
+    for (int w = 0; w < THREADS / 32; ++w) r += shared[w];
+    return r;
+}
+
+// the squared distance, multiply and add rounded separately (no FMA), as the CPU computes it
+__device__ __forceinline__ double distance(const double* q, const double* xt, i64 n, i64 i, int dim) {
+    double acc = 0.0;
+    for (int f = 0; f < dim; ++f) {
+        double d = q[f] - xt[(i64)f * n + i];
+        acc = __dadd_rn(acc, __dmul_rn(d, d));
+    }
+    return sqrt(acc);
+}
+
+// out[j, i] = || y[j] - x[i] || for data nodes i (x transposed: dim x n), pattern nodes j
+extern "C" __global__ void node_distances(const double* y, int pv, const double* xt, i64 n, int dim,
+                                          double* out) {
+    for (i64 i = blockIdx.x * (i64)THREADS + threadIdx.x; i < n; i += (i64)gridDim.x * THREADS)
+        for (int j = 0; j < pv; ++j) out[(i64)j * n + i] = distance(y + (i64)j * dim, xt, n, i, dim);
+}
+
+// Per (block of rows, column j) of sign * z (k x n): max and sum of exp(z - max), at [b, j].
+extern "C" __global__ void col_partials(const double* z, i64 n, int k, double sign, double* pm, double* ps) {
+    __shared__ double shared[THREADS / 32];
+    const int j = blockIdx.y;
+    const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
+    double v[ITEMS];
+    double m = NEG_INF;
+    for (int t = 0; t < ITEMS; ++t) {
+        i64 i = lo + t * THREADS + threadIdx.x;
+        v[t] = i < n ? sign * z[(i64)j * n + i] : NEG_INF;
+        m = fmax(m, v[t]);
+    }
+    m = block_max(m, shared);
+    double s = 0.0;
+    for (int t = 0; t < ITEMS; ++t) s += v[t] > NEG_INF ? exp(v[t] - m) : 0.0;
+    s = block_sum(s, shared);
+    if (threadIdx.x == 0) {
+        pm[(i64)blockIdx.x * k + j] = m;
+        ps[(i64)blockIdx.x * k + j] = s;
+    }
+}
+
+// Column max (floored at -DBL_MAX) and log of the column sum from nb blocks' partials, in
+// block order; without ps, the max alone.
+extern "C" __global__ void combine(const double* pm, const double* ps, int nb, int k, double* m, double* log_s) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= k) return;
+    double best = NEG_INF;
+    for (int b = 0; b < nb; ++b) best = fmax(best, pm[(i64)b * k + j]);
+    if (ps == nullptr) { m[j] = best; return; }
+    best = fmax(best, -1.7976931348623157e308);
+    double total = 0.0;
+    for (int b = 0; b < nb; ++b) {
+        double p = ps[(i64)b * k + j];
+        if (p > 0.0) total += p * exp(pm[(i64)b * k + j] - best);
+    }
+    m[j] = best;
+    log_s[j] = total > 0.0 ? log(total) : NEG_INF;
+}
+
+// out = h(sign * z) column by column (k x n; in place allowed)
+extern "C" __global__ void normalise(const double* z, i64 n, int k, double sign, const double* m,
+                                     const double* log_s, double* out) {
+    i64 total = n * k;
+    for (i64 t = blockIdx.x * (i64)THREADS + threadIdx.x; t < total; t += (i64)gridDim.x * THREADS) {
+        int j = (int)(t / n);
+        out[t] = h(sign * z[t], m[j], log_s[j]);
+    }
+}
+
+// Edge distances De[p, e] of edges lo.. of this block (stored when de_out is given), their
+// minima per destination and per source, and per block the column partials of +De and -De
+// (columns p and pe + p of the partial arrays).
+extern "C" __global__ void edge_init(const double* b, const double* at, const int* src, const int* dst,
+                                     i64 m, i64 n, int pe, int dim, double* de_out, double* min_in,
+                                     double* min_out, double* pm, double* ps) {
+    __shared__ double shared[THREADS / 32];
+    const int p = blockIdx.y;
+    const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
+    double v[ITEMS];
+    double hi = NEG_INF, neg = NEG_INF;
+    for (int t = 0; t < ITEMS; ++t) {
+        i64 e = lo + t * THREADS + threadIdx.x;
+        v[t] = NEG_INF;
+        if (e >= m) continue;
+        v[t] = distance(b + (i64)p * dim, at, m, e, dim);
+        if (de_out != nullptr) de_out[(i64)p * m + e] = v[t];
+        atomic_min_nonneg(min_in + (i64)p * n + dst[e], v[t]);
+        atomic_min_nonneg(min_out + (i64)p * n + src[e], v[t]);
+        hi = fmax(hi, v[t]);
+        neg = fmax(neg, -v[t]);
+    }
+    hi = block_max(hi, shared);
+    neg = block_max(neg, shared);
+    double s_hi = 0.0, s_neg = 0.0;
+    for (int t = 0; t < ITEMS; ++t) {
+        if (v[t] == NEG_INF) continue;
+        s_hi += exp(v[t] - hi);
+        s_neg += exp(-v[t] - neg);
+    }
+    s_hi = block_sum(s_hi, shared);
+    s_neg = block_sum(s_neg, shared);
+    if (threadIdx.x == 0) {
+        i64 at_b = (i64)blockIdx.x * 2 * pe;
+        pm[at_b + p] = hi;       ps[at_b + p] = s_hi;
+        pm[at_b + pe + p] = neg; ps[at_b + pe + p] = s_neg;
+    }
+}
+
+// CE[p, e]: stored, or recomputed from the features exactly as it was first computed
+__device__ __forceinline__ double ce_at(const double* ce, const double* b, const double* at, i64 m, int p,
+                                        i64 e, int dim, const double* mc, const double* lsc) {
+    if (ce != nullptr) return ce[(i64)p * m + e];
+    return h(distance(b + (i64)p * dim, at, m, e, dim), mc[p], lsc[p]);
+}
+
+// One round's edge messages for pattern edge p: xF = -CE + VR[src], xR = -CE + VF[src] (both by
+// the source: the reference's quirk). Scatter-max of xF into raw_f by destination; per block
+// the column partials of xF (column p) and xR (column pe + p).
+extern "C" __global__ void edge_pass(const double* ce, const double* b, const double* at, const double* mc,
+                                     const double* lsc, const int* src, const int* dst, i64 m, i64 n,
+                                     int pe, int dim, const double* vr, const double* vf, double* raw_f,
+                                     double* pm, double* ps) {
+    __shared__ double shared[THREADS / 32];
+    const int p = blockIdx.y;
+    const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
+    double xf[ITEMS], xr[ITEMS];
+    double mf = NEG_INF, mr = NEG_INF;
+    for (int t = 0; t < ITEMS; ++t) {
+        i64 e = lo + t * THREADS + threadIdx.x;
+        xf[t] = xr[t] = NEG_INF;
+        if (e >= m) continue;
+        double c = ce_at(ce, b, at, m, p, e, dim, mc, lsc);
+        i64 s = (i64)p * n + src[e];
+        xf[t] = -c + vr[s];
+        xr[t] = -c + vf[s];
+        atomic_max(raw_f + (i64)p * n + dst[e], xf[t]);
+        mf = fmax(mf, xf[t]);
+        mr = fmax(mr, xr[t]);
+    }
+    mf = block_max(mf, shared);
+    mr = block_max(mr, shared);
+    double sf = 0.0, sr = 0.0;
+    for (int t = 0; t < ITEMS; ++t) {
+        if (xf[t] > NEG_INF) sf += exp(xf[t] - mf);
+        if (xr[t] > NEG_INF) sr += exp(xr[t] - mr);
+    }
+    sf = block_sum(sf, shared);
+    sr = block_sum(sr, shared);
+    if (threadIdx.x == 0) {
+        i64 at_b = (i64)blockIdx.x * 2 * pe;
+        pm[at_b + p] = mf;       ps[at_b + p] = sf;
+        pm[at_b + pe + p] = mr;  ps[at_b + pe + p] = sr;
+    }
+}
+
+// Per data node v: FMax = max(vr, h_F(raw_sign * raw_f)), RMax = max(vf, h_R(add - cmin)) (add
+// may be null: 0), raw_f reset to -inf for the next round; then, when mu is given,
+// MU[:, v] = -CV[:, v] plus FMax into column pdst[p] and RMax into column psrc[p], p in order.
+// stats holds m_F, log S_F, m_R, log S_R (pe each); floors holds vf then vr (pe each).
+extern "C" __global__ void node_pass(double* raw_f, double raw_sign, const double* cmin, const double* add,
+                                     const double* stats, const double* floors, i64 n, int pe, int pv,
+                                     const int* psrc, const int* pdst, double* fmax_out, double* rmax_out,
+                                     const double* cv, double* mu) {
+    for (i64 v = blockIdx.x * (i64)THREADS + threadIdx.x; v < n; v += (i64)gridDim.x * THREADS) {
+        if (mu != nullptr)
+            for (int j = 0; j < pv; ++j) mu[(i64)j * n + v] = -cv[(i64)j * n + v];
+        for (int p = 0; p < pe; ++p) {
+            i64 at = (i64)p * n + v;
+            double f = fmax(floors[pe + p], h(raw_sign * raw_f[at], stats[p], stats[pe + p]));
+            double xr = -cmin[at] + (add != nullptr ? add[at] : 0.0);
+            double r = fmax(floors[p], h(xr, stats[2 * pe + p], stats[3 * pe + p]));
+            fmax_out[at] = f;
+            rmax_out[at] = r;
+            raw_f[at] = NEG_INF;
+            if (mu != nullptr) {
+                mu[(i64)pdst[p] * n + v] += f;
+                mu[(i64)psrc[p] * n + v] += r;
+            }
+        }
+    }
+}
+
+// VF = MU[pdst] - FMax, VR = MU[psrc] - RMax (FMax/RMax null: 0), with per-block column maxima
+// of VF (column p) and VR (column pe + p) in pm.
+extern "C" __global__ void diffs(const double* mu, const double* fm, const double* rm, const int* psrc,
+                                 const int* pdst, i64 n, int pe, double* vf, double* vr, double* pm) {
+    __shared__ double shared[THREADS / 32];
+    const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
+    for (int p = 0; p < pe; ++p) {
+        double mf = NEG_INF, mr = NEG_INF;
+        for (int t = 0; t < ITEMS; ++t) {
+            i64 v = lo + t * THREADS + threadIdx.x;
+            if (v >= n) continue;
+            i64 at = (i64)p * n + v;
+            double a = mu[(i64)pdst[p] * n + v] - (fm != nullptr ? fm[at] : 0.0);
+            double c = mu[(i64)psrc[p] * n + v] - (rm != nullptr ? rm[at] : 0.0);
+            vf[at] = a;
+            vr[at] = c;
+            mf = fmax(mf, a);
+            mr = fmax(mr, c);
+        }
+        mf = block_max(mf, shared);
+        mr = block_max(mr, shared);
+        if (threadIdx.x == 0) {
+            pm[(i64)blockIdx.x * 2 * pe + p] = mf;
+            pm[(i64)blockIdx.x * 2 * pe + pe + p] = mr;
+        }
+    }
+}
