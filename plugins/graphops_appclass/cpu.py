@@ -214,8 +214,8 @@ class _State:
         self.spos = np.empty(data.m, np.int64)
         self.spos[self.order] = np.arange(data.m)  # canonical row -> destination-order row
         marks = np.arange(0, data.m, ROWS_PER_CHUNK)
-        self.bounds = np.unique(np.concatenate([np.searchsorted(self.dptr, marks, side="right") - 1, [n]]))
-        self.bounds[0] = 0
+        starts = np.searchsorted(self.dptr, marks, side="right") - 1  # vertex chunks of ~ROWS edges
+        self.bounds = np.unique(np.concatenate([[0], starts, [n]]))
         self.psrc, self.pdst = pattern.src, pattern.dst
         shape = (n, pe)
         self.vf, self.vr, self.fmax, self.rmax, self.raw_f = (np.empty(shape) for _ in range(5))

@@ -22,6 +22,10 @@ import pandas as pd
 from graphops import Graph, InputError
 from graphops.device import Device
 
+# pandas before 3.0 reads doubles correctly rounded only with float_precision="round_trip";
+# from 3.0 that is the default and the argument is deprecated.
+_EXACT = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
 __all__ = ["read_appclass", "read_vertices", "read_edges", "read_vertex_frame", "read_edge_frame",
            "Table"]
 
@@ -47,7 +51,7 @@ def _header(path: str, first: str, min_columns: int, what: str) -> tuple[int, in
     rows, cols = int(tokens[0]), int(tokens[1])
     if cols < min_columns:
         names = "the id" if what == "vertex" else "src and dst"
-        raise InputError(f"{path}:1: a {what} file needs at least {min_columns} columns per row "
+        raise InputError(f"{path}:1: {'a vertex' if what == 'vertex' else 'an edge'} file needs at least {min_columns} columns per row "
                          f"({names} plus one feature); the header says {cols}")
     return rows, cols
 
@@ -57,8 +61,8 @@ def _fast(path: str, body: str, rows: int, cols: int) -> np.ndarray | None:
     if rows == 0:
         return np.empty((0, cols))
     try:
-        frame = pd.read_csv(io.StringIO(body), sep=r"\s+", header=None, dtype=np.float64,
-                            float_precision="round_trip", engine="c", na_filter=False)
+        frame = pd.read_csv(io.StringIO(body), sep=r"\s+", header=None, dtype=np.float64, engine="c",
+                            na_filter=False, **_EXACT)
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
         return None
     values = frame.to_numpy()
@@ -108,7 +112,7 @@ def _check_finite(table: Table) -> None:
     bad = ~np.isfinite(table.values)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
-        raise InputError(f"{table.path}:{table.line(row)}: value {table.values[row, col]!r} in column {col} "
+        raise InputError(f"{table.path}:{table.line(row)}: value {table.values[row, col]:g} in column {col} "
                          f"is not a finite number ({int(bad.sum())} such values in the file); features "
                          f"and ids must be finite")
 
@@ -119,7 +123,7 @@ def _check_ids(table: Table, col: int, limit: int | None, role: str) -> np.ndarr
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         allowed = f"integers in 0..{limit - 1}" if limit is not None else "non-negative integers"
-        raise InputError(f"{table.path}:{table.line(row)}: {role} id {ids[row]!r} is out of range; ids "
+        raise InputError(f"{table.path}:{table.line(row)}: {role} id {ids[row]:g} is out of range; ids "
                          f"must be {allowed} (0-based rows of the vertex file)")
     return ids.astype(np.int64)
 
@@ -131,7 +135,7 @@ def read_vertices(path: str | os.PathLike) -> np.ndarray:
     wrong = ids != np.arange(len(ids))
     if wrong.any():
         row = int(np.flatnonzero(wrong)[0])
-        raise InputError(f"{table.path}:{table.line(row)}: vertex id {ids[row]!r} on row {row}; ids must be "
+        raise InputError(f"{table.path}:{table.line(row)}: vertex id {ids[row]:g} on row {row}; ids must be "
                          f"0, 1, 2, ... in file order (row i holds vertex i)")
     return np.ascontiguousarray(table.values[:, 1:])
 
