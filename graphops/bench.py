@@ -124,11 +124,13 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
     try:
         for _ in range(settings.warmup if warmup is None else warmup):
             execute_plan(planned)
-        row.times = [execute_plan(planned).seconds for _ in range(settings.repeat if repeat is None else repeat)]
+        outcomes = [execute_plan(planned) for _ in range(settings.repeat if repeat is None else repeat)]
     except (GraphopsError, MemoryError) as exc:
         row.note = f"failed: {type(exc).__name__}: {exc}"
         return row
+    row.times = [o.seconds for o in outcomes]
     row.median = statistics.median(row.times)
+    row.note = details_text(outcomes[len(outcomes) // 2].details)
     if algo.cost:
         cost = load_target(algo.cost)(inputs, planned.params)
         row.floor = cost.get("bytes")
@@ -166,6 +168,17 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
             _ratios([r for r in rows if r.case == case], settings, rates)
         report.rows += rows
     return report
+
+
+def details_text(details: Any) -> str:
+    """What a backend reported that a reader of the table wants: its phases' times
+    (``phases_s``), schedule and memory (``*_bytes``)."""
+    parts = [f"{k} {v * 1e3:.1f} ms" for k, v in dict(details.get("phases_s", {})).items()]
+    if "schedule" in details:
+        parts.append(str(details["schedule"]))
+    parts += [f"{k.removesuffix('_bytes').replace('_', ' ')} {v / 2 ** 30:.2f} GiB"
+              for k, v in details.items() if k.endswith("_bytes")]
+    return "; ".join(parts)
 
 
 def median_ms(row: BenchRow) -> str:

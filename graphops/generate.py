@@ -1,20 +1,23 @@
-"""Synthetic graphs for tests and benchmarks: R-MAT (Graph500 style) and 2-D grids.
+"""Synthetic graphs for tests and benchmarks: R-MAT (Graph500 style), 2-D grids, uniform random
+multigraphs, random node/edge features, and patterns sampled from a graph.
 
-Both return an undirected :class:`Graph` on the host with each edge once, no
-self-loops and no repeated edges. The generators are deterministic: the same
-arguments give the same graph on every machine, whatever the thread count.
+R-MAT and grids give a :class:`Graph` on the host with each edge once, no self-loops and
+no repeated edges (an R-MAT graph may be directed: each arc once). The generators are
+deterministic: the same arguments give the same graph on every machine, whatever the
+thread count.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .device import device_of
 from .graph import Graph
 from .jit import njit, prange
 from .work import chunks, holding_interrupts
 from .errors import InputError
 
-__all__ = ["rmat", "grid2d", "gnp_set"]
+__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern"]
 
 @njit(inline="always")
 def _mix(x):
@@ -56,14 +59,23 @@ def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.nda
     return key // n, key % n
 
 
+def _directed_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each arc once, self-loops dropped, sorted by (src, dst)."""
+    keep = src != dst
+    key = np.unique(src[keep] * np.int64(n) + dst[keep])
+    return key // n, key % n
+
+
 def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
-         seed: int = 42, scramble: bool = True) -> Graph:
+         seed: int = 42, scramble: bool = True, directed: bool = False, node_features: int = 0,
+         edge_features: int = 0) -> Graph:
     """An R-MAT graph on ``2**scale`` vertices from ``edge_factor * 2**scale`` samples.
 
     Vertex ids are scrambled by a seeded permutation (as Graph500 does) unless
     ``scramble=False``; self-loops and repeated samples are dropped, so the graph has
-    somewhat fewer than ``edge_factor * 2**scale`` undirected edges. Vertices that no
-    edge touches are not part of the graph.
+    somewhat fewer than ``edge_factor * 2**scale`` edges (arcs when ``directed``). Vertices
+    that no edge touches are not part of the graph, unless features are asked for (see
+    :func:`with_features`): then all ``2**scale`` vertices are.
     """
     if not 1 <= scale <= 32:
         raise InputError(f"rmat: scale must be in 1..32; got {scale}")
@@ -80,8 +92,64 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     if scramble:
         perm = np.random.default_rng(seed).permutation(n).astype(np.int64)
         src, dst = perm[src], perm[dst]
-    lo, hi = _undirected_simple(src, dst, n)
-    return Graph.from_edgelist(pd.DataFrame({"src": lo, "dst": hi}))
+    lo, hi = (_directed_simple if directed else _undirected_simple)(src, dst, n)
+    if node_features or edge_features:
+        return with_features(lo, hi, n, directed, node_features, edge_features, seed)
+    return Graph.from_edgelist(pd.DataFrame({"src": lo, "dst": hi}), directed=directed)
+
+
+def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: int = 0,
+        edge_features: int = 0) -> Graph:
+    """``m`` edges drawn uniformly (with replacement: multi-edges and self-loops happen) among
+    ``n`` vertices ``0..n-1``, all of which are in the graph; features as in :func:`with_features`."""
+    if n < 1 or m < 0:
+        raise InputError(f"gnm: n must be at least 1 and m at least 0; got n={n}, m={m}")
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    return with_features(src, dst, n, directed, node_features, edge_features, seed)
+
+
+def _features(rng: np.random.Generator, rows: int, dim: int) -> dict[str, np.ndarray]:
+    values = rng.random((dim, rows)) * 10.0
+    return {f"f{i}": values[i] for i in range(dim)}
+
+
+def with_features(src: np.ndarray, dst: np.ndarray, n: int, directed: bool, node_features: int,
+                  edge_features: int, seed: int = 42) -> Graph:
+    """A graph on vertices ``0..n-1`` whose node frame has ``node_features`` and whose edge
+    frame has ``edge_features`` columns ``f0, f1, ...`` of uniform numbers in [0, 10)."""
+    rng = np.random.default_rng([seed, 1])
+    nodes = pd.DataFrame({"id": np.arange(n, dtype=np.int64), **_features(rng, n, node_features)})
+    edges = pd.DataFrame({"src": src, "dst": dst, **_features(rng, len(src), edge_features)})
+    return Graph.from_edgelist(edges, directed=directed, nodes=nodes)
+
+
+def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
+    """A pattern from ``graph``: a random vertex q with at least one neighbour, up to
+    ``max_nodes`` of its neighbours (either direction), and every edge among them (the
+    induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
+    first; node and edge frames keep their feature columns."""
+    src, dst = graph.src_index, graph.dst_index
+    if device_of(src).value != "cpu":
+        src, dst = src.get(), dst.get()
+    linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
+    if len(linked) == 0:
+        raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
+    rng = np.random.default_rng(seed)
+    q = int(rng.choice(linked))
+    near = np.unique(np.concatenate([dst[src == q], src[dst == q]]))
+    near = near[near != q]
+    chosen = np.concatenate([[q], rng.permutation(near)[:max_nodes]]).astype(np.int64)
+    new_id = np.full(graph.n_vertices, -1, np.int64)
+    new_id[chosen] = np.arange(len(chosen))
+    keep = np.flatnonzero((new_id[src] >= 0) & (new_id[dst] >= 0))
+    edges = graph.edges.iloc[keep].reset_index(drop=True)
+    edges["src"], edges["dst"] = new_id[src[keep]], new_id[dst[keep]]
+    nodes = None
+    if graph.nodes is not None:
+        nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
+        nodes["id"] = np.arange(len(chosen))
+    return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)
 
 
 def grid2d(rows: int, cols: int) -> Graph:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from . import datasets
 from .errors import choices, did_you_mean
 
-__all__ = ["GraphSource", "RMat", "Grid2D", "GnpSet", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
+__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
 
 SOURCE_KINDS = ("path", "generate", "dataset")
 
@@ -42,6 +42,30 @@ class RMat(_Model):
     c: float = Field(0.19, ge=0, le=1)
     seed: int = 42
     scramble: bool = True
+    directed: bool = False
+    node_features: int = Field(0, ge=0)
+    edge_features: int = Field(0, ge=0)
+
+
+class Gnm(_Model):
+    """``m`` uniform random edges among ``n`` vertices, with features (:func:`graphops.generate.gnm`)."""
+
+    kind: Literal["gnm"]
+    n: int = Field(ge=1)
+    m: int = Field(ge=0)
+    directed: bool = True
+    seed: int = 42
+    node_features: int = Field(0, ge=0)
+    edge_features: int = Field(0, ge=0)
+
+
+class Pattern(_Model):
+    """A pattern sampled from another graph of the file (:func:`graphops.generate.sample_pattern`)."""
+
+    kind: Literal["pattern"]
+    of: str = Field(min_length=1)
+    max_nodes: int = Field(9, ge=1)
+    seed: int = 42
 
 
 class Grid2D(_Model):
@@ -63,7 +87,7 @@ class GnpSet(_Model):
     seed: int = 42
 
 
-Generator = Annotated[RMat | Grid2D | GnpSet, Field(discriminator="kind")]
+Generator = Annotated[RMat | Gnm | Pattern | Grid2D | GnpSet, Field(discriminator="kind")]
 
 
 def _lower(value: Any) -> Any:
@@ -102,6 +126,8 @@ class GraphSource(_Model):
 
     @property
     def is_directed(self) -> bool:
+        if self.directed is None and self.generate is not None:
+            return bool(getattr(self.generate, "directed", False))
         return bool(self.directed)
 
 
@@ -174,6 +200,10 @@ class Sources:
         src = self.sources[name]
         weighted = None if src.path is None or self.kind(name) == "graphset" else src.weight is not None
         directed = src.is_directed
+        gen = src.generate
+        if gen is not None and gen.kind == "pattern" and src.directed is None and gen.of in self.sources \
+                and gen.of != name:
+            directed = self.declared(gen.of).directed  # a pattern is directed like its graph
         if src.dataset is not None and src.directed is None:
             known = datasets.entry(src.dataset)
             directed = bool(known and known.directed)
@@ -182,6 +212,9 @@ class Sources:
     def problems(self, name: str) -> Iterator[tuple[str, str]]:
         """``(key, message)`` for each problem found without reading the data."""
         src = self.sources[name]
+        if src.generate is not None and src.generate.kind == "pattern" and src.generate.of not in self.sources:
+            yield "generate.of", (f"no graph {src.generate.of!r} in this file to sample a pattern from. Graphs: "
+                                  f"{choices(self.sources)}.{did_you_mean(src.generate.of, self.sources)}")
         if src.dataset is not None:
             problem = datasets.dataset_problem(src.dataset)
             if problem:
@@ -241,7 +274,10 @@ class Sources:
             from . import generate
 
             spec = src.generate.model_dump()
-            return getattr(generate, spec.pop("kind"))(**spec).to(device)
+            kind = spec.pop("kind")
+            if kind == "pattern":
+                return generate.sample_pattern(self.get(spec.pop("of")).to("cpu"), **spec).to(device)
+            return getattr(generate, kind)(**spec).to(device)
         if src.dataset is not None:
             return datasets.load(src.dataset, device=device, **_read_options(src))
         if self.format(name) == "tu":

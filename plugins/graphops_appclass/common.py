@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from graphops import InputError
 from graphops.device import Device, device_of, to_device
@@ -119,11 +118,12 @@ def footprint(dv: int, de: int, pv: int, pe: int, dn: int, ded: int, schedule: s
     """Bytes each schedule holds on its device (8 per double; edge ids as int32 on the GPU).
 
     ``stored`` keeps the normalised edge distances CE (DE × PE); ``recompute`` keeps the data
-    edge features instead (DE × de) and recomputes CE in every pass. Both keep eight node
-    arrays (CV, MU: DV × PV; VF, VR, FMax, RMax, the raw in-edge maxima and the out-edge
-    minima of CE: DV × PE) and the edge list; neither stores FE/RE (DE × PE each).
+    edge features instead (DE × de) and recomputes CE in every pass. Both keep nine node
+    arrays (CV, MU: DV × PV; VF, VR, FMax, RMax, the raw in-edge maxima, the out-edge minima
+    of CE and the out-edge weights: DV × PE) and the edge list; neither stores FE/RE (DE × PE
+    each). The inputs' own arrays (features, edges) are not counted.
     """
-    nodes = 8 * (2 * dv * pv + 6 * dv * pe + dv * dn)
+    nodes = 8 * (2 * dv * pv + 7 * dv * pe + dv * dn + dv)
     edges = 8 * de + 8 * (de + 1)  # src/dst int32, by-destination order
     per_schedule = 8 * de * pe if schedule == "stored" else 8 * de * ded
     build = 8 * de * ded if schedule == "stored" else 0  # data features, freed after CE is built

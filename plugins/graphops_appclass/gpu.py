@@ -1,13 +1,15 @@
 """GPU backend of ``appclass``: CuPy RawKernels from ``kernels/appclass.cu``, float64, column-major.
 
 The same algorithm as :mod:`graphops_appclass.cpu` (see there for why FE/RE are never
-formed): per round, one pass over the data edges (``edge_pass``: gather by source,
-scatter-max by destination, block partials of both messages' column log-softmax) and a few
-passes over the node arrays. With the ``stored`` schedule CE (PE × DE) is kept; with
+formed and their column sums are taken per source): per round, one pass over the data edges
+(``edge_pass``: gather by source, scatter-max by destination) and a few passes over the
+node arrays. With the ``stored`` schedule CE (PE × DE) is kept; with
 ``recompute`` it is recomputed from the edge features in every pass, bit for bit the same.
 Rounds are queued back to back; the host waits once per chunk of rounds.
 """
 from __future__ import annotations
+
+import time
 
 import cupy as cp
 import numpy as np
@@ -24,10 +26,13 @@ __all__ = ["run"]
 THREADS = 256
 ITEMS = 8  # rows per thread in the blocked kernels
 ROWS_PER_BLOCK = THREADS * ITEMS
+HUB_EDGES = 4096  # out-degree from which a source vertex gets a whole block in out_weights
 
-_module = load_module("graphops_appclass", "appclass", defines={"THREADS": THREADS, "ITEMS": ITEMS})
+_module = load_module("graphops_appclass", "appclass", defines={"THREADS": THREADS, "ITEMS": ITEMS,
+                                                                   "HUB_EDGES": HUB_EDGES})
 _k = {name: _module.get_function(name) for name in
-      ("node_distances", "col_partials", "combine", "normalise", "edge_init", "edge_pass", "node_pass", "diffs")}
+      ("node_distances", "col_partials", "combine", "normalise", "edge_init", "edge_pass", "out_weights",
+       "out_weights_hubs", "source_partials", "node_pass", "diffs")}
 _i64, _i32, _f64 = np.int64, np.int32, np.float64
 NULL = np.uint64(0)  # a null pointer argument (CuPy passes None as 0xffffffff, not NULL)
 
@@ -44,7 +49,7 @@ def _combine(pm: cp.ndarray, ps: cp.ndarray | None, out: cp.ndarray) -> None:
     """Column max (and log-sum, into ``out[k:]``) of block partials ``(nb, k)``."""
     nb, k = pm.shape
     sums = NULL if ps is None else out[k:]
-    _k["combine"]((-(-k // 128),), (128,), (pm, _opt(ps), _i32(nb), _i32(k), out[:k], sums))
+    _k["combine"]((k,), (THREADS,), (pm, _opt(ps), _i32(nb), _i32(k), out[:k], sums))
 
 
 def _stats(z: cp.ndarray, sign: float) -> cp.ndarray:
@@ -84,15 +89,26 @@ class _State:
         node = (self.pe, self.n)
         self.vf, self.vr, self.fmax, self.rmax = (cp.empty(node) for _ in range(4))
         self.raw_f, self.cmin = cp.full(node, np.inf), cp.full(node, np.inf)  # first: minima of De
+        self.w = cp.empty(node)
+        self.sptr = cp.zeros(self.n + 1, dtype=cp.int64)  # out-edges: canonical order is by source
+        cp.cumsum(cp.bincount(data.src, minlength=self.n), out=self.sptr[1:])
         self.mu, self.cv = cp.empty((self.pv, self.n)), cp.empty((self.pv, self.n))
         self.ce = cp.empty((self.pe, self.m)) if schedule == "stored" else None
         self.ce_stats = cp.empty(2 * self.pe)
         self.nb_edges = _blocks(self.m)
         self.pm = cp.full((self.nb_edges, 2 * self.pe), -np.inf)  # stays so without data edges
         self.ps = cp.zeros((self.nb_edges, 2 * self.pe))
+        self.pm_src, self.ps_src = cp.empty((_blocks(self.n), 2 * self.pe)), cp.empty((_blocks(self.n), 2 * self.pe))
         self.stats = cp.empty(4 * self.pe)
+        self.pm_mu, self.ps_mu = cp.empty((_blocks(self.n), self.pv)), cp.empty((_blocks(self.n), self.pv))
+        self.mu_stats = cp.empty(2 * self.pv)
         self.floors = cp.empty(2 * self.pe)
         self.pm_nodes = cp.empty((_blocks(self.n), 2 * self.pe))
+
+
+    def nbytes(self) -> int:
+        """Bytes of the device arrays this call holds (the state, not the inputs)."""
+        return sum(int(v.nbytes) for v in vars(self).values() if isinstance(v, cp.ndarray))
 
 
 def _node_beliefs(data: ACGraph, pattern: ACGraph, st: _State) -> None:
@@ -122,33 +138,43 @@ def _init(data: ACGraph, pattern: ACGraph, st: _State) -> None:
         _k["edge_init"]((st.nb_edges, st.pe), (THREADS,),
                         (st.b, st.at, st.src, st.dst, _i64(st.m), _i64(st.n), _i32(st.pe), _i32(st.dim), _opt(st.ce),
                          st.raw_f, st.cmin, st.pm, st.ps))
-    edge_stats = cp.empty(4 * st.pe)  # [m(+De), m(-De)], then [log S(+De), log S(-De)]
-    _combine(st.pm, st.ps, edge_stats)
-    pe = st.pe
-    st.ce_stats[:pe], st.ce_stats[pe:] = edge_stats[:pe], edge_stats[2 * pe:3 * pe]
-    neg = cp.concatenate([edge_stats[pe:2 * pe], edge_stats[3 * pe:]])  # FE = RE = normprob(-De)
-    st.stats[:] = cp.concatenate([neg, neg])
+    edge = cp.empty(4 * st.pe).reshape(2, 2, st.pe)  # [m, log S] x [+De, -De]
+    _combine(st.pm, st.ps, edge.reshape(-1))
+    st.ce_stats[:] = edge[:, 0].reshape(-1)  # CE = normprob(De)
+    st.stats.reshape(2, 2, st.pe)[:] = edge[:, 1:2]  # FE = RE = normprob(-De)
     _floors(st, None, None)
     _node_pass(st, -1.0, None, None)  # raw_f holds min De over in-edges, cmin over out-edges
     _normalise(st.cmin, 1.0, st.ce_stats, st.cmin)  # min CE over out-edges (h is non-decreasing)
     if st.ce is not None:
         _normalise(st.ce, 1.0, st.ce_stats, st.ce)
+    pe = st.pe
+    _k["out_weights"](grid(st.n * 32), (THREADS,),  # a warp per source vertex
+                      (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.sptr, _i64(st.m),
+                       _i64(st.n), _i32(pe), _i32(st.dim), st.cmin, st.w))
+    hubs = cp.flatnonzero(cp.diff(st.sptr) >= HUB_EDGES)
+    if len(hubs):
+        _k["out_weights_hubs"]((len(hubs),), (THREADS,),
+                               (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.sptr, hubs,
+                                _i64(st.m), _i64(st.n), _i32(pe), _i32(st.dim), st.cmin, st.w))
+    if st.ce is not None:
         st.at = None  # the features are needed again only to recompute CE
 
 
 def _round(st: _State) -> None:
     _floors(st, st.fmax, st.rmax)
-    if st.m:
-        pe = st.pe
-        _k["edge_pass"]((st.nb_edges, pe), (THREADS,),
-                        (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.src, st.dst, _i64(st.m),
-                         _i64(st.n), _i32(pe), _i32(st.dim), st.vr, st.vf, st.raw_f, st.pm, st.ps))
-    stats = cp.empty(4 * st.pe)  # [mF, mR], [log SF, log SR]
-    _combine(st.pm, st.ps, stats)
     pe = st.pe
-    st.stats[:] = cp.concatenate([stats[:pe], stats[2 * pe:3 * pe], stats[pe:2 * pe], stats[3 * pe:]])
+    if st.m:
+        _k["edge_pass"]((grid(st.m, per_sm=4)[0], pe), (THREADS,),
+                        (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.src, st.dst,
+                         _i64(st.m), _i64(st.n), _i32(st.dim), st.vr, st.raw_f))
+    _k["source_partials"]((st.pm_src.shape[0], pe), (THREADS,),
+                          (st.vr, st.vf, st.cmin, st.w, _i64(st.n), _i32(pe), st.pm_src, st.ps_src))
+    _combine(st.pm_src, st.ps_src, st.stats)  # [mF, mR, log SF, log SR]
     _node_pass(st, 1.0, st.vf, st.mu)
-    _normprob(st.mu, 1.0, st.mu)
+    nb = st.pm_mu.shape[0]
+    _k["col_partials"]((nb, st.pv), (THREADS,), (st.mu, _i64(st.n), _i32(st.pv), _f64(1.0), st.pm_mu, st.ps_mu))
+    _combine(st.pm_mu, st.ps_mu, st.mu_stats)
+    _normalise(st.mu, 1.0, st.mu_stats, st.mu)
 
 
 def _free_bytes() -> float:
@@ -160,17 +186,20 @@ def _free_bytes() -> float:
 def run(data: ACGraph, pattern: ACGraph, params: AppclassParams) -> Result:
     """MU (DV × PV, CuPy), or the top-k table when ``params.top_k`` is set."""
     schedule, why = plan_schedule(data, pattern, params, device="gpu", free=_free_bytes())
-    pool = cp.get_default_memory_pool()
-    before = pool.used_bytes()
+    t0 = time.perf_counter()
     st = _State(data, pattern, schedule)
     _init(data, pattern, st)
+    wait_idle()
+    t1 = time.perf_counter()
     for lo, hi in chunks(pattern.n, what="appclass rounds", first=1, sync=wait_idle):
         for _ in range(lo, hi):
             _round(st)
     mu = cp.ascontiguousarray(st.mu.T)
-    used = pool.used_bytes() - before
-    details = {"iterations": pattern.n, "schedule": schedule, "schedule_reason": why,
+    wait_idle()
+    phases = {"init": t1 - t0, "rounds": time.perf_counter() - t1}
+    details = {"iterations": pattern.n, "phases_s": phases, "schedule": schedule, "schedule_reason": why,
                "footprint_bytes": footprint(data.n, data.m, pattern.n, pattern.m, data.node_dim,
                                             data.edge_dim, schedule)["peak"],
-               "device_bytes_held": int(used)}
+               "device_held_bytes": st.nbytes() + int(mu.nbytes),
+               "input_bytes": sum(int(a.nbytes) for a in (data.x, data.src, data.dst, data.a))}
     return Result(mu if params.top_k is None else top_k(mu, params.top_k), details)

@@ -5,8 +5,8 @@
 // deterministic. Scatter-maxes use exact integer atomics on the doubles' bit patterns.
 //
 // Macros from Python (graphops.cuda.load_module): THREADS (threads per block), ITEMS
-// (rows per thread in the edge kernels).
-#if !defined(THREADS) || !defined(ITEMS)
+// (rows per thread in the blocked kernels), HUB_EDGES (out-degree from which a vertex gets a block).
+#if !defined(THREADS) || !defined(ITEMS) || !defined(HUB_EDGES)
 #error "compile through graphops_appclass.gpu (THREADS and ITEMS come from Python)"
 #endif
 
@@ -94,22 +94,30 @@ extern "C" __global__ void col_partials(const double* z, i64 n, int k, double si
     }
 }
 
-// Column max (floored at -DBL_MAX) and log of the column sum from nb blocks' partials, in
-// block order; without ps, the max alone.
+// Column max (floored at -DBL_MAX) and log of the column sum from nb blocks' partials; one
+// block per column, each thread taking blocks tid, tid + THREADS, ... in turn, then a fixed
+// reduction tree: the same order on every run. Without ps, the max alone.
 extern "C" __global__ void combine(const double* pm, const double* ps, int nb, int k, double* m, double* log_s) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= k) return;
+    __shared__ double shared[THREADS / 32];
+    const int j = blockIdx.x;
     double best = NEG_INF;
-    for (int b = 0; b < nb; ++b) best = fmax(best, pm[(i64)b * k + j]);
-    if (ps == nullptr) { m[j] = best; return; }
+    for (int b = threadIdx.x; b < nb; b += THREADS) best = fmax(best, pm[(i64)b * k + j]);
+    best = block_max(best, shared);
+    if (ps == nullptr) {
+        if (threadIdx.x == 0) m[j] = best;
+        return;
+    }
     best = fmax(best, -1.7976931348623157e308);
     double total = 0.0;
-    for (int b = 0; b < nb; ++b) {
+    for (int b = threadIdx.x; b < nb; b += THREADS) {
         double p = ps[(i64)b * k + j];
         if (p > 0.0) total += p * exp(pm[(i64)b * k + j] - best);
     }
-    m[j] = best;
-    log_s[j] = total > 0.0 ? log(total) : NEG_INF;
+    total = block_sum(total, shared);
+    if (threadIdx.x == 0) {
+        m[j] = best;
+        log_s[j] = total > 0.0 ? log(total) : NEG_INF;
+    }
 }
 
 // out = h(sign * z) column by column (k x n; in place allowed)
@@ -168,27 +176,74 @@ __device__ __forceinline__ double ce_at(const double* ce, const double* b, const
     return h(distance(b + (i64)p * dim, at, m, e, dim), mc[p], lsc[p]);
 }
 
-// One round's edge messages for pattern edge p: xF = -CE + VR[src], xR = -CE + VF[src] (both by
-// the source: the reference's quirk). Scatter-max of xF into raw_f by destination; per block
-// the column partials of xF (column p) and xR (column pe + p).
+// One round's pass over the edges: raw_f[p, dst] = max(-CE[p, e] + VR[p, src]) (scatter-max by
+// destination). The column sums need no edge pass: see source_partials.
 extern "C" __global__ void edge_pass(const double* ce, const double* b, const double* at, const double* mc,
                                      const double* lsc, const int* src, const int* dst, i64 m, i64 n,
-                                     int pe, int dim, const double* vr, const double* vf, double* raw_f,
-                                     double* pm, double* ps) {
+                                     int dim, const double* vr, double* raw_f) {
+    const int p = blockIdx.y;
+    for (i64 e = blockIdx.x * (i64)THREADS + threadIdx.x; e < m; e += (i64)gridDim.x * THREADS) {
+        double c = ce_at(ce, b, at, m, p, e, dim, mc, lsc);
+        atomic_max(raw_f + (i64)p * n + dst[e], -c + vr[(i64)p * n + src[e]]);
+    }
+}
+
+// w[p, s] = sum over the out-edges e of s (edges sorted by source, sptr) of exp(-CE[p, e] + cmin[p, s]):
+// one warp per source (lanes over its edges, then a fixed shuffle tree), fixed for the whole run.
+extern "C" __global__ void out_weights(const double* ce, const double* b, const double* at, const double* mc,
+                                       const double* lsc, const i64* sptr, i64 m, i64 n, int pe, int dim,
+                                       const double* cmin, double* w) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = (i64)gridDim.x * (THREADS / 32);
+    for (i64 v = blockIdx.x * (i64)(THREADS / 32) + (threadIdx.x >> 5); v < n; v += warps) {
+        if (sptr[v + 1] - sptr[v] >= HUB_EDGES) continue;  // a hub: out_weights_hubs takes it
+        for (int p = 0; p < pe; ++p) {
+            double total = 0.0, lo = cmin[(i64)p * n + v];
+            for (i64 e = sptr[v] + lane; e < sptr[v + 1]; e += 32)
+                total += exp(-ce_at(ce, b, at, m, p, e, dim, mc, lsc) + lo);
+            for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
+            if (lane == 0) w[(i64)p * n + v] = total;
+        }
+    }
+}
+
+// out_weights for the hubs (at least HUB_EDGES out-edges): one block per hub, so that a vertex
+// with tens of thousands of edges does not keep one warp busy while the GPU idles.
+extern "C" __global__ void out_weights_hubs(const double* ce, const double* b, const double* at, const double* mc,
+                                            const double* lsc, const i64* sptr, const i64* hubs, i64 m, i64 n,
+                                            int pe, int dim, const double* cmin, double* w) {
+    __shared__ double shared[THREADS / 32];
+    const i64 v = hubs[blockIdx.x];
+    for (int p = 0; p < pe; ++p) {
+        double total = 0.0, lo = cmin[(i64)p * n + v];
+        for (i64 e = sptr[v] + threadIdx.x; e < sptr[v + 1]; e += THREADS)
+            total += exp(-ce_at(ce, b, at, m, p, e, dim, mc, lsc) + lo);
+        total = block_sum(total, shared);
+        if (threadIdx.x == 0) w[(i64)p * n + v] = total;
+    }
+}
+
+// Column partials of both messages over all edges, per source: at v the largest message is
+// x = -cmin + g[v] and the sum of exp(message - max) is exp(x - max) * w[v]. g = VR gives FE
+// (column p), g = VF gives RE (column pe + p).
+extern "C" __global__ void source_partials(const double* vr, const double* vf, const double* cmin,
+                                           const double* w, i64 n, int pe, double* pm, double* ps) {
     __shared__ double shared[THREADS / 32];
     const int p = blockIdx.y;
     const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
-    double xf[ITEMS], xr[ITEMS];
+    double xf[ITEMS], xr[ITEMS], wt[ITEMS];
     double mf = NEG_INF, mr = NEG_INF;
     for (int t = 0; t < ITEMS; ++t) {
-        i64 e = lo + t * THREADS + threadIdx.x;
+        i64 v = lo + t * THREADS + threadIdx.x;
         xf[t] = xr[t] = NEG_INF;
-        if (e >= m) continue;
-        double c = ce_at(ce, b, at, m, p, e, dim, mc, lsc);
-        i64 s = (i64)p * n + src[e];
-        xf[t] = -c + vr[s];
-        xr[t] = -c + vf[s];
-        atomic_max(raw_f + (i64)p * n + dst[e], xf[t]);
+        wt[t] = 0.0;
+        if (v >= n) continue;
+        i64 at = (i64)p * n + v;
+        double c = cmin[at];
+        if (!(c < POS_INF)) continue;  // no out-edge
+        xf[t] = -c + vr[at];
+        xr[t] = -c + vf[at];
+        wt[t] = w[at];
         mf = fmax(mf, xf[t]);
         mr = fmax(mr, xr[t]);
     }
@@ -196,8 +251,8 @@ extern "C" __global__ void edge_pass(const double* ce, const double* b, const do
     mr = block_max(mr, shared);
     double sf = 0.0, sr = 0.0;
     for (int t = 0; t < ITEMS; ++t) {
-        if (xf[t] > NEG_INF) sf += exp(xf[t] - mf);
-        if (xr[t] > NEG_INF) sr += exp(xr[t] - mr);
+        if (xf[t] > NEG_INF) sf += exp(xf[t] - mf) * wt[t];
+        if (xr[t] > NEG_INF) sr += exp(xr[t] - mr) * wt[t];
     }
     sf = block_sum(sf, shared);
     sr = block_sum(sr, shared);
@@ -211,7 +266,8 @@ extern "C" __global__ void edge_pass(const double* ce, const double* b, const do
 // Per data node v: FMax = max(vr, h_F(raw_sign * raw_f)), RMax = max(vf, h_R(add - cmin)) (add
 // may be null: 0), raw_f reset to -inf for the next round; then, when mu is given,
 // MU[:, v] = -CV[:, v] plus FMax into column pdst[p] and RMax into column psrc[p], p in order.
-// stats holds m_F, log S_F, m_R, log S_R (pe each); floors holds vf then vr (pe each).
+// stats holds m_F, m_R, log S_F, log S_R (pe each: combine's layout for the 2 pe columns F, R);
+// floors holds vf then vr (pe each).
 extern "C" __global__ void node_pass(double* raw_f, double raw_sign, const double* cmin, const double* add,
                                      const double* stats, const double* floors, i64 n, int pe, int pv,
                                      const int* psrc, const int* pdst, double* fmax_out, double* rmax_out,
@@ -221,9 +277,10 @@ extern "C" __global__ void node_pass(double* raw_f, double raw_sign, const doubl
             for (int j = 0; j < pv; ++j) mu[(i64)j * n + v] = -cv[(i64)j * n + v];
         for (int p = 0; p < pe; ++p) {
             i64 at = (i64)p * n + v;
-            double f = fmax(floors[pe + p], h(raw_sign * raw_f[at], stats[p], stats[pe + p]));
-            double xr = -cmin[at] + (add != nullptr ? add[at] : 0.0);
-            double r = fmax(floors[p], h(xr, stats[2 * pe + p], stats[3 * pe + p]));
+            double raw = raw_sign * raw_f[at], c = cmin[at];  // -inf: no in-edge; +inf: no out-edge
+            double f = raw > NEG_INF ? fmax(floors[pe + p], h(raw, stats[p], stats[2 * pe + p])) : floors[pe + p];
+            double r = c < POS_INF ? fmax(floors[p], h(-c + (add != nullptr ? add[at] : 0.0), stats[pe + p],
+                                                     stats[3 * pe + p])) : floors[p];
             fmax_out[at] = f;
             rmax_out[at] = r;
             raw_f[at] = NEG_INF;
