@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .device import device_of
+from .device import Device, to_device
 from .graph import Graph
 from .jit import njit, prange
 from .work import chunks, holding_interrupts
@@ -51,19 +51,16 @@ def _rmat_edges(scale, lo, hi, a, ab, abc, seed, src, dst):
         dst[i] = v
 
 
-def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each undirected edge once (as ``lo < hi``), self-loops dropped, sorted by (lo, hi)."""
-    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
-    keep = lo != hi
-    key = np.unique(lo[keep] * np.int64(n) + hi[keep])
-    return key // n, key % n
-
-
 def _directed_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each arc once, self-loops dropped, sorted by (src, dst)."""
     keep = src != dst
     key = np.unique(src[keep] * np.int64(n) + dst[keep])
     return key // n, key % n
+
+
+def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each undirected edge once (as ``lo < hi``), self-loops dropped, sorted by (lo, hi)."""
+    return _directed_simple(np.minimum(src, dst), np.maximum(src, dst), n)
 
 
 def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
@@ -129,9 +126,7 @@ def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
     ``max_nodes`` of its neighbours (either direction), and every edge among them (the
     induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
     first; node and edge frames keep their feature columns."""
-    src, dst = graph.src_index, graph.dst_index
-    if device_of(src).value != "cpu":
-        src, dst = src.get(), dst.get()
+    src, dst = to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)
     linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
     if len(linked) == 0:
         raise InputError("sample_pattern: the graph has no edges to sample a pattern from")

@@ -21,6 +21,7 @@ import pandas as pd
 
 from graphops import Graph, InputError
 from graphops.device import Device
+from graphops.frames import to_family
 
 # pandas before 3.0 reads doubles correctly rounded only with float_precision="round_trip";
 # from 3.0 that is the default and the argument is deprecated.
@@ -152,18 +153,22 @@ def _named(features: np.ndarray) -> dict[str, np.ndarray]:
     return {f"f{i}": features[:, i] for i in range(features.shape[1])}
 
 
+def _vertex_frame(x: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"id": np.arange(len(x), dtype=np.int64), **_named(x)})
+
+
+def _edge_frame(src: np.ndarray, dst: np.ndarray, a: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"src": src, "dst": dst, **_named(a)})
+
+
 def read_vertex_frame(path: Path, device: Device, names: Any = None) -> Any:
     """Reader hook (node frames): ``id`` plus feature columns ``f0, f1, ...``."""
-    x = read_vertices(path)
-    frame = pd.DataFrame({"id": np.arange(len(x), dtype=np.int64), **_named(x)})
-    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+    return to_family(_vertex_frame(read_vertices(path)), device)
 
 
 def read_edge_frame(path: Path, device: Device, names: Any = None) -> Any:
     """Reader hook (edge frames): ``src``, ``dst`` plus feature columns ``f0, f1, ...``."""
-    src, dst, a = read_edges(path)
-    frame = pd.DataFrame({"src": src, "dst": dst, **_named(a)})
-    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+    return to_family(_edge_frame(*read_edges(path)), device)
 
 
 def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
@@ -174,8 +179,5 @@ def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
     ``f0..f{de-1}`` in file order. ``device="gpu"`` gives a cuDF-backed graph.
     """
     x = read_vertices(vertex_path)
-    src, dst, a = read_edges(edge_path, len(x))
-    nodes = pd.DataFrame({"id": np.arange(len(x), dtype=np.int64), **_named(x)})
-    edges = pd.DataFrame({"src": src, "dst": dst, **_named(a)})
-    graph = Graph.from_edgelist(edges, directed=True, nodes=nodes)
-    return graph.to(device)
+    edges = _edge_frame(*read_edges(edge_path, len(x)))
+    return Graph.from_edgelist(edges, directed=True, nodes=_vertex_frame(x)).to(device)
