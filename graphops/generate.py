@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .device import Device, to_device
+from typing import Any
+
+from .device import Device, device_of, to_device
+from .frames import new_frame
 from .graph import Graph
 from .jit import njit, prange
 from .work import chunks, holding_interrupts
@@ -65,7 +68,7 @@ def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.nda
 
 def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
          seed: int = 42, scramble: bool = True, directed: bool = False, node_features: int = 0,
-         edge_features: int = 0) -> Graph:
+         edge_features: int = 0, device: str = "cpu") -> Graph:
     """An R-MAT graph on ``2**scale`` vertices from ``edge_factor * 2**scale`` samples.
 
     Vertex ids are scrambled by a seeded permutation (as Graph500 does) unless
@@ -73,6 +76,11 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     somewhat fewer than ``edge_factor * 2**scale`` edges (arcs when ``directed``). Vertices
     that no edge touches are not part of the graph, unless features are asked for (see
     :func:`with_features`): then all ``2**scale`` vertices are.
+
+    ``device="gpu"`` draws the samples on the GPU with ``pylibraft.random.rmat`` and gives a
+    cuDF-backed graph without a round trip through host memory (the way to make graphs of
+    hundreds of millions of edges): the same distribution and the same post-processing, but
+    RAFT's random stream, so not the same edges as ``device="cpu"`` for a seed.
     """
     if not 1 <= scale <= 32:
         raise InputError(f"rmat: scale must be in 1..32; got {scale}")
@@ -82,6 +90,11 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     if min(a, b, c, d) < 0:
         raise InputError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
     n = 1 << scale
+    if device == "gpu":
+        return _rmat_gpu(scale, edge_factor * n, (a, b, c, d), seed, scramble, directed, node_features,
+                         edge_features)
+    if device != "cpu":
+        raise InputError(f"rmat: device must be 'cpu' or 'gpu'; got {device!r}")
     src, dst = np.empty(edge_factor * n, np.int64), np.empty(edge_factor * n, np.int64)
     with holding_interrupts():  # Ctrl-C between chunks, never inside Numba's compiler
         for lo, hi in chunks(len(src), what=f"R-MAT scale {scale}", first=1 << 20):
@@ -95,6 +108,34 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     return Graph.from_edgelist(pd.DataFrame({"src": lo, "dst": hi}), directed=directed)
 
 
+def _rmat_gpu(scale: int, samples: int, abcd: tuple[float, ...], seed: int, scramble: bool, directed: bool,
+              node_features: int, edge_features: int) -> Graph:
+    """:func:`rmat` on the GPU: pylibraft draws the samples; CuPy scrambles, dedupes and sorts."""
+    try:
+        import cupy as cp
+        from pylibraft.random import rmat as raft_rmat
+    except ImportError as exc:
+        raise InputError("rmat(device='gpu') draws its samples with pylibraft, which is not installed here: "
+                         "pip install 'graphops[gpu]', or generate on the CPU (device='cpu')") from exc
+    n = 1 << scale
+    theta = cp.tile(cp.asarray(abcd, dtype=cp.float64), scale)  # (a, b, c, d) at every level
+    pairs = cp.empty((samples, 2), dtype=cp.int64)
+    raft_rmat(pairs, theta, scale, scale, seed=seed)
+    src, dst = pairs[:, 0], pairs[:, 1]
+    if scramble:
+        perm = cp.random.RandomState(seed).permutation(n).astype(cp.int64)
+        src, dst = perm[src], perm[dst]
+    if not directed:
+        src, dst = cp.minimum(src, dst), cp.maximum(src, dst)
+    keep = src != dst
+    key = cp.unique(src[keep] * n + dst[keep])
+    del pairs, src, dst, keep
+    lo, hi = key // n, key % n
+    if node_features or edge_features:
+        return with_features(lo, hi, n, directed, node_features, edge_features, seed)
+    return Graph.from_edgelist(new_frame(Device.GPU, {"src": lo, "dst": hi}), directed=directed)
+
+
 def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: int = 0,
         edge_features: int = 0) -> Graph:
     """``m`` edges drawn uniformly (with replacement: multi-edges and self-loops happen) among
@@ -106,18 +147,25 @@ def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: in
     return with_features(src, dst, n, directed, node_features, edge_features, seed)
 
 
-def _features(rng: np.random.Generator, rows: int, dim: int) -> dict[str, np.ndarray]:
-    values = rng.random((dim, rows)) * 10.0
+def _features(draw: Any, rows: int, dim: int) -> dict[str, Any]:
+    values = draw((dim, rows)) * 10.0
     return {f"f{i}": values[i] for i in range(dim)}
 
 
-def with_features(src: np.ndarray, dst: np.ndarray, n: int, directed: bool, node_features: int,
+def with_features(src: Any, dst: Any, n: int, directed: bool, node_features: int,
                   edge_features: int, seed: int = 42) -> Graph:
     """A graph on vertices ``0..n-1`` whose node frame has ``node_features`` and whose edge
-    frame has ``edge_features`` columns ``f0, f1, ...`` of uniform numbers in [0, 10)."""
-    rng = np.random.default_rng([seed, 1])
-    nodes = pd.DataFrame({"id": np.arange(n, dtype=np.int64), **_features(rng, n, node_features)})
-    edges = pd.DataFrame({"src": src, "dst": dst, **_features(rng, len(src), edge_features)})
+    frame has ``edge_features`` columns ``f0, f1, ...`` of uniform numbers in [0, 10).
+
+    NumPy ``src``/``dst`` give a pandas graph; CuPy ones a cuDF graph with the features drawn
+    on the GPU (CuPy's random stream)."""
+    device = device_of(src)
+    if device is Device.CPU:
+        draw = np.random.default_rng([seed, 1]).random
+    else:
+        draw = device.xp.random.RandomState(seed + 1).random_sample
+    nodes = new_frame(device, {"id": device.xp.arange(n, dtype=np.int64), **_features(draw, n, node_features)})
+    edges = new_frame(device, {"src": src, "dst": dst, **_features(draw, len(src), edge_features)})
     return Graph.from_edgelist(edges, directed=directed, nodes=nodes)
 
 

@@ -277,6 +277,8 @@ class Sources:
             kind = spec.pop("kind")
             if kind == "pattern":
                 return generate.sample_pattern(self.get(spec.pop("of")).to("cpu"), **spec).to(device)
+            if kind == "rmat" and device == "gpu" and _has_pylibraft():
+                return generate.rmat(**spec, device="gpu")  # drawn on the GPU, never on the host
             return getattr(generate, kind)(**spec).to(device)
         if src.dataset is not None:
             return datasets.load(src.dataset, device=device, **_read_options(src))
@@ -290,6 +292,12 @@ class Sources:
                           columns=src.columns, header=src.header, ids=src.ids, device=device,
                           registry=self.registry, nodes=None if src.nodes is None else self.base / src.nodes,
                           **_read_options(src))
+
+
+def _has_pylibraft() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pylibraft") is not None
 
 
 def _read_options(src: GraphSource) -> dict[str, Any]:

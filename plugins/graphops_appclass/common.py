@@ -18,7 +18,10 @@ SCHEDULES = ("stored", "recompute")
 @dataclass(frozen=True)
 class ACGraph:
     """A graph as appclass computes on it: node features ``x`` (n × dn), edges ``src → dst``
-    (int64) with features ``a`` (m × de), all float64 and C-contiguous, on one device.
+    with features ``a`` (m × de), on one device. Features are float64, C-contiguous on the
+    CPU (a row per edge) and Fortran-ordered on the GPU (a feature's values are contiguous,
+    so ``a.T`` is the transposed layout the kernels read, without a copy). Edge ids are
+    int64 on the CPU and int32 in the GPU backend's prepared input.
 
     Edges are in a canonical order (by src, then dst, then features), so the order of the
     input rows never changes a result, not even in the last bit of a sum.
@@ -93,42 +96,52 @@ def features(graph: Any) -> ACGraph:
         src, dst = graph.src_index, graph.dst_index
         order = _canonical(src, dst, a)
         xp = device_of(src).xp
-        return ACGraph(xp.ascontiguousarray(x), xp.ascontiguousarray(src[order]),
-                       xp.ascontiguousarray(dst[order]), xp.ascontiguousarray(a[order]))
+        return ACGraph(_layout(x), xp.ascontiguousarray(src[order]), xp.ascontiguousarray(dst[order]),
+                       _layout(a[order]))
 
     return graph.cached(("appclass", "features"), build)
 
 
-def _on(graph: Any, device: Device) -> ACGraph:
-    f = features(graph)
-    return ACGraph(*(to_device(v, device) for v in (f.x, f.src, f.dst, f.a)))
+def _layout(a: Any) -> Any:
+    """Feature matrices: rows contiguous on the CPU, columns contiguous on the GPU."""
+    xp = device_of(a).xp
+    return xp.asfortranarray(a) if device_of(a) is Device.GPU else xp.ascontiguousarray(a)
 
 
 def prepare_cpu(graph: Any) -> ACGraph:
     """The CPU backend's input (NumPy arrays), built once per graph."""
-    return _on(graph, Device.CPU)
+    f = features(graph)
+    x, a = (_layout(to_device(v, Device.CPU)) for v in (f.x, f.a))
+    return ACGraph(x, to_device(f.src, Device.CPU), to_device(f.dst, Device.CPU), a)
 
 
 def prepare_gpu(graph: Any) -> ACGraph:
-    """The GPU backend's input (CuPy arrays), built once per graph."""
-    return _on(graph, Device.GPU)
+    """The GPU backend's input (CuPy arrays, int32 edge ids), built once per graph."""
+    f = features(graph)
+    if f.n >= 2 ** 31:
+        raise InputError(f"appclass gpu: {f.n} vertices; the GPU backend takes fewer than 2**31")
+    x, a = (_layout(to_device(v, Device.GPU)) for v in (f.x, f.a))
+    src, dst = (to_device(v, Device.GPU).astype("int32") for v in (f.src, f.dst))
+    return ACGraph(x, src, dst, a)
 
 
 def footprint(dv: int, de: int, pv: int, pe: int, dn: int, ded: int, schedule: str) -> dict[str, int]:
-    """Bytes each schedule holds on its device (8 per double; edge ids as int32 on the GPU).
+    """Bytes each schedule holds on its device besides the prepared inputs (8 per double).
 
-    ``stored`` keeps the normalised edge distances CE (DE × PE); ``recompute`` keeps the data
-    edge features instead (DE × de) and recomputes CE in every pass. Both keep nine node
+    ``stored`` keeps the normalised edge distances CE (DE × PE); ``recompute`` keeps nothing
+    per edge and recomputes CE from the data edge features in every pass. Both keep nine node
     arrays (CV, MU: DV × PV; VF, VR, FMax, RMax, the raw in-edge maxima, the out-edge minima
-    of CE and the out-edge weights: DV × PE) and the edge list; neither stores FE/RE (DE × PE
-    each). The inputs' own arrays (features, edges) are not counted.
+    of CE and the out-edge weights: DV × PE), the node distances while they are normalised
+    (DV × PV) and up to two int64 edge permutations with their offsets (the CPU's by-destination
+    order); neither stores FE/RE (DE × PE each). The prepared inputs (features in the layout
+    the kernels read, edge ids, out-edge offsets) are not counted: they are on the device
+    before the schedule is chosen.
     """
-    nodes = 8 * (2 * dv * pv + 7 * dv * pe + dv * dn + dv)
-    edges = 8 * de + 8 * (de + 1)  # src/dst int32, by-destination order
-    per_schedule = 8 * de * pe if schedule == "stored" else 8 * de * ded
-    build = 8 * de * ded if schedule == "stored" else 0  # data features, freed after CE is built
+    nodes = 8 * (3 * dv * pv + 7 * dv * pe)
+    edges = 16 * de + 16 * (dv + 1)
+    per_schedule = 8 * de * pe if schedule == "stored" else 0
     total = nodes + edges + per_schedule
-    return {"total": total, "peak": total + build, "edge_state": per_schedule, "node_state": nodes}
+    return {"total": total, "peak": total, "edge_state": per_schedule, "node_state": nodes}
 
 
 def top_k(mu: Any, k: int) -> dict[str, Any]:

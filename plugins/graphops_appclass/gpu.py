@@ -14,7 +14,7 @@ import time
 import cupy as cp
 import numpy as np
 
-from graphops import InputError, Result
+from graphops import Result
 from graphops.cuda import grid, load_module, wait_idle
 from graphops.work import chunks
 
@@ -26,7 +26,7 @@ __all__ = ["run"]
 THREADS = 256
 ITEMS = 8  # rows per thread in the blocked kernels
 ROWS_PER_BLOCK = THREADS * ITEMS
-HUB_EDGES = 4096  # out-degree from which a source vertex gets a whole block in out_weights
+HUB_EDGES = 256  # out-degree from which a source vertex gets a whole block in out_weights
 
 _module = load_module("graphops_appclass", "appclass", defines={"THREADS": THREADS, "ITEMS": ITEMS,
                                                                    "HUB_EDGES": HUB_EDGES})
@@ -74,24 +74,32 @@ def _normprob(z: cp.ndarray, sign: float = 1.0, out: cp.ndarray | None = None) -
     return out
 
 
+def _out_edges(data: ACGraph) -> tuple[cp.ndarray, cp.ndarray]:
+    """Offsets of each vertex's out-edges (the canonical order is by source) and the hubs
+    (vertices with at least HUB_EDGES of them), cached with the prepared graph."""
+    if "sptr" not in data.extra:
+        sptr = cp.zeros(data.n + 1, dtype=cp.int64)
+        cp.cumsum(cp.bincount(data.src, minlength=data.n), out=sptr[1:])
+        data.extra["sptr"] = sptr
+        data.extra["hubs"] = cp.flatnonzero(cp.diff(sptr) >= HUB_EDGES)
+    return data.extra["sptr"], data.extra["hubs"]
+
+
 class _State:
     """The call's device arrays: the data graph (features transposed, int32 edges), the pattern,
     and the node arrays, all PE × DV or PV × DV."""
 
     def __init__(self, data: ACGraph, pattern: ACGraph, schedule: str):
-        if data.n >= 2 ** 31:
-            raise InputError(f"appclass gpu: {data.n} data vertices; the GPU backend takes fewer than 2**31")
         self.n, self.m, self.pe, self.pv, self.dim = data.n, data.m, pattern.m, pattern.n, data.edge_dim
-        self.src, self.dst = data.src.astype(cp.int32), data.dst.astype(cp.int32)
-        self.at = cp.ascontiguousarray(data.a.T)  # de × DE
+        self.src, self.dst = data.src, data.dst  # int32 (prepare_gpu)
+        self.at = data.a.T  # de × DE, C-contiguous: the prepared features are column-major
+        self.sptr, self.hubs = _out_edges(data)
         self.b = cp.ascontiguousarray(pattern.a)  # PE × de
-        self.psrc, self.pdst = pattern.src.astype(cp.int32), pattern.dst.astype(cp.int32)
+        self.psrc, self.pdst = pattern.src, pattern.dst
         node = (self.pe, self.n)
         self.vf, self.vr, self.fmax, self.rmax = (cp.empty(node) for _ in range(4))
         self.raw_f, self.cmin = cp.full(node, np.inf), cp.full(node, np.inf)  # first: minima of De
         self.w = cp.empty(node)
-        self.sptr = cp.zeros(self.n + 1, dtype=cp.int64)  # out-edges: canonical order is by source
-        cp.cumsum(cp.bincount(data.src, minlength=self.n), out=self.sptr[1:])
         self.mu, self.cv = cp.empty((self.pv, self.n)), cp.empty((self.pv, self.n))
         self.ce = cp.empty((self.pe, self.m)) if schedule == "stored" else None
         self.ce_stats = cp.empty(2 * self.pe)
@@ -107,14 +115,16 @@ class _State:
 
 
     def nbytes(self) -> int:
-        """Bytes of the device arrays this call holds (the state, not the inputs)."""
-        return sum(int(v.nbytes) for v in vars(self).values() if isinstance(v, cp.ndarray))
+        """Bytes of the device arrays this call holds (the state, not the prepared inputs)."""
+        inputs = {"src", "dst", "at", "sptr", "hubs", "psrc", "pdst"}
+        return sum(int(v.nbytes) for k, v in vars(self).items() if isinstance(v, cp.ndarray) and k not in inputs)
 
 
 def _node_beliefs(data: ACGraph, pattern: ACGraph, st: _State) -> None:
-    xt = cp.ascontiguousarray(data.x.T)
+    xt = data.x.T  # dn × DV, C-contiguous
     dn = cp.empty((st.pv, st.n))
-    _k["node_distances"](grid(st.n), (THREADS,), (pattern.x, _i32(st.pv), xt, _i64(st.n), _i32(data.node_dim), dn))
+    y = cp.ascontiguousarray(pattern.x)  # PV × dn
+    _k["node_distances"](grid(st.n), (THREADS,), (y, _i32(st.pv), xt, _i64(st.n), _i32(data.node_dim), dn))
     _normprob(dn, 1.0, st.cv)
     _normprob(dn, -1.0, st.mu)
 
@@ -135,7 +145,7 @@ def _node_pass(st: _State, raw_sign: float, add: cp.ndarray | None, mu: cp.ndarr
 def _init(data: ACGraph, pattern: ACGraph, st: _State) -> None:
     _node_beliefs(data, pattern, st)
     if st.m:
-        _k["edge_init"]((st.nb_edges, st.pe), (THREADS,),
+        _k["edge_init"]((st.nb_edges * st.pe,), (THREADS,),
                         (st.b, st.at, st.src, st.dst, _i64(st.m), _i64(st.n), _i32(st.pe), _i32(st.dim), _opt(st.ce),
                          st.raw_f, st.cmin, st.pm, st.ps))
     edge = cp.empty(4 * st.pe).reshape(2, 2, st.pe)  # [m, log S] x [+De, -De]
@@ -151,22 +161,21 @@ def _init(data: ACGraph, pattern: ACGraph, st: _State) -> None:
     _k["out_weights"](grid(st.n * 32), (THREADS,),  # a warp per source vertex
                       (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.sptr, _i64(st.m),
                        _i64(st.n), _i32(pe), _i32(st.dim), st.cmin, st.w))
-    hubs = cp.flatnonzero(cp.diff(st.sptr) >= HUB_EDGES)
-    if len(hubs):
-        _k["out_weights_hubs"]((len(hubs),), (THREADS,),
-                               (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.sptr, hubs,
+    if len(st.hubs):
+        _k["out_weights_hubs"]((len(st.hubs),), (THREADS,),
+                               (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.sptr, st.hubs,
                                 _i64(st.m), _i64(st.n), _i32(pe), _i32(st.dim), st.cmin, st.w))
     if st.ce is not None:
-        st.at = None  # the features are needed again only to recompute CE
+        st.at = None  # the kernels read CE; the features are needed only to recompute it
 
 
 def _round(st: _State) -> None:
     _floors(st, st.fmax, st.rmax)
     pe = st.pe
     if st.m:
-        _k["edge_pass"]((grid(st.m, per_sm=4)[0], pe), (THREADS,),
+        _k["edge_pass"]((grid(st.m, per_sm=4)[0] * pe,), (THREADS,),
                         (_opt(st.ce), st.b, _opt(st.at), st.ce_stats[:pe], st.ce_stats[pe:], st.src, st.dst,
-                         _i64(st.m), _i64(st.n), _i32(st.dim), st.vr, st.raw_f))
+                         _i64(st.m), _i64(st.n), _i32(pe), _i32(st.dim), _i32(st.ce is None), st.vr, st.raw_f))
     _k["source_partials"]((st.pm_src.shape[0], pe), (THREADS,),
                           (st.vr, st.vf, st.cmin, st.w, _i64(st.n), _i32(pe), st.pm_src, st.ps_src))
     _combine(st.pm_src, st.ps_src, st.stats)  # [mF, mR, log SF, log SR]
@@ -201,5 +210,5 @@ def run(data: ACGraph, pattern: ACGraph, params: AppclassParams) -> Result:
                "footprint_bytes": footprint(data.n, data.m, pattern.n, pattern.m, data.node_dim,
                                             data.edge_dim, schedule)["peak"],
                "device_held_bytes": st.nbytes() + int(mu.nbytes),
-               "input_bytes": sum(int(a.nbytes) for a in (data.x, data.src, data.dst, data.a))}
+               "input_bytes": sum(int(a.nbytes) for a in (data.x, data.src, data.dst, data.a, st.sptr, st.hubs))}
     return Result(mu if params.top_k is None else top_k(mu, params.top_k), details)

@@ -130,15 +130,17 @@ extern "C" __global__ void normalise(const double* z, i64 n, int k, double sign,
     }
 }
 
-// Edge distances De[p, e] of edges lo.. of this block (stored when de_out is given), their
+// Edge distances De[p, e] of the edges of block chunk (stored when de_out is given), their
 // minima per destination and per source, and per block the column partials of +De and -De
-// (columns p and pe + p of the partial arrays).
+// (columns p and pe + p of the partial arrays). Block x takes pattern edge p = x % pe of
+// chunk x / pe: the pe blocks of a chunk run together and read its features from L2.
 extern "C" __global__ void edge_init(const double* b, const double* at, const int* src, const int* dst,
                                      i64 m, i64 n, int pe, int dim, double* de_out, double* min_in,
                                      double* min_out, double* pm, double* ps) {
     __shared__ double shared[THREADS / 32];
-    const int p = blockIdx.y;
-    const i64 lo = (i64)blockIdx.x * ROWS_PER_BLOCK;
+    const int p = blockIdx.x % pe;
+    const i64 chunk = blockIdx.x / pe;
+    const i64 lo = chunk * ROWS_PER_BLOCK;
     double v[ITEMS];
     double hi = NEG_INF, neg = NEG_INF;
     for (int t = 0; t < ITEMS; ++t) {
@@ -163,7 +165,7 @@ extern "C" __global__ void edge_init(const double* b, const double* at, const in
     s_hi = block_sum(s_hi, shared);
     s_neg = block_sum(s_neg, shared);
     if (threadIdx.x == 0) {
-        i64 at_b = (i64)blockIdx.x * 2 * pe;
+        i64 at_b = chunk * 2 * pe;
         pm[at_b + p] = hi;       ps[at_b + p] = s_hi;
         pm[at_b + pe + p] = neg; ps[at_b + pe + p] = s_neg;
     }
@@ -177,12 +179,18 @@ __device__ __forceinline__ double ce_at(const double* ce, const double* b, const
 }
 
 // One round's pass over the edges: raw_f[p, dst] = max(-CE[p, e] + VR[p, src]) (scatter-max by
-// destination). The column sums need no edge pass: see source_partials.
+// destination). The column sums need no edge pass: see source_partials. The gridDim.x / pe
+// blocks of each p stride over the edges. With stored CE the blocks go p by p (p_fast = 0), so
+// the scatter and the gather touch one row of raw_f and VR at a time and stay in L2; when CE
+// is recomputed, the pe blocks of a stretch of edges run together (p_fast = 1) and share its
+// features through L2.
 extern "C" __global__ void edge_pass(const double* ce, const double* b, const double* at, const double* mc,
                                      const double* lsc, const int* src, const int* dst, i64 m, i64 n,
-                                     int dim, const double* vr, double* raw_f) {
-    const int p = blockIdx.y;
-    for (i64 e = blockIdx.x * (i64)THREADS + threadIdx.x; e < m; e += (i64)gridDim.x * THREADS) {
+                                     int pe, int dim, int p_fast, const double* vr, double* raw_f) {
+    const int per_p = gridDim.x / pe;
+    const int p = p_fast ? blockIdx.x % pe : blockIdx.x / per_p;
+    const i64 first = p_fast ? blockIdx.x / pe : blockIdx.x % per_p;
+    for (i64 e = first * THREADS + threadIdx.x; e < m; e += (i64)per_p * THREADS) {
         double c = ce_at(ce, b, at, m, p, e, dim, mc, lsc);
         atomic_max(raw_f + (i64)p * n + dst[e], -c + vr[(i64)p * n + src[e]]);
     }
