@@ -40,4 +40,11 @@ def __getattr__(name: str):
         reader = get_registry().readers.get(name[len("read_"):])
         if reader is not None and reader.function is not None:
             return load_target(reader.function)
+    if not name.startswith("_"):  # a function an algorithm publishes, e.g. is_euler_circuit
+        from .algorithm import load_target
+        from .registry import get_registry
+
+        for algo in get_registry().algorithms.values():
+            if name in algo.functions:
+                return load_target(algo.functions[name])
     raise AttributeError(f"module 'graphops' has no attribute {name!r}")

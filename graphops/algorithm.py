@@ -132,6 +132,10 @@ class Algorithm:
         giving the least work any implementation must do, for benchmark floors
     :param estimator: for a Gram-matrix algorithm, the class name under which
         :mod:`graphops.kernels` exports a scikit-learn style estimator for it
+    :param writers: extra output formats, file suffix (``".fa"``) -> ``"module:function"``
+        ``(result, path) -> None`` writing the result there (the core makes the write atomic)
+    :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
+        the algorithm's results), name -> ``"module:function"``, imported on first use
     """
 
     name: str
@@ -146,11 +150,24 @@ class Algorithm:
     version_added: str = "0.1"
     cost: str | None = None
     estimator: str | None = None
+    writers: Mapping[str, str] = field(default_factory=dict)
+    functions: Mapping[str, str] = field(default_factory=dict)
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        for what, table in (("writers", self.writers), ("functions", self.functions)):
+            for key, target in table.items():
+                if not _TARGET.match(target):
+                    raise ValueError(f"algorithm {self.name!r}: {what}[{key!r}] must look like "
+                                     f"'package.module:function'; got {target!r}")
+        bad = [k for k in self.writers if not re.fullmatch(r"\.[a-z0-9]+", k)]
+        if bad:
+            raise ValueError(f"algorithm {self.name!r}: writer suffixes look like '.fa'; got {bad}")
+        bad = [k for k in self.functions if not _NAME.match(k)]
+        if bad:
+            raise ValueError(f"algorithm {self.name!r}: function names must match [a-z][a-z0-9_]*; got {bad}")
         if not (isinstance(self.params, type) and issubclass(self.params, Params)):
             raise TypeError(f"algorithm {self.name!r}: params must be a graphops.Params subclass")
         slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)
@@ -190,7 +207,9 @@ class Reader:
     are then picked by name or position as the caller asks. A format whose graphs come as
     two files names a ``nodes`` function too, ``(path, device) -> node frame`` with an ``id``
     column (used for ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a
-    convenience ``function``, published as ``graphops.read_<name>``.
+    convenience ``function``, published as ``graphops.read_<name>``. A format whose edges
+    have a direction by nature (k-mers: prefix -> suffix) sets ``directed``; reading it with
+    the other directedness is then an error, and leaving it out gives the format's.
     """
 
     name: str
@@ -199,6 +218,7 @@ class Reader:
     summary: str = ""
     nodes: str | None = None
     function: str | None = None
+    directed: bool | None = None  # graphs of the format are directed (True) or not (False) by nature
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:

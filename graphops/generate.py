@@ -20,7 +20,8 @@ from .jit import njit, prange
 from .work import chunks, holding_interrupts
 from .errors import InputError
 
-__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern"]
+__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern", "random_cycles",
+           "symmetric", "dna", "de_bruijn"]
 
 @njit(inline="always")
 def _mix(x):
@@ -193,6 +194,73 @@ def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
         nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
         nodes["id"] = np.arange(len(chosen))
     return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)
+
+
+def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed: int = 42,
+                  device: str = "cpu") -> Graph:
+    """An Eulerian multigraph: the union of ``cycles`` closed random walks of ``length`` steps
+    on vertices ``0..n-1`` (each step to a uniform vertex, so self-loops and repeated edges
+    happen), cycle ``j > 0`` starting at a vertex of cycle ``j - 1`` so that all edges are
+    connected. ``cycles * length`` edges; every vertex balanced (even degree when undirected).
+
+    Few long cycles make a "deep" graph, many short ones a "shallow" graph. ``device="gpu"``
+    draws with CuPy and gives a cuDF graph (CuPy's random stream: other edges than the CPU's).
+    """
+    if n < 1 or cycles < 1 or length < 1:
+        raise InputError(f"random_cycles: n, cycles and length must be at least 1; got {n}, {cycles}, {length}")
+    if device not in ("cpu", "gpu"):
+        raise InputError(f"random_cycles: device must be 'cpu' or 'gpu'; got {device!r}")
+    dev = Device.CPU if device == "cpu" else Device.GPU
+    xp = dev.xp
+    if dev is Device.CPU:
+        rng: Any = np.random.default_rng(seed)
+        integers = lambda hi, size: rng.integers(0, hi, size, dtype=np.int64)  # noqa: E731
+    else:
+        grng = xp.random.RandomState(seed)
+        integers = lambda hi, size: grng.randint(0, hi, size, dtype=np.int64)  # noqa: E731
+    walk = integers(n, (cycles, length))
+    if cycles > 1:  # cycle j starts where cycle j-1 passed: one random position of each previous cycle
+        walk[1:, 0] = walk[xp.arange(cycles - 1), integers(length, cycles - 1)]
+    src = walk.reshape(-1)
+    dst = xp.roll(walk, -1, axis=1).reshape(-1)
+    nodes = new_frame(dev, {"id": xp.arange(n, dtype=np.int64)})
+    return Graph.from_edgelist(new_frame(dev, {"src": src, "dst": dst}), directed=directed, nodes=nodes)
+
+
+def symmetric(graph: Graph) -> Graph:
+    """The symmetric digraph of ``graph``: each edge ``u-v`` as the two arcs ``u→v`` and ``v→u``
+    (an arc of a directed graph gets its reverse). Eulerian when the graph is connected.
+    Edge rows ``2i`` and ``2i+1`` come from row ``i``; vertices without edges are left out."""
+    src, dst = graph.src_index, graph.dst_index
+    xp = device_of(src).xp
+    both_src = xp.stack([src, dst], axis=1).reshape(-1)
+    both_dst = xp.stack([dst, src], axis=1).reshape(-1)
+    ids = graph.original_ids
+    frame = new_frame(graph.device, {"src": ids(both_src), "dst": ids(both_dst)})
+    return Graph.from_edgelist(frame, directed=True)
+
+
+def dna(length: int, seed: int = 42) -> str:
+    """A uniform random DNA string (A, C, G, T) of ``length`` bases."""
+    if length < 1:
+        raise InputError(f"dna: length must be at least 1; got {length}")
+    return "".join(np.array(list("ACGT"))[np.random.default_rng(seed).integers(0, 4, length)])
+
+
+def de_bruijn(sequence: str | None = None, k: int = 21, length: int = 1000, seed: int = 42,
+              shuffle: bool = True) -> Graph:
+    """The de Bruijn graph of a string's k-mers: vertices are (k-1)-mers (string ids), each
+    k-mer ``s[i:i+k]`` an arc from its prefix to its suffix (column ``kmer``), in shuffled
+    order unless ``shuffle=False``. An Euler path spells the string back when no (k-1)-mer
+    repeats. Without ``sequence``, a random DNA string of ``length`` bases (:func:`dna`)."""
+    seq = dna(length, seed) if sequence is None else str(sequence)
+    if not 2 <= k <= len(seq):
+        raise InputError(f"de_bruijn: k must be in 2..len(sequence) = {len(seq)}; got {k}")
+    kmers = np.array([seq[i:i + k] for i in range(len(seq) - k + 1)], dtype=object)
+    if shuffle:
+        kmers = kmers[np.random.default_rng([seed, 2]).permutation(len(kmers))]
+    frame = pd.DataFrame({"src": [s[:-1] for s in kmers], "dst": [s[1:] for s in kmers], "kmer": kmers})
+    return Graph.from_edgelist(frame, directed=True)
 
 
 def grid2d(rows: int, cols: int) -> Graph:

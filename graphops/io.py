@@ -91,7 +91,7 @@ def infer_format(path: Path, registry: Any) -> str:
 
 
 def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any = None, dst: Any = None,
-               weight: Any = None, directed: bool = False, dedupe: bool = False,
+               weight: Any = None, directed: bool | None = None, dedupe: bool = False,
                columns: Sequence[str] | None = None, header: Any = "auto", ids: str = "auto",
                device: Device | str = "cpu", registry: Any = None, nodes: str | os.PathLike | None = None,
                node_id: str = "id"):
@@ -116,6 +116,7 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     _check_file(path)
     reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
     fn = load_target(reader.target)
+    directed = format_directedness(reader, directed, str(path))
     roles = {"src": src, "dst": dst, "weight": weight}
     if "roles" in inspect.signature(fn).parameters:
         frame = fn(path, Device.parse(device), columns, header=header, ids=ids, roles=roles)
@@ -130,6 +131,17 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     w = resolve_column(frame, weight, None, "weight")
     node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
     return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
+
+
+def format_directedness(reader: Any, directed: bool | None, where: str) -> bool:
+    """``directed`` as asked, or the format's own; an error when they disagree."""
+    if reader.directed is None:
+        return bool(directed)
+    if directed is not None and bool(directed) != reader.directed:
+        raise InputError(f"{where}: format {reader.name!r} gives {'directed' if reader.directed else 'undirected'} "
+                         f"graphs ({reader.summary}); drop directed: {str(bool(directed)).lower()} or set it to "
+                         f"{str(reader.directed).lower()}")
+    return reader.directed
 
 
 def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, registry: Any) -> Any:

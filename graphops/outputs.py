@@ -16,7 +16,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -64,17 +64,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             os.unlink(tmp)
 
 
-def write_result(result: Any, path: str | os.PathLike) -> Path:
-    """Write a frame (.parquet/.csv) or array (.npy/.csv) atomically; return the path."""
+def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None) -> Path:
+    """Write a frame (.parquet/.csv) or array (.npy/.csv) atomically, or through one of the
+    algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path."""
     path = Path(path)
     suffix = path.suffix.lower()
     is_frame = hasattr(result, "columns")
-    allowed = OUTPUT_SUFFIXES["frame" if is_frame else "array"]
+    writers = dict(writers or {})
+    allowed = OUTPUT_SUFFIXES["frame" if is_frame else "array"] + tuple(writers)
     if suffix not in allowed:
         kind = "a frame" if is_frame else "an array"
         raise InputError(f"cannot write {kind} to {str(path)!r}; use one of {', '.join(allowed)}")
     with atomic_path(path) as tmp:
-        if is_frame:
+        if suffix in writers:
+            from .algorithm import load_target
+
+            load_target(writers[suffix])(result, tmp)
+        elif is_frame:
             _write_frame(result, tmp, suffix)
         else:
             _write_array(result, tmp, suffix)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from . import datasets
 from .errors import choices, did_you_mean
 
-__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
+__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "RandomCycles", "Symmetric", "DeBruijn", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
 
 SOURCE_KINDS = ("path", "generate", "dataset")
 
@@ -68,6 +68,37 @@ class Pattern(_Model):
     seed: int = 42
 
 
+class RandomCycles(_Model):
+    """A union of connected random closed walks, Eulerian (:func:`graphops.generate.random_cycles`)."""
+
+    kind: Literal["random_cycles"]
+    n: int = Field(ge=1)
+    cycles: int = Field(ge=1)
+    length: int = Field(ge=1)
+    directed: bool = True
+    seed: int = 42
+
+
+class Symmetric(_Model):
+    """Every edge of another graph of the file both ways (:func:`graphops.generate.symmetric`)."""
+
+    kind: Literal["symmetric"]
+    of: str = Field(min_length=1)
+    directed: Literal[True] = True
+
+
+class DeBruijn(_Model):
+    """The de Bruijn graph of a string's k-mers (:func:`graphops.generate.de_bruijn`)."""
+
+    kind: Literal["de_bruijn"]
+    sequence: str | None = Field(None, min_length=2)
+    k: int = Field(21, ge=2)
+    length: int = Field(1000, ge=2)
+    seed: int = 42
+    shuffle: bool = True
+    directed: Literal[True] = True
+
+
 class Grid2D(_Model):
     """A 4-neighbour grid (:func:`graphops.generate.grid2d`)."""
 
@@ -87,7 +118,9 @@ class GnpSet(_Model):
     seed: int = 42
 
 
-Generator = Annotated[RMat | Gnm | Pattern | Grid2D | GnpSet, Field(discriminator="kind")]
+Generator = Annotated[RMat | Gnm | Pattern | Grid2D | GnpSet | RandomCycles | Symmetric | DeBruijn,
+                      Field(discriminator="kind")]
+_OF_KINDS = ("pattern", "symmetric")  # generators made from another graph of the file
 
 
 def _lower(value: Any) -> Any:
@@ -207,14 +240,19 @@ class Sources:
         if src.dataset is not None and src.directed is None:
             known = datasets.entry(src.dataset)
             directed = bool(known and known.directed)
+        if src.path is not None and src.directed is None:
+            reader = self.registry.readers.get(self.format(name))
+            if reader is not None and reader.directed is not None:
+                directed = reader.directed  # the format's own (k-mers: arcs)
         return DeclaredGraph(name, self.kind(name), directed, weighted)
 
     def problems(self, name: str) -> Iterator[tuple[str, str]]:
         """``(key, message)`` for each problem found without reading the data."""
         src = self.sources[name]
-        if src.generate is not None and src.generate.kind == "pattern" and src.generate.of not in self.sources:
-            yield "generate.of", (f"no graph {src.generate.of!r} in this file to sample a pattern from. Graphs: "
-                                  f"{choices(self.sources)}.{did_you_mean(src.generate.of, self.sources)}")
+        if src.generate is not None and src.generate.kind in _OF_KINDS and src.generate.of not in self.sources:
+            yield "generate.of", (f"no graph {src.generate.of!r} in this file to make the {src.generate.kind} "
+                                  f"graph from. Graphs: {choices(self.sources)}."
+                                  f"{did_you_mean(src.generate.of, self.sources)}")
         if src.dataset is not None:
             problem = datasets.dataset_problem(src.dataset)
             if problem:
@@ -245,6 +283,12 @@ class Sources:
             yield "format", (f"Cannot tell the format of {src.path!r} from its suffix {path.suffix!r}. "
                              f"Known suffixes: {', '.join(self.registry.suffixes())}; or set format: "
                              f"to one of {choices(formats)}")
+        else:
+            reader = self.registry.readers.get(self.format(name))
+            if reader is not None and reader.directed is not None and src.directed is not None \
+                    and src.directed != reader.directed:
+                yield "directed", (f"format {reader.name!r} gives {'directed' if reader.directed else 'undirected'} "
+                                   f"graphs ({reader.summary}); drop 'directed: {str(src.directed).lower()}'")
 
     # loading ---------------------------------------------------------------------------
     def get(self, name: str) -> Any:
@@ -277,6 +321,12 @@ class Sources:
             kind = spec.pop("kind")
             if kind == "pattern":
                 return generate.sample_pattern(self.get(spec.pop("of")).to("cpu"), **spec).to(device)
+            if kind == "symmetric":
+                return generate.symmetric(self.get(spec.pop("of")).to(device))
+            if kind == "de_bruijn":
+                spec.pop("directed")
+            if kind == "random_cycles" and device == "gpu":
+                return generate.random_cycles(**spec, device="gpu")  # drawn on the GPU
             if kind == "rmat" and device == "gpu" and _has_pylibraft():
                 return generate.rmat(**spec, device="gpu")  # drawn on the GPU, never on the host
             return getattr(generate, kind)(**spec).to(device)

@@ -131,7 +131,7 @@ def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
 def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
     if step.output is None:
         return
-    allowed = OUTPUT_SUFFIXES[algo.result]
+    allowed = OUTPUT_SUFFIXES[algo.result] + tuple(algo.writers)
     path = os.path.normpath(loaded.output_dir() / step.output)
     leaves = outside(step.output)
     if leaves and not loaded.model.allow_outside_output_dir:

@@ -90,7 +90,7 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
     rec.shape = _shape(done.result)
     if step.output:
-        rec.output = str(write_result(done.result, folder / step.output))
+        rec.output = str(write_result(done.result, folder / step.output, algo.writers))
 
 
 def _check_outputs(loaded: LoadedPipeline) -> None:

@@ -1,0 +1,55 @@
+"""Parameters of ``euler``, the checks that run before any work, and its work count."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import field_validator
+
+from graphops import Params
+
+OUTPUTS = ("step", "src", "dst", "edge_id")
+
+
+class EulerParams(Params):
+    """An Euler circuit or path: every edge exactly once, in walking order.
+
+    * ``kind``: ``circuit`` (closed; every vertex balanced: in == out, or even degree when
+      undirected), ``path`` (exactly one start/end pair: out − in = 1 at the start and
+      in − out = 1 at the end, or two odd vertices), or ``auto`` (a circuit when the graph has
+      one, else a path).
+    * ``source``: the vertex to start from (an original id). A circuit may start anywhere
+      with edges (default: the tail of the first edge); a path must start at its start
+      vertex (undirected: at either odd vertex; default: the one that comes first).
+    * Multi-edges and self-loops are each used once; ``edge_id`` is the row of the edge in
+      the graph's edge frame, and ``src``/``dst`` the direction it is walked in (for an
+      undirected edge, possibly the reverse of its row).
+    * The graph is checked before any work: :class:`graphops.errors.NotEulerianError` says how
+      many vertices are unbalanced (or odd), the first few of them, or how many components
+      carry edges. A graph without edges gives an empty tour.
+    """
+
+    kind: Literal["circuit", "path", "auto"] = "circuit"
+    source: Any = None
+
+    @field_validator("source")
+    @classmethod
+    def _vertex_id(cls, v: Any) -> Any:
+        if v is None or isinstance(v, str):
+            return v
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"source must be a vertex id (an integer or a string); got {v!r} "
+                             f"({type(v).__name__})")
+        return int(v)
+
+    def check_inputs(self, graph: Any) -> None:
+        from .common import plan_tour
+
+        plan_tour(graph, self)
+
+
+def cost(inputs: dict[str, Any], params: EulerParams) -> dict[str, Any]:
+    """Least bytes: the edge list read once (two int32 ids per edge) and the tour written
+    (three int64 per step)."""
+    m = inputs["graph"].n_edges
+    return {"bytes": 8.0 * m + 24.0 * m, "flops": 0.0, "counts": {"edges": m}}

@@ -1,0 +1,256 @@
+"""euler: tours validated on random Eulerian multigraphs (both backends), networkx agreement on
+which graphs are Eulerian, paths, sources, frames, de Bruijn assembly, and the errors."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphops as go
+from graphops import InputError
+from graphops.errors import NotEulerianError
+
+OWN = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+
+
+def graph(src, dst, directed=True, lib=pd, names=False):
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    if names:
+        src, dst = np.array([f"v{v}" for v in src], object), np.array([f"v{v}" for v in dst], object)
+    return go.Graph.from_edgelist(lib.DataFrame({"src": src, "dst": dst}), directed=directed)
+
+
+def valid(g, tour, kind="circuit", source=None):
+    problem = go.euler_tour_problem(g, tour, kind, source)
+    assert problem is None, problem
+    return True
+
+
+@st.composite
+def eulerian(draw):
+    """A connected union of closed walks: repeated vertices, multi-edges and self-loops."""
+    n = draw(st.integers(1, 7))
+    walks = draw(st.lists(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), min_size=1, max_size=5))
+    src, dst = [], []
+    for i, walk in enumerate(walks):
+        if i:  # start where an earlier walk passed: every edge in one component
+            walk = [src[draw(st.integers(0, len(src) - 1))]] + walk
+        src += walk
+        dst += walk[1:] + walk[:1]
+    return src, dst, draw(st.booleans()), draw(st.booleans())
+
+
+@pytest.mark.parametrize("backend", OWN)
+@settings(max_examples=120, deadline=None)
+@given(case=eulerian(), pick=st.integers(0, 10 ** 6))
+def test_random_eulerian_multigraphs(backend, case, pick):
+    src, dst, directed, names = case
+    g = graph(src, dst, directed, names=names)
+    tour = go.run("euler", g, backend=backend)
+    assert list(tour.columns) == ["step", "src", "dst", "edge_id"]
+    assert valid(g, tour)
+    source = g.original_ids(g.src_index[pick % len(src):][:1])[0]
+    tour = go.run("euler", g, backend=backend, source=source)
+    assert valid(g, tour, source=source)
+
+
+@pytest.mark.parametrize("backend", OWN)
+@settings(max_examples=80, deadline=None)
+@given(case=eulerian(), cut=st.integers(0, 10 ** 6))
+def test_random_euler_paths(backend, case, cut):
+    src, dst, directed, _ = case
+    k = cut % len(src)
+    if src[k] == dst[k]:
+        return  # removing a self-loop leaves a circuit
+    g = graph(src[:k] + src[k + 1:], dst[:k] + dst[k + 1:], directed)
+    if g.n_edges and not _connected(g):
+        return  # removing the edge split the graph
+    tour = go.run("euler", g, backend=backend, kind="path")
+    assert valid(g, tour, "path")
+    start, end = (dst[k], src[k])  # the walk goes around the removed edge
+    if directed:
+        assert tour["src"].iloc[0] == start and tour["dst"].iloc[-1] == end
+    else:
+        assert {tour["src"].iloc[0], tour["dst"].iloc[-1]} == {start, end}
+        other = tour["dst"].iloc[-1]
+        back = go.run("euler", g, backend=backend, kind="path", source=other)
+        assert valid(g, back, "path", source=other)
+
+
+def _connected(g):
+    G = nx.MultiGraph()
+    G.add_edges_from(zip(g.src_index.tolist(), g.dst_index.tolist()))
+    return nx.is_connected(G)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 6), edges=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=12),
+       directed=st.booleans())
+def test_agrees_with_networkx_on_which_graphs_are_eulerian(n, edges, directed):
+    g = graph([u for u, _ in edges], [v for _, v in edges], directed)
+    G = (nx.MultiDiGraph if directed else nx.MultiGraph)(edges)
+
+    def works(kind):
+        try:
+            go.run("euler", g, backend="cpu", kind=kind)
+            return True
+        except NotEulerianError:
+            return False
+
+    assert works("circuit") == nx.is_eulerian(G)
+    assert works("auto") == nx.has_eulerian_path(G)
+
+
+@pytest.mark.parametrize("backend", OWN)
+def test_tiny_cases(backend):
+    loop = graph([3], [3])
+    assert valid(loop, go.run("euler", loop, backend=backend))
+    two = graph([0, 1], [1, 0], directed=False)
+    t = go.run("euler", two, backend=backend, source=1)
+    assert valid(two, t, source=1) and t["src"].tolist() == [1, 0]
+    empty = go.Graph.from_edgelist(pd.DataFrame({"src": np.array([], np.int64), "dst": np.array([], np.int64)}))
+    t = go.run("euler", empty, backend=backend)
+    assert len(t) == 0 and list(t.columns) == ["step", "src", "dst", "edge_id"]
+    path = graph([0, 1, 2], [1, 2, 0 + 5])
+    t = go.run("euler", path, backend=backend, kind="auto")
+    assert t["src"].tolist() == [0, 1, 2] and t["dst"].tolist() == [1, 2, 5]
+
+
+@pytest.mark.parametrize("backend", OWN)
+def test_edge_ids_trace_multi_edges_and_undirected_reversals(backend):
+    g = graph([0, 1, 0, 2, 2], [1, 0, 2, 2, 0], directed=False)  # 0-1 twice, a loop at 2
+    t = go.run("euler", g, backend=backend, source=2)
+    assert valid(g, t, source=2)
+    assert sorted(t["edge_id"].tolist()) == list(range(5))
+    rows = g.edges.iloc[t["edge_id"].to_numpy()]
+    walked = set(map(frozenset, zip(t["src"], t["dst"])))
+    assert walked == set(map(frozenset, zip(rows["src"], rows["dst"])))
+
+
+def test_validator_rejects_broken_tours():
+    g = graph([0, 1, 2, 0], [1, 2, 0, 0])
+    t = go.run("euler", g)
+    assert go.is_euler_circuit(g, t) and go.is_euler_path(g, t)
+    swapped = t.iloc[[1, 0, 2, 3]].reset_index(drop=True).assign(step=range(4))
+    assert not go.is_euler_circuit(g, swapped)
+    assert "not consecutive" in go.euler_tour_problem(g, swapped)
+    twice = t.assign(edge_id=[t["edge_id"][0]] * 4)
+    assert "used 2 times" in go.euler_tour_problem(g, twice) or "used 4 times" in go.euler_tour_problem(g, twice)
+    assert "not at source" in go.euler_tour_problem(g, t, source=99)
+    assert "3 steps" in go.euler_tour_problem(g, t.iloc[:3])
+
+
+# --- errors ------------------------------------------------------------------------------------------
+def test_unbalanced_vertices_are_counted_and_listed():
+    g = graph(list(range(8)), [1, 2, 3, 4, 5, 6, 7, 9])
+    with pytest.raises(NotEulerianError, match=r"2 vertices have in-degree != out-degree: 0 \(in 0, out 1\), "
+                                                r"9 \(in 1, out 0\).*Euler path from 0 to 9: pass kind='path'"):
+        go.run("euler", g)
+    star = graph([0] * 7, list(range(1, 8)), directed=False)
+    with pytest.raises(NotEulerianError, match=r"8 vertices have odd degree .*: 0 \(degree 7\), 1 \(degree 1\), "
+                                                r".* and 3 more"):
+        go.run("euler", star)
+    assert isinstance(NotEulerianError("x"), ValueError)
+
+
+def test_components_and_paths_and_sources():
+    two = graph([0, 1, 5, 6], [1, 0, 6, 5])
+    with pytest.raises(NotEulerianError, match=r"the edges lie in 2 connected components \(e.g. 0 and 5"):
+        go.run("euler", two)
+    cyc = graph([0, 1, 2], [1, 2, 0])
+    with pytest.raises(NotEulerianError, match="kind='path' needs exactly one start/end pair.*kind='circuit'"):
+        go.run("euler", cyc, kind="path")
+    bad = graph([0, 1], [1, 2])
+    with pytest.raises(NotEulerianError, match=r"no Euler path: 5 vertices .*: 0 \(in 0, out 2\), .*exactly one vertex with out - in = 1"):
+        go.run("euler", graph([0, 0, 3], [1, 2, 4]), kind="path")
+    with pytest.raises(InputError, match=r"starts at 0 \(out - in = 1\); source=1 cannot start one"):
+        go.run("euler", bad, kind="path", source=1)
+    with pytest.raises(InputError, match=r"source=7 is not a vertex of the graph \(its ids look like 0, 1, 2\)"):
+        go.run("euler", cyc, source=7)
+    with pytest.raises(InputError, match=r"source='a' is a str but this graph's vertex ids are integers"):
+        go.run("euler", cyc, source="a")
+    with pytest.raises(InputError, match=r"source must be a vertex id .*got 1.5"):
+        go.run("euler", cyc, source=1.5)
+    isolated = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 0]}), directed=True,
+                                      nodes=pd.DataFrame({"id": [0, 1, 2]}))
+    with pytest.raises(InputError, match=r"source=2 has no edges; a circuit starts at a vertex with edges \(e.g. 0"):
+        go.run("euler", isolated, source=2)
+    assert valid(isolated, go.run("euler", isolated))  # isolated vertices do not matter
+
+
+# --- frames, real graphs, de Bruijn -------------------------------------------------------------------------
+@pytest.mark.rapids
+def test_cudf_in_cudf_out():
+    import cudf
+
+    g = graph([0, 1, 2, 2, 3], [1, 2, 0, 3, 2], lib=cudf)
+    for backend in ("cpu", "gpu"):
+        t = go.run("euler", g, backend=backend, source=2)
+        assert isinstance(t, cudf.DataFrame)
+        assert valid(g, t, source=2)
+
+
+@pytest.mark.parametrize("backend", OWN)
+def test_symmetric_digraph_of_a_road_network(backend, shared_data):
+    path = shared_data / "graphs" / "luxembourg_osm.edges"
+    if not path.exists():
+        pytest.skip("luxembourg_osm.edges not in the shared data")
+    road = go.read_graph(path)
+    g = go.generate.symmetric(road)
+    assert g.n_edges == 2 * road.n_edges
+    source = g.original_ids(g.src_index[:1])[0]
+    t = go.run("euler", g, backend=backend, source=source)
+    assert valid(g, t, source=source)
+
+
+@pytest.mark.parametrize("backend", OWN)
+def test_de_bruijn_path_spells_the_sequence(backend):
+    from graphops_euler.debruijn import spell
+
+    seq = go.generate.dna(3000, seed=11)
+    g = go.generate.de_bruijn(seq, k=25)
+    k1 = [seq[i:i + 24] for i in range(len(seq) - 23)]
+    assert len(set(k1)) == len(k1)  # no repeated (k-1)-mer: the Euler path is unique
+    t = go.run("euler", g, backend=backend, kind="path")
+    assert spell(t) == seq
+
+
+def test_kmer_reader_and_fasta_writer_in_a_pipeline(tmp_path):
+    from graphops_euler.debruijn import read_fasta
+
+    seq = go.generate.dna(500, seed=4)
+    kmers = [seq[i:i + 15] for i in range(len(seq) - 14)]
+    rng = np.random.default_rng(0)
+    (tmp_path / "reads.kmers").write_text("# k-mers\n" + "\n".join(rng.permutation(kmers)) + "\n")
+    (tmp_path / "p.yaml").write_text(
+        "version: 1\nname: t\noutput_dir: out\ngraphs:\n  reads: {path: reads.kmers}\n"
+        "steps:\n  - {id: assemble, algorithm: euler, inputs: {graph: reads}, params: {kind: path},"
+        " output: genome.fa}\n  - {id: tour, algorithm: euler, inputs: {graph: reads}, params: {kind: path},"
+        " output: tour.csv}\n")
+    go.run_pipeline(tmp_path / "p.yaml")
+    assert read_fasta(tmp_path / "out" / "genome.fa") == seq
+    assert len(pd.read_csv(tmp_path / "out" / "tour.csv")) == len(kmers)
+
+
+def test_kmer_reader_errors(tmp_path):
+    bad = tmp_path / "bad.kmers"
+    bad.write_text("ACGT\nACG\n")
+    with pytest.raises(InputError, match=r"bad.kmers:2: k-mer 'ACG' has 3 letters and the first one 4"):
+        go.read_graph(bad)
+    good = tmp_path / "good.kmers"
+    good.write_text("ACGT CGTA\n")
+    assert go.read_graph(good).directed
+    with pytest.raises(InputError, match=r"format 'kmers' gives directed graphs .*drop directed: false"):
+        go.read_graph(good, directed=False)
+    (tmp_path / "p.yaml").write_text("version: 1\nname: t\ngraphs:\n  r: {path: good.kmers, directed: false}\n"
+                                     "steps:\n  - {id: a, algorithm: euler, inputs: {graph: r}}\n")
+    with pytest.raises(go.ConfigError, match=r"(?s)At key: directed.*format 'kmers' gives directed graphs"):
+        go.load_pipeline(tmp_path / "p.yaml")
+    ints = graph([0, 1], [1, 0])
+    from graphops_euler.debruijn import spell
+
+    with pytest.raises(InputError, match="needs a de Bruijn graph"):
+        spell(go.run("euler", ints))
