@@ -143,7 +143,7 @@ def test_bad_files(tmp_path, setup, error, message):
 
 
 def test_unknown_format_names_choices(tmp_path):
-    with pytest.raises(ValueError, match=r"Unknown graph format 'tvs'. Known formats: appclass, csv, edges, mtx, "
+    with pytest.raises(ValueError, match=r"Unknown graph format 'tvs'. Known formats: appclass, csv, edges, kmers, mtx, "
                                          r"parquet, tsv, txt. Did you mean 'tsv'\?"):
         go.read_graph(write(tmp_path / "e.tsv", "1 2\n"), format="tvs")
 
