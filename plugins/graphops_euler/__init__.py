@@ -19,6 +19,8 @@ def graphops_register_algorithms() -> list[Algorithm]:
             "cpu": Backend(target="graphops_euler.cpu:run", device="cpu", prepare="graphops_euler.common:prepare_cpu"),
             "gpu": Backend(target="graphops_euler.gpu:run", device="gpu", requires=("cupy",),
                            prepare="graphops_euler.common:prepare_gpu"),
+            "networkx": Backend(target="graphops_euler.peer:run_networkx", device="cpu", requires=("networkx",),
+                                peer=True, prepare="graphops_euler.peer:to_networkx"),
         },
         outputs=OUTPUTS,
         vertex_columns=("src", "dst"),

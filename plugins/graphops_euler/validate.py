@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.device import Device, device_of, to_device
+from graphops.device import Device, to_device
 from graphops.frames import column_array
 
 __all__ = ["is_euler_circuit", "is_euler_path", "tour_problem"]

@@ -14,6 +14,7 @@ from graphops import InputError
 from graphops.errors import NotEulerianError
 
 OWN = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+WITH_PEER = [*OWN, "networkx"]
 
 
 def graph(src, dst, directed=True, lib=pd, names=False):
@@ -43,7 +44,7 @@ def eulerian(draw):
     return src, dst, draw(st.booleans()), draw(st.booleans())
 
 
-@pytest.mark.parametrize("backend", OWN)
+@pytest.mark.parametrize("backend", WITH_PEER)
 @settings(max_examples=120, deadline=None)
 @given(case=eulerian(), pick=st.integers(0, 10 ** 6))
 def test_random_eulerian_multigraphs(backend, case, pick):
