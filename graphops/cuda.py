@@ -13,14 +13,15 @@ Imported only by GPU backends: it imports CuPy at the top.
 """
 from __future__ import annotations
 
+import contextlib
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import cupy as cp
 
 from .device import gpu_attribute
 
-__all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "THREADS"]
+__all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "pooled_allocations", "THREADS"]
 
 THREADS = 256
 
@@ -35,6 +36,35 @@ def load_module(package: str, name: str, options: tuple[str, ...] = (),
     code = resources.files(package).joinpath(f"kernels/{name}.cu").read_text()
     macros = tuple(f"-D{key}={_literal(value)}" for key, value in (defines or {}).items())
     return cp.RawModule(code=code, options=("--std=c++17", *options, *macros))
+
+
+def _unpooled_rmm() -> bool:
+    """Whether CuPy allocates through RMM and RMM's resource is the plain, unpooled one.
+
+    Importing cuDF points CuPy's allocator at RMM, whose default resource calls cudaMalloc and
+    cudaFree (which synchronises) for every array: a backend making a hundred temporaries then
+    spends milliseconds per call allocating. A resource the user configured (a pool, managed
+    memory, a limit) is left alone."""
+    allocator = getattr(cp.cuda.get_allocator(), "__name__", "")
+    if "rmm" not in allocator:
+        return False
+    try:
+        import rmm
+
+        return type(rmm.mr.get_current_device_resource()).__name__ == "CudaMemoryResource"
+    except Exception:  # noqa: BLE001 - an RMM we do not know: leave it alone
+        return False
+
+
+@contextlib.contextmanager
+def pooled_allocations() -> Iterator[None]:
+    """Within: CuPy allocations come from CuPy's memory pool when they would otherwise be
+    cudaMalloc calls through an unpooled RMM (see :func:`_unpooled_rmm`); else nothing changes."""
+    if _unpooled_rmm():
+        with cp.cuda.using_allocator(cp.get_default_memory_pool().malloc):
+            yield
+    else:
+        yield
 
 
 def _literal(value: Any) -> str:

@@ -5,6 +5,8 @@ also reports which backend ran, where, why, and how long it took.
 """
 from __future__ import annotations
 
+import contextlib
+
 import logging
 import time
 from dataclasses import dataclass, field
@@ -246,7 +248,7 @@ def execute_plan(planned: Plan) -> Outcome:
     args = prepare(planned)
     synchronize()
     t1 = time.perf_counter()
-    with holding_interrupts():  # Ctrl-C raised between kernel calls, never inside Numba's compiler
+    with holding_interrupts(), _allocations(spec.device):  # Ctrl-C between kernel calls, never in Numba's compiler
         raw = fn(*args, planned.params)
     details = raw.details if isinstance(raw, Result) else {}
     raw = raw.value if isinstance(raw, Result) else raw
@@ -255,6 +257,15 @@ def execute_plan(planned: Plan) -> Outcome:
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
                    planned.reason, t1 - t0, details)
+
+
+def _allocations(device: str) -> Any:
+    """GPU backends allocate from a pool even where cuDF left CuPy on unpooled RMM."""
+    if device != "gpu":
+        return contextlib.nullcontext()
+    from .cuda import pooled_allocations
+
+    return pooled_allocations()
 
 
 def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
