@@ -1,7 +1,9 @@
-"""CPU backend of ``euler``: an iterative Hierholzer walk over a CSR of the edges, in Numba, O(m).
+"""CPU backend of ``euler``: an iterative Hierholzer walk over the edges, in Numba, O(m).
 
-The walk keeps a stack of (vertex, edge it was reached by) and a next-edge pointer per vertex
-(undirected edges also a used flag, since each is listed at both ends). Stuck vertices are
+The walk keeps a stack of (vertex, edge it was reached by) and a next-edge cursor per vertex
+(undirected edges are listed at both ends; taking one marks the other). The walk is bound by
+memory latency (each step goes to a random vertex), so each vertex's cursor and edges share
+one block of memory (:func:`_blocks`). Stuck vertices are
 popped and their edges written from the back of the tour to the front, so the tour comes out
 in walking order. The walk is resumable: it runs in chunks of steps (graphops.work.chunks),
 so Ctrl-C stops it within about a second and a progress bar can follow it.
@@ -66,63 +68,75 @@ def edge_components(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[int, int,
 
 
 @njit
-def _csr(n, src, dst, undirected):
-    """Half-edges grouped by their tail (counting sort, edge order kept within a vertex):
-    ``pos[v] = (next, end)``, the range of v's half-edges, and ``adj[k] = (head, edge)``.
-    Pairs share a cache line: the walk's random accesses are one miss each."""
-    m = len(src)
-    pos = np.zeros((n + 1, 2), np.int64)
-    for i in range(m):
-        pos[src[i] + 1, 1] += 1
+def _blocks(n, src, dst, undirected):
+    """Each vertex's half-edges in one block of a single int64 array, so that the walk finds a
+    vertex's cursor and its next edges in one cache line (a miss per visit, not three):
+    ``[cursor, end, vertex, (head block, edge[, twin entry]) * degree]``. An entry names the
+    head's block, not the head, so following it needs no offset table; an undirected edge's
+    two entries point at each other, and the walk marks the twin used (twin = -1) when it
+    takes one. Entries keep the edge order within a vertex."""
+    width = 3 if undirected else 2
+    deg = np.zeros(n, np.int64)
+    for i in range(len(src)):
+        deg[src[i]] += 1
         if undirected:
-            pos[dst[i] + 1, 1] += 1
+            deg[dst[i]] += 1
+    start = np.empty(n, np.int64)
+    total = 0
     for v in range(n):
-        pos[v + 1, 1] += pos[v, 1]
+        start[v] = total
+        total += 3 + width * deg[v]
+    blk = np.empty(total, np.int64)
     for v in range(n):
-        pos[v, 0] = pos[v, 1]
-        pos[v, 1] = pos[v + 1, 1]
-    adj = np.empty((pos[n, 1], 2), np.int64)
-    for i in range(m):
+        b = start[v]
+        blk[b] = b + 3
+        blk[b + 1] = b + 3 + width * deg[v]
+        blk[b + 2] = v
+    for i in range(len(src)):
         u, v = src[i], dst[i]
-        k = pos[u, 0]
-        pos[u, 0] += 1
-        adj[k, 0], adj[k, 1] = v, i
+        a = blk[start[u]]
+        blk[start[u]] = a + width
+        blk[a], blk[a + 1] = start[v], i
         if undirected:
-            k = pos[v, 0]
-            pos[v, 0] += 1
-            adj[k, 0], adj[k, 1] = u, i
-    for v in range(n - 1, 0, -1):  # rewind each vertex's cursor to its first half-edge
-        pos[v, 0] = pos[v - 1, 1]
-    pos[0, 0] = 0
-    return pos, adj
+            c = blk[start[v]]
+            blk[start[v]] = c + width
+            blk[c], blk[c + 1] = start[u], i
+            blk[a + 2], blk[c + 2] = c, a
+    for v in range(n):  # rewind the cursors
+        blk[start[v]] = start[v] + 3
+    return blk, start
 
 
 @njit
-def _walk(steps, pos, adj, used, undirected, stack, top, k, out_e, out_from, out_to):
+def _walk(steps, blk, undirected, stack, top, k, out_e, out_from, out_to):
     """Up to ``steps`` pushes or pops of Hierholzer's walk; returns the new (top, k).
-    ``stack[t] = (vertex, edge it was reached by)``."""
+    ``stack[t] = (block of the vertex, edge it was reached by)``."""
+    width = 3 if undirected else 2
     done = 0
     while top >= 0 and done < steps:
-        v = stack[top, 0]
+        b = stack[top, 0]
+        c = blk[b]
+        end = blk[b + 1]
         pushed = False
-        while pos[v, 0] < pos[v, 1]:
-            j = pos[v, 0]
-            pos[v, 0] = j + 1
-            e = adj[j, 1]
+        while c < end:
             if undirected:
-                if used[e]:
+                twin = blk[c + 2]
+                if twin < 0:  # taken from the other end
+                    c += width
                     continue
-                used[e] = True
+                blk[twin + 2] = -1
             top += 1
-            stack[top, 0] = adj[j, 0]
-            stack[top, 1] = e
+            stack[top, 0] = blk[c]
+            stack[top, 1] = blk[c + 1]
+            c += width
             pushed = True
             break
+        blk[b] = c
         if not pushed:
             e = stack[top, 1]
             if e >= 0:
                 k -= 1
-                out_e[k], out_from[k], out_to[k] = e, stack[top - 1, 0], v
+                out_e[k], out_from[k], out_to[k] = e, blk[stack[top - 1, 0] + 2], blk[b + 2]
             top -= 1
         done += 1
     return top, k
@@ -139,21 +153,20 @@ def run(arcs: Arcs, params: EulerParams) -> Result:
     plan = plan_tour(arcs.graph, params)
     m, undirected = arcs.m, not arcs.directed
     t0 = time.perf_counter()
-    pos, adj = _csr(arcs.n, arcs.src, arcs.dst, undirected)
+    blk, start = _blocks(arcs.n, arcs.src, arcs.dst, undirected)
     t1 = time.perf_counter()
     out_e, out_from, out_to = (np.empty(m, np.int64) for _ in range(3))
     if m:
-        used = np.zeros(m if undirected else 1, np.bool_)
         stack = np.empty((m + 1, 2), np.int64)
-        stack[0] = plan.start, -1
+        stack[0] = start[plan.start], -1
         top, k = 0, m
         for lo, hi in chunks(2 * m + 1, what="euler walk", first=1 << 16):
-            top, k = _walk(hi - lo, pos, adj, used, undirected, stack, top, k, out_e, out_from, out_to)
+            top, k = _walk(hi - lo, blk, undirected, stack, top, k, out_e, out_from, out_to)
         if k != 0:  # the checks before work make this impossible; never return a partial tour
             raise RuntimeError(f"euler cpu: the walk used {m - k} of {m} edges")
     step = np.empty(m, np.int64)
     _arange(step)
     t2 = time.perf_counter()
-    details = {"phases_s": {"csr": t1 - t0, "walk": t2 - t1}, "kind": plan.kind}
+    details = {"phases_s": {"blocks": t1 - t0, "walk": t2 - t1}, "kind": plan.kind}
     return Result({"step": step, "src": out_from, "dst": out_to, "edge_id": out_e}, details)
 
