@@ -255,3 +255,13 @@ def test_kmer_reader_errors(tmp_path):
 
     with pytest.raises(InputError, match="needs a de Bruijn graph"):
         spell(go.run("euler", ints))
+
+
+def test_the_shipped_de_bruijn_example_rebuilds_its_genome(tmp_path):
+    from pathlib import Path
+
+    from graphops_euler.debruijn import read_fasta
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    go.run_pipeline(configs / "euler_debruijn.yaml", backend="cpu", out=tmp_path)
+    assert read_fasta(tmp_path / "assembled.fa") == read_fasta(configs / "data" / "genome.fa")
