@@ -67,6 +67,12 @@ class IdMap:
         return self._values
 
     @functools.cached_property
+    def _identity(self) -> bool:
+        """Integer ids that are exactly 0..n-1 (sorted and distinct: the ends tell)."""
+        n = len(self)
+        return self.kind == "integer" and n > 0 and int(self._values[0]) == 0 and int(self._values[n - 1]) == n - 1
+
+    @functools.cached_property
     def _objects(self) -> Any:
         """Host string ids as a NumPy object array (made once: outputs index it on every call)."""
         return self.to(Device.CPU)._values.to_numpy(dtype=object)
@@ -102,6 +108,8 @@ class IdMap:
         """Original ids at internal indices ``index`` (array), on ``index``'s device."""
         device = device_of(index)
         if self.kind == "integer":
+            if self._identity:  # ids 0..n-1: the indices are the ids
+                return index.astype(device.xp.int64, copy=False)
             return to_device(self._values, device)[index]
         if device is Device.CPU:
             return self._objects[index]

@@ -19,7 +19,7 @@ from graphops.jit import njit, prange
 from graphops.work import chunks
 
 from .common import Arcs, plan_tour
-from .params import EulerParams
+from .params import MERGE_FROM, EulerParams
 
 __all__ = ["run", "edge_components"]
 
@@ -151,6 +151,9 @@ def _arange(out):
 def run(arcs: Arcs, params: EulerParams) -> Result:
     """The tour as columns step, src, dst, edge_id (internal vertex indices)."""
     plan = plan_tour(arcs.graph, params)
+    method = params.method if params.method != "auto" else ("merge" if arcs.m >= MERGE_FROM else "hierholzer")
+    if method == "merge" and arcs.m:
+        return _run_merge(arcs, plan)
     m, undirected = arcs.m, not arcs.directed
     t0 = time.perf_counter()
     blk, start = _blocks(arcs.n, arcs.src, arcs.dst, undirected)
@@ -167,6 +170,52 @@ def run(arcs: Arcs, params: EulerParams) -> Result:
     step = np.empty(m, np.int64)
     _arange(step)
     t2 = time.perf_counter()
-    details = {"phases_s": {"blocks": t1 - t0, "walk": t2 - t1}, "kind": plan.kind}
+    details = {"phases_s": {"blocks": t1 - t0, "walk": t2 - t1}, "kind": plan.kind, "method": "hierholzer"}
     return Result({"step": step, "src": out_from, "dst": out_to, "edge_id": out_e}, details)
 
+
+
+def _run_merge(arcs: Arcs, plan) -> Result:
+    """Cycle merging (:mod:`graphops_euler.merge`): the GPU's algorithm with interleaved walks."""
+    from . import merge as mg
+
+    phases: dict[str, float] = {}
+    t = time.perf_counter()
+    m, n = arcs.m, arcs.n
+    src, dst = np.asarray(arcs.src, np.int64), np.asarray(arcs.dst, np.int64)
+    path = plan.kind == "path"
+    if path:  # a virtual edge from the end to the start closes the path
+        src, dst = np.append(src, plan.end), np.append(dst, plan.start)
+    by_dst = None
+    if arcs.directed:
+        edge = None
+        succ, by_dst = mg.successors(src, dst, n)
+        phases["sort"] = time.perf_counter() - t
+        t = time.perf_counter()
+        lab = mg.cycle_labels(succ)
+        phases["labels"] = time.perf_counter() - t
+    else:
+        edge, src, dst, succ, lab = mg.orient(src, dst, n)
+        phases["orient+labels"] = time.perf_counter() - t
+    t = time.perf_counter()
+    cycles = mg.merge(dst, succ, lab, n, by_dst)
+    del lab, by_dst
+    phases["merge"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if path:
+        virtual = len(succ) - 1 if edge is None else int(np.flatnonzero((edge >> 1) == m)[0])
+        first = int(succ[virtual])
+    else:
+        first = int(np.flatnonzero(src == plan.start)[0])
+    tour = mg.rank(succ, first)
+    if path:
+        tour = tour[:-1]  # the virtual arc comes last
+    t_src, t_dst = src[tour], dst[tour]
+    ids = tour if edge is None else edge[tour] >> 1
+    if path and int(t_src[0]) != plan.start:  # undirected: the virtual edge was kept start -> end
+        t_src, t_dst, ids = t_dst[::-1].copy(), t_src[::-1].copy(), ids[::-1].copy()
+    phases["rank"] = time.perf_counter() - t
+    step = np.empty(m, np.int64)
+    _arange(step)
+    details = {"phases_s": phases, "kind": plan.kind, "method": "merge", "initial_cycles": int(cycles)}
+    return Result({"step": step, "src": t_src, "dst": t_dst, "edge_id": np.ascontiguousarray(ids)}, details)

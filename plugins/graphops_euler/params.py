@@ -9,6 +9,7 @@ from pydantic import field_validator
 from graphops import Params
 
 OUTPUTS = ("step", "src", "dst", "edge_id")
+MERGE_FROM = 1 << 20  # edges from which method=auto merges cycles on the CPU
 
 
 class EulerParams(Params):
@@ -27,10 +28,14 @@ class EulerParams(Params):
     * The graph is checked before any work: :class:`graphops.errors.NotEulerianError` says how
       many vertices are unbalanced (or odd), the first few of them, or how many components
       carry edges. A graph without edges gives an empty tour.
+    * ``method`` (CPU backend): ``hierholzer`` (one walk: least memory, but every step waits for
+      memory on large graphs), ``merge`` (the GPU's cycle merging with interleaved walks: about
+      3x faster from a million edges), ``auto`` (merge from MERGE_FROM edges).
     """
 
     kind: Literal["circuit", "path", "auto"] = "circuit"
     source: Any = None
+    method: Literal["auto", "hierholzer", "merge"] = "auto"
 
     @field_validator("source")
     @classmethod
