@@ -9,7 +9,7 @@ from pydantic import field_validator
 from graphops import Params
 
 OUTPUTS = ("step", "src", "dst", "edge_id")
-MERGE_FROM = 1 << 20  # edges from which method=auto merges cycles on the CPU
+MERGE_FROM = 1 << 18  # edges from which method=auto merges cycles on the CPU
 
 
 class EulerParams(Params):
@@ -29,8 +29,8 @@ class EulerParams(Params):
       many vertices are unbalanced (or odd), the first few of them, or how many components
       carry edges. A graph without edges gives an empty tour.
     * ``method`` (CPU backend): ``hierholzer`` (one walk: least memory, but every step waits for
-      memory on large graphs), ``merge`` (the GPU's cycle merging with interleaved walks: about
-      3x faster from a million edges), ``auto`` (merge from MERGE_FROM edges).
+      memory on large graphs), ``merge`` (the GPU's cycle merging with interleaved walks: 2-3x
+      faster on large graphs), ``auto`` (merge from 2**18 edges). The GPU backend ignores it.
     """
 
     kind: Literal["circuit", "path", "auto"] = "circuit"
