@@ -195,13 +195,23 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
         return to_device(raw, home)
     data = dict(raw)
     pair_views = [a for a in args if isinstance(a, PairIndex)]
+    given = set()  # columns holding the caller's own pairs (cached with them): copied below
     for col, slot in algo.vertex_columns.items():
         graph = inputs.get(slot)
         if col in data and isinstance(graph, Graph):
             known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
+            if known:
+                given.add(col)
             data[col] = known[0] if known else graph.original_ids(to_device(data[col], home))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
-    return new_frame(home, data, order)
+    owned = {c: v if c not in given and _fresh(v, raw) else v.copy() for c, v in data.items()}
+    return new_frame(home, owned, order, take=True)
+
+
+def _fresh(value: Any, raw: Mapping[str, Any]) -> bool:
+    """Whether a result column may become the frame's own: an array made for this result (a
+    mapped vertex column, or a backend's array that is no view of other memory)."""
+    return getattr(value, "base", None) is None and sum(v is value for v in raw.values()) <= 1
 
 
 @dataclass(frozen=True)

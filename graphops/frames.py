@@ -150,13 +150,18 @@ def column_array(series: Any, dtype: str | None = None) -> Any:
     return arr
 
 
-def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | None = None) -> Any:
-    """A pandas (CPU) or cuDF (GPU) frame from arrays, moving arrays to ``device`` as needed."""
+def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | None = None,
+              take: bool = False) -> Any:
+    """A pandas (CPU) or cuDF (GPU) frame from arrays, moving arrays to ``device`` as needed.
+
+    ``take=True``: the arrays belong to the frame from now on (a backend's fresh result), so
+    pandas keeps them as they are instead of copying them into one block (2 s for 4 columns
+    of 20 M rows)."""
     columns = list(columns) if columns is not None else list(data)
     if device is Device.CPU:
         arrays = _to_host(columns, data)
-    else:
-        arrays = {c: to_device(data[c], device) for c in columns}
+        return device.xdf.DataFrame(arrays, columns=columns, copy=False if take else None)
+    arrays = {c: to_device(data[c], device) for c in columns}
     return device.xdf.DataFrame(arrays, columns=columns)
 
 

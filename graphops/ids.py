@@ -108,8 +108,8 @@ class IdMap:
         """Original ids at internal indices ``index`` (array), on ``index``'s device."""
         device = device_of(index)
         if self.kind == "integer":
-            if self._identity:  # ids 0..n-1: the indices are the ids
-                return index.astype(device.xp.int64, copy=False)
+            if self._identity:  # ids 0..n-1: the indices are the ids (copied: results own their columns)
+                return index.astype(device.xp.int64)
             return to_device(self._values, device)[index]
         if device is Device.CPU:
             return self._objects[index]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 import pandas as pd
 import pytest
 
@@ -133,3 +135,17 @@ def test_execute_call_reports_details_and_pairs_bind_by_keyword(g):
     assert outcome.backend == "cpu" and outcome.details == {} and outcome.result["second"].tolist() == [2]
     with pytest.raises(TypeError, match="input 'pairs' given twice"):
         go.run("jaccard", g, pd.DataFrame({"a": [0], "b": [2]}), pairs=pd.DataFrame({"a": [0], "b": [2]}))
+
+
+def test_result_frames_own_their_columns():
+    """Result frames take the backend's arrays without copying them into one block, so they
+    must never share memory with what a graph caches: editing a result changes no later one."""
+
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1, 2, 0], "dst": [1, 2, 0, 2]}))
+    first = go.run("jaccard", g, backend="cpu")
+    keep = first.copy()
+    first.loc[0, "first"] = 99
+    first.loc[0, "jaccard_coeff"] = -1.0
+    pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu"), keep)
+    tour = go.run("euler", go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 0]}), directed=True))
+    assert not np.shares_memory(tour["src"].to_numpy(), tour["dst"].to_numpy())
