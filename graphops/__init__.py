@@ -33,18 +33,16 @@ def __getattr__(name: str):
     # graphops.generate (R-MAT, grids) compiles Numba code: imported on first use only.
     if name == "generate":
         return importlib.import_module(".generate", __name__)
-    if name.startswith("read_"):  # a plugin reader's convenience function, e.g. read_appclass
-        from .algorithm import load_target
-        from .registry import get_registry
+    if name.startswith("_"):
+        raise AttributeError(f"module 'graphops' has no attribute {name!r}")
+    from .algorithm import load_target
+    from .registry import get_registry
 
+    if name.startswith("read_"):  # a plugin reader's convenience function, e.g. read_appclass
         reader = get_registry().readers.get(name[len("read_"):])
         if reader is not None and reader.function is not None:
             return load_target(reader.function)
-    if not name.startswith("_"):  # a function an algorithm publishes, e.g. is_euler_circuit
-        from .algorithm import load_target
-        from .registry import get_registry
-
-        for algo in get_registry().algorithms.values():
-            if name in algo.functions:
-                return load_target(algo.functions[name])
+    for algo in get_registry().algorithms.values():  # a function an algorithm publishes: is_euler_circuit
+        if name in algo.functions:
+            return load_target(algo.functions[name])
     raise AttributeError(f"module 'graphops' has no attribute {name!r}")

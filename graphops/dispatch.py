@@ -6,7 +6,6 @@ also reports which backend ran, where, why, and how long it took.
 from __future__ import annotations
 
 import contextlib
-
 import logging
 import time
 from dataclasses import dataclass, field

@@ -20,9 +20,11 @@ from typing import Annotated, Any, Iterator, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import datasets
+from .device import module_available
 from .errors import choices, did_you_mean
 
-__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "RandomCycles", "Symmetric", "DeBruijn", "Sources", "DeclaredGraph", "SOURCE_KINDS"]
+__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "RandomCycles", "Symmetric", "DeBruijn",
+           "Sources", "DeclaredGraph", "SOURCE_KINDS"]
 
 SOURCE_KINDS = ("path", "generate", "dataset")
 
@@ -327,7 +329,7 @@ class Sources:
                 spec.pop("directed")
             if kind == "random_cycles" and device == "gpu":
                 return generate.random_cycles(**spec, device="gpu")  # drawn on the GPU
-            if kind == "rmat" and device == "gpu" and _has_pylibraft():
+            if kind == "rmat" and device == "gpu" and module_available("pylibraft.random"):
                 return generate.rmat(**spec, device="gpu")  # drawn on the GPU, never on the host
             return getattr(generate, kind)(**spec).to(device)
         if src.dataset is not None:
@@ -342,12 +344,6 @@ class Sources:
                           columns=src.columns, header=src.header, ids=src.ids, device=device,
                           registry=self.registry, nodes=None if src.nodes is None else self.base / src.nodes,
                           **_read_options(src))
-
-
-def _has_pylibraft() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("pylibraft") is not None
 
 
 def _read_options(src: GraphSource) -> dict[str, Any]:

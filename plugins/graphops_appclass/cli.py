@@ -30,20 +30,24 @@ def write_mu(mu: Any, out: TextIO) -> None:
 
 def _check_pair(data: Any, pattern: Any, args: Any) -> None:
     """Problems between the two graphs, named by their files (the call would name only roles)."""
-    from .common import features
+    from .params import pair_problem
 
-    d, p = features(data), features(pattern)
-    for what, a, b, fd, fp in (("node", d.node_dim, p.node_dim, args.data_vertex, args.pattern_vertex),
-                              ("edge", d.edge_dim, p.edge_dim, args.data_edges, args.pattern_edges)):
-        if a != b:
-            raise InputError(f"{fp}: the pattern has {b} {what} features per row but {fd} has {a}; the two "
-                             f"graphs must have the same {what} feature columns")
-    if p.m == 0:
+    problem = pair_problem(data, pattern)
+    if problem is None:
+        return
+    kind, *v = problem
+    if kind == "features":
+        what, a, b = v
+        fd, fp = ((args.data_vertex, args.pattern_vertex) if what == "node"
+                  else (args.data_edges, args.pattern_edges))
+        raise InputError(f"{fp}: the pattern has {b} {what} features per row but {fd} has {a}; the two "
+                         f"graphs must have the same {what} feature columns")
+    if kind == "no_edges":
         raise InputError(f"{args.pattern_edges}: the pattern has no edges (the header says 0 rows); a "
                          f"pattern needs at least one edge")
-    if p.n > d.n:
-        raise InputError(f"{args.pattern_vertex}: the pattern has {p.n} vertices, more than the data graph's "
-                         f"{d.n} ({args.data_vertex}); are the data and pattern files swapped?")
+    pn, dn = v
+    raise InputError(f"{args.pattern_vertex}: the pattern has {pn} vertices, more than the data graph's "
+                     f"{dn} ({args.data_vertex}); are the data and pattern files swapped?")
 
 
 def main(args: Any) -> int:

@@ -43,18 +43,36 @@ class AppclassParams(Params):
                                  f"graphops.read_appclass(vertex_file, edge_file)")
 
     def check_inputs(self, data: Any, pattern: Any) -> None:
-        from .common import features
-
-        d, p = features(data), features(pattern)
-        for what, a, b in (("node", d.node_dim, p.node_dim), ("edge", d.edge_dim, p.edge_dim)):
-            if a != b:
-                raise InputError(f"appclass: the data graph has {a} {what} features and the pattern has {b}; "
-                                 f"both graphs must use the same {what} feature columns")
-        if p.m == 0:
+        problem = pair_problem(data, pattern)
+        if problem is None:
+            return
+        kind, *v = problem
+        if kind == "features":
+            what, a, b = v
+            raise InputError(f"appclass: the data graph has {a} {what} features and the pattern has {b}; "
+                             f"both graphs must use the same {what} feature columns")
+        if kind == "no_edges":
             raise InputError("appclass: the pattern graph has no edges; a pattern needs at least one edge")
-        if p.n > d.n:
-            raise InputError(f"appclass: the pattern ({p.n} nodes) is larger than the data graph ({d.n} "
-                             f"nodes); did you swap them? The call is run('appclass', data, pattern)")
+        pn, dn = v
+        raise InputError(f"appclass: the pattern ({pn} nodes) is larger than the data graph ({dn} "
+                         f"nodes); did you swap them? The call is run('appclass', data, pattern)")
+
+
+def pair_problem(data: Any, pattern: Any) -> tuple | None:
+    """The first problem between a data graph and a pattern, for the caller to name in its own
+    terms (roles in a call, files on the command line): ``("features", "node"|"edge", data dims,
+    pattern dims)``, ``("no_edges",)`` or ``("larger", pattern nodes, data nodes)``."""
+    from .common import features
+
+    d, p = features(data), features(pattern)
+    for what, a, b in (("node", d.node_dim, p.node_dim), ("edge", d.edge_dim, p.edge_dim)):
+        if a != b:
+            return "features", what, a, b
+    if p.m == 0:
+        return ("no_edges",)
+    if p.n > d.n:
+        return "larger", p.n, d.n
+    return None
 
 
 def plan_schedule(data: Any, pattern: Any, params: AppclassParams, device: str,

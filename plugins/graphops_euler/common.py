@@ -8,6 +8,7 @@ from typing import Any
 from graphops import InputError
 from graphops.device import Device, device_of, to_device
 from graphops.errors import NotEulerianError
+from graphops.frames import plain_values
 
 __all__ = ["Arcs", "TourPlan", "plan_tour", "prepare_cpu", "prepare_gpu", "components"]
 
@@ -72,9 +73,8 @@ def components(graph: Any) -> tuple[int, int, int]:
 
 
 def _ids(graph: Any, index: Any) -> list[Any]:
-    values = to_device(graph.original_ids(index), Device.CPU)
-    values = values.to_numpy() if hasattr(values, "to_numpy") else values
-    return [v.item() if hasattr(v, "item") else v for v in values]
+    """Original ids at internal indices, as plain Python values (for messages)."""
+    return plain_values(graph.ids.values, index)
 
 
 def _listing(graph: Any, bad: Any, what: Any) -> str:

@@ -19,19 +19,10 @@ from graphops.jit import njit, prange
 from graphops.work import chunks
 
 from .common import Arcs, plan_tour
+from .merge import _find
 from .params import MERGE_FROM, EulerParams
 
 __all__ = ["run", "edge_components"]
-
-
-@njit
-def _find(parent, v):
-    root = v
-    while parent[root] != root:
-        root = parent[root]
-    while parent[v] != root:  # path compression
-        parent[v], v = root, parent[v]
-    return root
 
 
 @njit

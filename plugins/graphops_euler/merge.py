@@ -244,6 +244,7 @@ def orient(src: np.ndarray, dst: np.ndarray, n: int):
 
 @njit
 def _find(parent, x):
+    """The root of ``x`` in a union-find forest, compressing the path behind it."""
     root = x
     while parent[root] != root:
         root = parent[root]

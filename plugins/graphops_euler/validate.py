@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.device import Device, to_device
-from graphops.frames import column_array
+from graphops.device import to_device
+from graphops.frames import column_array, plain_values
 
 __all__ = ["is_euler_circuit", "is_euler_path", "tour_problem"]
 
@@ -67,8 +67,7 @@ def tour_problem(graph: Any, tour: Any, kind: str = "circuit", source: Any = Non
     if kind == "circuit" and int(d[-1]) != int(s[0]):
         return "the walk does not end where it started: it is not a circuit"
     if source is not None:
-        first = graph.original_ids(s[:1])
-        first = first.to_numpy()[0] if hasattr(first, "to_numpy") else to_device(first, Device.CPU)[0]
+        first = plain_values(graph.ids.values, s[:1])[0]
         if first != source:
             return f"the tour starts at {first!r}, not at source {source!r}"
     return None
