@@ -219,8 +219,10 @@ def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed:
         grng = xp.random.RandomState(seed)
         integers = lambda hi, size: grng.randint(0, hi, size, dtype=np.int64)  # noqa: E731
     walk = integers(n, (cycles, length))
-    if cycles > 1:  # cycle j starts where cycle j-1 passed: one random position of each previous cycle
-        walk[1:, 0] = walk[xp.arange(cycles - 1), integers(length, cycles - 1)]
+    if cycles > 1 and length == 1:  # one self-loop each: all at the first cycle's vertex
+        walk[1:, 0] = walk[0, 0]
+    elif cycles > 1:  # cycle j starts where cycle j-1 passes: at one of its positions 1.., which keep their vertex
+        walk[1:, 0] = walk[xp.arange(cycles - 1), 1 + integers(length - 1, cycles - 1)]
     src = walk.reshape(-1)
     dst = xp.roll(walk, -1, axis=1).reshape(-1)
     nodes = new_frame(dev, {"id": xp.arange(n, dtype=np.int64)})

@@ -69,6 +69,23 @@ def test_gnm_and_pattern():
     assert list(p.edges.columns)[:2] == ["src", "dst"] and "f2" in p.edges.columns
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.rapids)])
+@pytest.mark.parametrize("length", [1, 2, 3, 50])
+def test_random_cycles_are_one_balanced_component(device, length):
+    from graphops_euler.cpu import edge_components
+
+    for seed in range(5):
+        g = go.generate.random_cycles(10_000, 300, length, directed=bool(seed % 2), seed=seed, device=device)
+        src, dst = _edges(g)
+        assert g.n_edges == 300 * length
+        assert edge_components(g.n_vertices, src, dst)[0] == 1
+        if g.directed:
+            np.testing.assert_array_equal(np.bincount(src, minlength=g.n_vertices),
+                                          np.bincount(dst, minlength=g.n_vertices))
+        else:
+            assert (np.bincount(np.concatenate([src, dst])) % 2 == 0).all()
+
+
 @pytest.mark.rapids
 @pytest.mark.parametrize("directed", [False, True])
 def test_rmat_gpu_matches_the_cpu_distribution(directed):
