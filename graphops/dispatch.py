@@ -201,7 +201,11 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
             known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
             if known:
                 given.add(col)
-            data[col] = known[0] if known else graph.original_ids(to_device(data[col], home))
+            if known:
+                data[col] = known[0]
+            else:
+                index = to_device(data[col], home)
+                data[col] = graph.original_ids(index, copy=not (index is data[col] and _fresh(index, raw)))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
     owned = {c: v if c not in given and _fresh(v, raw) else v.copy() for c, v in data.items()}
     return new_frame(home, owned, order, take=True)
@@ -209,8 +213,11 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
 
 def _fresh(value: Any, raw: Mapping[str, Any]) -> bool:
     """Whether a result column may become the frame's own: an array made for this result (a
-    mapped vertex column, or a backend's array that is no view of other memory)."""
-    return getattr(value, "base", None) is None and sum(v is value for v in raw.values()) <= 1
+    mapped vertex column, or a backend's array that is no view of other memory: its base is
+    None, or the Numba runtime's record of memory Numba allocated itself)."""
+    base = getattr(value, "base", None)
+    own = base is None or type(base).__name__ == "_MemInfo" and getattr(base, "parent", 0) is None
+    return own and sum(v is value for v in raw.values()) <= 1
 
 
 @dataclass(frozen=True)

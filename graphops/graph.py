@@ -145,9 +145,10 @@ class Graph(CSRViews):
         log.debug("built CSR on %s: %d bytes", self.device.value, csr.nbytes())
         return csr
 
-    def original_ids(self, index: Any) -> Any:
-        """Original vertex ids for internal indices (array in; ids out on the same device)."""
-        return self.ids.take(index)
+    def original_ids(self, index: Any, copy: bool = True) -> Any:
+        """Original vertex ids for internal indices (array in; ids out on the same device);
+        ``copy=False`` lets ids 0..n-1 come back as ``index`` itself (see IdMap.take)."""
+        return self.ids.take(index, copy=copy)
 
     def to(self, device: Device | str) -> "Graph":
         """This graph in the frame family of ``device`` (pandas or cuDF); explicit and copying."""

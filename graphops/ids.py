@@ -104,12 +104,14 @@ class IdMap:
             return a == b.to_numpy(dtype=object)
         return (a.reset_index(drop=True) == b.reset_index(drop=True)).values
 
-    def take(self, index: Any) -> Any:
-        """Original ids at internal indices ``index`` (array), on ``index``'s device."""
+    def take(self, index: Any, copy: bool = True) -> Any:
+        """Original ids at internal indices ``index`` (array), on ``index``'s device. With ids
+        0..n-1 the indices are the ids: they are copied (results own their columns) unless
+        ``copy=False``, for an index array the caller owns and gives away."""
         device = device_of(index)
         if self.kind == "integer":
-            if self._identity:  # ids 0..n-1: the indices are the ids (copied: results own their columns)
-                return index.astype(device.xp.int64)
+            if self._identity:
+                return index.astype(device.xp.int64, copy=copy)
             return to_device(self._values, device)[index]
         if device is Device.CPU:
             return self._objects[index]

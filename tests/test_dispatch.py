@@ -149,3 +149,25 @@ def test_result_frames_own_their_columns():
     pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu"), keep)
     tour = go.run("euler", go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 0]}), directed=True))
     assert not np.shares_memory(tour["src"].to_numpy(), tour["dst"].to_numpy())
+
+
+def test_numba_allocations_count_as_fresh_but_numba_views_do_not():
+    """A backend's array that Numba allocated may become the result frame's own column; a
+    view Numba made of the caller's array may not (it would be copied)."""
+    from graphops.dispatch import _fresh
+    from graphops.jit import njit
+
+    @njit
+    def made(n):
+        return np.arange(n)
+
+    @njit
+    def view(a):
+        return a[1:]
+
+    given = np.arange(5)
+    assert _fresh(made(4), {"x": 0})
+    assert not _fresh(view(given), {"x": 0})
+    assert not _fresh(given[1:], {"x": 0})
+    a = made(3)
+    assert not _fresh(a, {"x": a, "y": a})  # one array in two columns

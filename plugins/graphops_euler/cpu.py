@@ -15,11 +15,11 @@ import time
 import numpy as np
 
 from graphops import Result
-from graphops.jit import njit, prange
+from graphops.jit import njit
 from graphops.work import chunks
 
 from .common import Arcs, plan_tour
-from .merge import _find
+from .merge import _find, arange
 from .params import MERGE_FROM, EulerParams
 
 __all__ = ["run", "edge_components"]
@@ -133,12 +133,6 @@ def _walk(steps, blk, undirected, stack, top, k, out_e, out_from, out_to):
     return top, k
 
 
-@njit(parallel=True)
-def _arange(out):
-    for i in prange(len(out)):
-        out[i] = i
-
-
 def run(arcs: Arcs, params: EulerParams) -> Result:
     """The tour as columns step, src, dst, edge_id (internal vertex indices)."""
     plan = plan_tour(arcs.graph, params)
@@ -158,12 +152,19 @@ def run(arcs: Arcs, params: EulerParams) -> Result:
             top, k = _walk(hi - lo, blk, undirected, stack, top, k, out_e, out_from, out_to)
         if k != 0:  # the checks before work make this impossible; never return a partial tour
             raise RuntimeError(f"euler cpu: the walk used {m - k} of {m} edges")
-    step = np.empty(m, np.int64)
-    _arange(step)
+    step = arange(m)
     t2 = time.perf_counter()
     details = {"phases_s": {"blocks": t1 - t0, "walk": t2 - t1}, "kind": plan.kind, "method": "hierholzer"}
     return Result({"step": step, "src": out_from, "dst": out_to, "edge_id": out_e}, details)
 
+
+
+@njit
+def _first_out(src, v):
+    for a in range(len(src)):
+        if src[a] == v:
+            return a
+    return -1
 
 
 def _run_merge(arcs: Arcs, plan) -> Result:
@@ -179,14 +180,13 @@ def _run_merge(arcs: Arcs, plan) -> Result:
         src, dst = np.append(src, plan.end), np.append(dst, plan.start)
     by_dst = None
     if arcs.directed:
-        edge = None
         succ, by_dst = mg.successors(src, dst, n)
         phases["sort"] = time.perf_counter() - t
         t = time.perf_counter()
         lab = mg.cycle_labels(succ)
         phases["labels"] = time.perf_counter() - t
     else:
-        edge, src, dst, succ, lab = mg.orient(src, dst, n)
+        src, dst, succ, lab, by_dst = mg.orient(src, dst, n)  # arc i is edge i, in one direction
         phases["orient+labels"] = time.perf_counter() - t
     t = time.perf_counter()
     cycles = mg.merge(dst, succ, lab, n, by_dst)
@@ -194,19 +194,17 @@ def _run_merge(arcs: Arcs, plan) -> Result:
     phases["merge"] = time.perf_counter() - t
     t = time.perf_counter()
     if path:
-        virtual = len(succ) - 1 if edge is None else int(np.flatnonzero((edge >> 1) == m)[0])
-        first = int(succ[virtual])
+        first = int(succ[m])  # after the virtual arc m
     else:
-        first = int(np.flatnonzero(src == plan.start)[0])
+        first = _first_out(src, plan.start)
     tour = mg.rank(succ, first)
     if path:
         tour = tour[:-1]  # the virtual arc comes last
-    t_src, t_dst = src[tour], dst[tour]
-    ids = tour if edge is None else edge[tour] >> 1
+    t_src, t_dst = mg.gather(src, tour), mg.gather(dst, tour)
+    ids = tour
     if path and int(t_src[0]) != plan.start:  # undirected: the virtual edge was kept start -> end
         t_src, t_dst, ids = t_dst[::-1].copy(), t_src[::-1].copy(), ids[::-1].copy()
     phases["rank"] = time.perf_counter() - t
-    step = np.empty(m, np.int64)
-    _arange(step)
+    step = arange(m)
     details = {"phases_s": phases, "kind": plan.kind, "method": "merge", "initial_cycles": int(cycles)}
     return Result({"step": step, "src": t_src, "dst": t_dst, "edge_id": np.ascontiguousarray(ids)}, details)

@@ -6,17 +6,22 @@ chains, but they can be cut: arcs chosen by a hash ("splitters", one in ``SPACIN
 walks that each stop at the next splitter, and each thread advances ``LANES`` such walks in
 turn, so that many misses are in flight at once (about 11 ns a step instead of 240).
 
-1. Successors: counting sorts of the arcs by tail and by head; the k-th in-arc of a vertex
-   is followed by its k-th out-arc. Undirected edges are two arcs; consecutive in-arcs at a
+1. Successors: counting sorts of the arcs by tail and by head (by buckets of keys first, so
+   that the counters stay in cache); the k-th in-arc of a vertex is followed by its k-th
+   out-arc. Undirected edges are two arcs; consecutive in-arcs at a
    vertex are partners, ``succ = partner ^ 1``, and of each pair of mirror cycles the one with
    the smaller label keeps its direction.
 2. Cycle labels: the splitter walks give each arc its splitter; walking the (short) list of
-   splitters gives each splitter's cycle the smallest splitter on it. Arcs of cycles without a
-   splitter are walked one cycle at a time (such cycles are short).
+   splitters gives each splitter's cycle the index of its first splitter. Arcs of cycles
+   without a splitter are walked one cycle at a time (such cycles are short).
 3. Merge: at each vertex, the in-arcs whose cycle differs (union-find) from the first one's
    swap successors with it, joining the two cycles.
 4. Rank: splitter walks again on the single cycle (the start arc is a splitter), the list of
    splitters summed in order, and each arc placed at its splitter's base plus its offset.
+
+Fresh memory costs here too (a page fault per 4 KiB, about 0.35 s per GiB on the 2-core
+machine), so large arrays are made by Numba and reused where a phase allows: the sort writes
+its order over its scratch array, and labels are written over the splitter owners.
 """
 from __future__ import annotations
 
@@ -28,37 +33,100 @@ __all__ = ["successors", "orient", "cycle_labels", "merge", "rank"]
 
 SPACING = 16  # one splitter in SPACING arcs (by hash)
 LANES = 32  # walks each thread advances in turn
+LOW = 14  # counting sorts count 2**LOW keys at a time (16 K counters: in cache; fits uint16)
 
 
 @njit(parallel=True)
-def _counting_order(keys, n, threads):
-    """Positions 0..len-1 sorted by key (stable), by counting: each thread counts and then
-    places its own stretch of the keys, after the threads before it."""
+def _counting_order(keys, n, threads, low):
+    """Positions 0..len-1 sorted by key (stable), and where each key's run ends in that order.
+
+    Counting sort in two passes so that neither scatters at random over a table of ``n``
+    counters: the positions are first placed by bucket (``key >> low``; each thread places its
+    own stretch of the keys, after the threads before it), then each bucket, whose
+    ``2**low`` counters stay in cache, is counted and placed on its own."""
     size = len(keys)
-    count = np.zeros((threads, n + 1), np.int64)
+    buckets = (n >> low) + 1
+    width = 1 << low
+    hist = np.zeros((threads, buckets), np.int64)
     for t in prange(threads):
         for i in range(size * t // threads, size * (t + 1) // threads):
-            count[t, keys[i]] += 1
+            hist[t, keys[i] >> low] += 1
+    starts = np.empty(buckets + 1, np.int64)
     total = 0
-    for v in range(n):  # exclusive prefix, key-major then thread
+    for b in range(buckets):  # exclusive prefix, bucket-major then thread
+        starts[b] = total
         for t in range(threads):
-            c = count[t, v]
-            count[t, v] = total
+            c = hist[t, b]
+            hist[t, b] = total
             total += c
-    order = np.empty(size, np.int64)
+    starts[buckets] = total
+    where = np.empty(size, np.int64)
+    low_key = np.empty(size, np.uint16)
     for t in prange(threads):
         for i in range(size * t // threads, size * (t + 1) // threads):
             k = keys[i]
-            order[count[t, k]] = i
-            count[t, k] += 1
-    return order
+            b = k >> low
+            p = hist[t, b]
+            where[p] = i
+            low_key[p] = k & (width - 1)
+            hist[t, b] = p + 1
+    ends = np.empty(n, np.int64)
+    for b in prange(buckets):  # the order is written over ``where``, a bucket at a time
+        lo, hi, base = starts[b], starts[b + 1], b << low
+        held = where[lo:hi].copy()
+        count = np.zeros(width, np.int64)
+        for j in range(lo, hi):
+            count[low_key[j]] += 1
+        run = lo
+        for k in range(min(width, n - base)):
+            c = count[k]
+            count[k] = run
+            run += c
+            ends[base + k] = run
+        for j in range(lo, hi):
+            k = low_key[j]
+            where[count[k]] = held[j - lo]
+            count[k] += 1
+    return where, ends
 
 
-def _threads(size: int, n: int) -> int:
-    """Threads for a counting sort: each keeps n counters, so not more than the keys pay for."""
+@njit(parallel=True)
+def filled(size, value):
+    """A new array of ``size`` int64 ``value`` (Numba's allocation: no huge-page stalls)."""
+    out = np.empty(size, np.int64)
+    for i in prange(size):
+        out[i] = value
+    return out
+
+
+@njit
+def empty(size):
+    """A new int64 array from Numba's allocator (pages come as they are written, without the
+    huge-page compaction stalls NumPy's madvise can cause)."""
+    return np.empty(size, np.int64)
+
+
+@njit(parallel=True)
+def arange(size):
+    out = np.empty(size, np.int64)
+    for i in prange(size):
+        out[i] = i
+    return out
+
+
+@njit(parallel=True)
+def gather(values, index):
+    out = np.empty(len(index), values.dtype)
+    for i in prange(len(index)):
+        out[i] = values[index[i]]
+    return out
+
+
+def _order(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_counting_order` with all threads and buckets of 2**LOW keys."""
     from numba import get_num_threads
 
-    return int(max(1, min(get_num_threads(), 4, size // max(n, 1))))
+    return _counting_order(keys, n, max(1, get_num_threads()), LOW)
 
 
 @njit(parallel=True)
@@ -67,28 +135,48 @@ def _pair(by_src, by_dst, succ):
         succ[by_dst[k]] = by_src[k]
 
 
-def successors(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def successors(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """``succ[a]``: the arc after arc ``a`` (the k-th in-arc of a vertex -> its k-th out-arc),
-    and the arcs ordered by head (for :func:`merge`)."""
-    threads = _threads(len(src), n)
-    by_src = _counting_order(src, n, threads)
-    by_dst = _counting_order(dst, n, threads)
+    and the arcs ordered by head with each head's end in that order (for :func:`merge`)."""
+    by_src, _ = _order(src, n)
+    by_dst = _order(dst, n)
     succ = np.empty(len(src), np.int64)
-    _pair(by_src, by_dst, succ)
+    _pair(by_src, by_dst[0], succ)
     return succ, by_dst
 
 
-def _undirected_successors(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
-    adst = np.stack([dst, src], axis=1).reshape(-1)  # arc 2i: src -> dst, 2i + 1: dst -> src
-    by_dst = _counting_order(adst, n, _threads(len(adst), n))  # even degrees: pairs 2k, 2k+1 share a vertex
-    return _partners(by_dst)
+@njit(parallel=True)
+def _arc_heads(src, dst):
+    """Heads of the arcs of undirected edges: arc 2i is src -> dst, 2i + 1 is dst -> src."""
+    heads = np.empty(2 * len(src), np.int64)
+    for i in prange(len(src)):
+        heads[2 * i], heads[2 * i + 1] = dst[i], src[i]
+    return heads
 
 
-@njit
+@njit(parallel=True)
+def _kept_order(by_dst, ends, kept):
+    """The kept arcs (as edges) ordered by head, from all arcs ordered by head; each vertex
+    keeps half of its in-arcs (the kept arcs are balanced), so its run ends at ``ends // 2``."""
+    order = np.empty(len(kept), np.int64)
+    half = np.empty(len(ends), np.int64)
+    for v in prange(len(ends)):
+        lo = ends[v - 1] if v else 0
+        j = lo // 2
+        for k in range(lo, ends[v]):
+            a = by_dst[k]
+            if kept[a >> 1] == a:
+                order[j] = a >> 1
+                j += 1
+        half[v] = ends[v] // 2
+    return order, half
+
+
+@njit(parallel=True)
 def _partners(by_dst):
     m = len(by_dst) // 2
     succ = np.empty(2 * m, np.int64)
-    for k in range(m):
+    for k in prange(m):
         a, b = by_dst[2 * k], by_dst[2 * k + 1]
         succ[a] = b ^ 1
         succ[b] = a ^ 1
@@ -116,8 +204,9 @@ def _splitters(size, mask, first):
 
 @njit(parallel=True)
 def _segments(succ, flags, splitters, owner, offset, next_splitter, length, threads):
-    """From every splitter, walk until the next one: ``owner``/``offset`` of each arc walked,
-    and each splitter's next splitter and segment length. Each thread keeps LANES walks going."""
+    """From every splitter, walk until the next one: ``owner``/``offset`` of each arc walked
+    (no offsets when ``offset`` is empty), and each splitter's next splitter and segment
+    length. Each thread keeps LANES walks going."""
     total = len(splitters)
     for t in prange(threads):
         lo = total * t // threads
@@ -141,7 +230,8 @@ def _segments(succ, flags, splitters, owner, offset, next_splitter, length, thre
                     continue
                 a = cur[j]
                 owner[a] = who[j]
-                offset[a] = dist[j]
+                if len(offset):
+                    offset[a] = dist[j]
                 b = succ[a]
                 dist[j] += 1
                 if flags[b]:  # the segment ends before the next splitter
@@ -160,86 +250,94 @@ def _segments(succ, flags, splitters, owner, offset, next_splitter, length, thre
 
 
 @njit
-def _label_from_segments(succ, flags, splitters, owner, next_splitter):
-    """Cycle label of every arc: the smallest splitter arc on its cycle, or for a cycle
-    without splitters its smallest arc."""
-    k = len(splitters)
+def _label_from_segments(succ, owner, after):
+    """Cycle labels, written over ``owner``: each cycle with splitters gets the index of its
+    first splitter, each cycle without (walked once each; such cycles are short) a number
+    after the splitters'. ``after[j]``: the splitter (index) after splitter j."""
+    k = len(after)
     cyc = np.full(k, -1, np.int64)
-    for i in range(k):  # splitters in increasing arc order: the first seen is the smallest
-        if cyc[i] >= 0:
-            continue
+    for i in range(k):
         j = i
         while cyc[j] < 0:
-            cyc[j] = splitters[i]
-            j = np.searchsorted(splitters, next_splitter[j])
-    lab = np.empty(len(succ), np.int64)
+            cyc[j] = i
+            j = after[j]
+    _splitter_labels(owner, cyc)
+    label = k
     for a in range(len(succ)):
-        o = owner[a]
-        lab[a] = cyc[o] if o >= 0 else -1
-    for a in range(len(succ)):  # cycles no splitter reached: walk each once
-        if lab[a] < 0:
+        if owner[a] < 0:
             b = a
-            while lab[b] < 0:
-                lab[b] = a
+            while owner[b] < 0:
+                owner[b] = label
                 b = succ[b]
-    return lab
+            label += 1
+    return owner
 
 
-def _walks(succ: np.ndarray, first: int = -1, spacing: int = SPACING):
+@njit(parallel=True)
+def _splitter_labels(owner, cyc):
+    for a in prange(len(owner)):
+        o = owner[a]
+        if o >= 0:
+            owner[a] = cyc[o]
+
+
+def _walks(succ: np.ndarray, first: int = -1, spacing: int = SPACING, offsets: bool = True):
     from numba import get_num_threads
 
     flags, splitters = _splitters(len(succ), spacing - 1, first)
-    owner = np.full(len(succ), -1, np.int64)
-    offset = np.empty(len(succ), np.int64)
+    owner = filled(len(succ), -1)
+    offset = empty(len(succ) if offsets else 0)
     next_splitter = np.empty(len(splitters), np.int64)
     length = np.empty(len(splitters), np.int64)
     _segments(succ, flags, splitters, owner, offset, next_splitter, length, max(1, get_num_threads()))
-    return flags, splitters, owner, offset, next_splitter, length
+    after = gather(owner, next_splitter)  # a splitter's own walk names it: arc -> splitter index
+    return splitters, owner, offset, after, length
 
 
 def cycle_labels(succ: np.ndarray) -> np.ndarray:
-    """The label of each arc's cycle (equal within a cycle, distinct between cycles)."""
-    flags, splitters, owner, _, next_splitter, _ = _walks(succ)
-    return _label_from_segments(succ, flags, splitters, owner, next_splitter)
+    """The label of each arc's cycle: equal within a cycle, distinct between cycles, and less
+    than the number of cycles plus the number of splitters."""
+    _, owner, _, after, _ = _walks(succ, offsets=False)
+    return _label_from_segments(succ, owner, after)
 
 
-@njit
+@njit(parallel=True)
 def _keep(lab):
+    """Of each edge's two arcs, the one on the mirror cycle with the smaller label."""
     keep = len(lab) // 2
     out = np.empty(keep, np.int64)
-    for i in range(keep):
+    for i in prange(keep):
         a = 2 * i
         out[i] = a if lab[a] < lab[a + 1] else a + 1
     return out
 
 
-@njit
+@njit(parallel=True)
 def _compact(kept, succ, lab, src, dst):
-    """The kept arcs as a balanced directed graph: tails, heads, successors, labels."""
+    """The kept arcs as a balanced directed graph: tails, heads, successors, labels. Kept arc
+    ``a`` becomes arc ``a >> 1`` (one per edge), and a kept arc's successor is kept."""
     m = len(kept)
-    new_id = np.full(len(succ), -1, np.int64)
-    for i in range(m):
-        new_id[kept[i]] = i
     ksrc, kdst = np.empty(m, np.int64), np.empty(m, np.int64)
     ksucc, klab = np.empty(m, np.int64), np.empty(m, np.int64)
-    for i in range(m):
+    for i in prange(m):
         a = kept[i]
-        e = a >> 1
         if a & 1:
-            ksrc[i], kdst[i] = dst[e], src[e]
+            ksrc[i], kdst[i] = dst[i], src[i]
         else:
-            ksrc[i], kdst[i] = src[e], dst[e]
-        ksucc[i] = new_id[succ[a]]
+            ksrc[i], kdst[i] = src[i], dst[i]
+        ksucc[i] = succ[a] >> 1
         klab[i] = lab[a]
     return ksrc, kdst, ksucc, klab
 
 
 def orient(src: np.ndarray, dst: np.ndarray, n: int):
-    """Undirected edges as balanced arcs: (kept arc ids 2i or 2i+1, tails, heads, successors, labels)."""
-    succ = _undirected_successors(src, dst, n)
+    """Undirected edges as balanced arcs, arc i for edge i in the direction kept: (tails,
+    heads, successors, labels, and the arcs ordered by head as :func:`merge` takes them)."""
+    by_dst, ends = _order(_arc_heads(src, dst), n)  # even degrees: pairs 2k, 2k+1 share a vertex
+    succ = _partners(by_dst)
     lab = cycle_labels(succ)
     kept = _keep(lab)
-    return (kept, *_compact(kept, succ, lab, src, dst))
+    return (*_compact(kept, succ, lab, src, dst), _kept_order(by_dst, ends, kept))
 
 
 @njit
@@ -253,17 +351,20 @@ def _find(parent, x):
     return root
 
 
-def merge(dst: np.ndarray, succ: np.ndarray, lab: np.ndarray, n: int, by_dst: np.ndarray | None = None) -> int:
+def merge(dst: np.ndarray, succ: np.ndarray, lab: np.ndarray, n: int,
+          by_dst: tuple[np.ndarray, np.ndarray] | None = None) -> int:
     """Join all cycles into one: at each vertex, an in-arc whose cycle (union-find over labels)
-    differs from the first in-arc's swaps successors with it. Returns the initial cycle count."""
-    if by_dst is None:
-        by_dst = _counting_order(dst, n, _threads(len(dst), n))
-    ends = np.cumsum(np.bincount(dst, minlength=n))  # each vertex's in-arcs end here in by_dst
-    return _merge(ends, succ, lab, by_dst)
+    differs from the first in-arc's swaps successors with it. ``by_dst``: the arcs ordered by
+    head and each head's end in that order (computed when not given). Returns the initial
+    cycle count."""
+    order, ends = by_dst if by_dst is not None else _order(dst, n)
+    return _merge(ends, succ, lab, order, gather(lab, order))
 
 
 @njit
-def _merge(ends, succ, lab, by_dst):
+def _merge(ends, succ, lab, by_dst, lab_in):
+    """``lab_in``: the labels in ``by_dst`` order (gathered in parallel beforehand, so this
+    sequential pass reads them in a stream)."""
     size = 0
     for a in range(len(lab)):
         size = max(size, lab[a] + 1)
@@ -279,20 +380,19 @@ def _merge(ends, succ, lab, by_dst):
         if ends[v] - k < 2:  # one in-arc (or none): nothing to join here
             k = ends[v]
             continue
-        a1 = by_dst[k]
-        r1 = _find(parent, lab[a1])
+        r1 = _find(parent, lab_in[k])
         for j in range(k + 1, ends[v]):
-            ai = by_dst[j]
-            ri = _find(parent, lab[ai])
+            ri = _find(parent, lab_in[j])
             if ri != r1:
                 parent[ri] = r1
+                a1, ai = by_dst[k], by_dst[j]
                 succ[a1], succ[ai] = succ[ai], succ[a1]
         k = ends[v]
     return cycles
 
 
 @njit
-def _place(succ, first, splitters, owner, offset, next_splitter, length):
+def _place(succ, first, splitters, owner, offset, after, length):
     k = len(splitters)
     base = np.empty(k, np.int64)
     i = np.searchsorted(splitters, first)
@@ -300,17 +400,23 @@ def _place(succ, first, splitters, owner, offset, next_splitter, length):
     for _ in range(k):
         base[i] = total
         total += length[i]
-        i = np.searchsorted(splitters, next_splitter[i])
-    tour = np.empty(len(succ), np.int64)
-    for a in range(len(succ)):
-        tour[base[owner[a]] + offset[a]] = a
-    return tour, total
+        i = after[i]
+    return _scatter_ranks(base, owner, offset), total
+
+
+@njit(parallel=True)
+def _scatter_ranks(base, owner, offset):
+    tour = np.empty(len(owner), np.int64)
+    for a in prange(len(owner)):
+        if owner[a] >= 0:  # (all are, on a single cycle; the caller checks the total)
+            tour[base[owner[a]] + offset[a]] = a
+    return tour
 
 
 def rank(succ: np.ndarray, first: int) -> np.ndarray:
     """The arcs of the single cycle ``succ`` in order from ``first``."""
-    flags, splitters, owner, offset, next_splitter, length = _walks(succ, first)
-    tour, total = _place(succ, first, splitters, owner, offset, next_splitter, length)
+    splitters, owner, offset, after, length = _walks(succ, first)
+    tour, total = _place(succ, first, splitters, owner, offset, after, length)
     if total != len(succ):
         raise RuntimeError(f"euler cpu: the merged successors form no single cycle ({total} of {len(succ)} arcs)")
     return tour

@@ -192,6 +192,35 @@ def test_components_and_paths_and_sources():
     assert valid(isolated, go.run("euler", isolated))  # isolated vertices do not matter
 
 
+@pytest.mark.parametrize("threads,low", [(1, 14), (2, 3), (3, 5)])
+def test_cpu_counting_sort_by_buckets(threads, low):
+    """The CPU counting sort (buckets of 2**low keys, then counts within each) equals a stable
+    argsort, with each key's end, also for keys that are missing and a last partial bucket."""
+    from graphops_euler.merge import _counting_order
+
+    rng = np.random.default_rng(threads)
+    for n, size in [(1, 5), (37, 400), (1000, 50), (5000, 20000)]:
+        keys = rng.integers(0, n, size)
+        keys[:3] = n - 1
+        order, ends = _counting_order(keys, n, threads, low)
+        np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+        np.testing.assert_array_equal(ends, np.cumsum(np.bincount(keys, minlength=n)))
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("backend", ["cpu-merge", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_cycle_merging_on_tens_of_thousands_of_vertices(backend, directed):
+    """Many sort buckets, splitters and initial cycles; a path too (the circuit less one edge)."""
+    g = go.generate.random_cycles(40_000, 30, 5_000, directed=directed, seed=5)
+    tour = run("euler", g, backend=backend, source=int(g.src_index[7]))
+    assert valid(g, tour, source=int(g.src_index[7]))
+    e = g.edges
+    cut = go.Graph.from_edgelist(e.iloc[1:].reset_index(drop=True), directed=directed)
+    path = run("euler", cut, backend=backend, kind="path")
+    assert valid(cut, path, "path")
+    assert path["src"].iloc[0] == e["dst"].iloc[0] or not directed
+
+
 # --- frames, real graphs, de Bruijn -------------------------------------------------------------------------
 @pytest.mark.rapids
 def test_cudf_in_cudf_out():
