@@ -186,8 +186,7 @@ def _run_merge(arcs: Arcs, plan) -> Result:
         lab = mg.cycle_labels(succ)
         phases["labels"] = time.perf_counter() - t
     else:
-        src, dst, succ, lab, by_dst = mg.orient(src, dst, n)  # arc i is edge i, in one direction
-        phases["orient+labels"] = time.perf_counter() - t
+        src, dst, succ, lab, by_dst = mg.orient(src, dst, n, phases)  # arc i is edge i, one way
     t = time.perf_counter()
     cycles = mg.merge(dst, succ, lab, n, by_dst)
     del lab, by_dst
