@@ -69,9 +69,11 @@ def _cache_location(path: str) -> Iterator[None]:
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """``numba.njit`` (same arguments), cached in graphops' cache folder, never beside the source."""
-    options.pop("cache", None)
-    path = _writable_dir()
+    """``numba.njit`` (same arguments), cached in graphops' cache folder, never beside the source.
+    ``cache=False`` for functions made at run time from generated source (Numba can cache only
+    functions defined in a file)."""
+    cache = options.pop("cache", True)
+    path = _writable_dir() if cache else None
 
     def decorate(fn: Callable) -> Any:
         if path is None:

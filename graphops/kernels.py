@@ -5,17 +5,21 @@ class name: ``Algorithm(name="sp_kernel", ..., estimator="ShortestPathKernel")``
 ``from graphops.kernels import ShortestPathKernel`` work (looked up in the registry on
 first use; core code names no plugin). The estimators are thin: parameters are validated by
 the algorithm's Params model and the work is done by :func:`graphops.run`, so every backend
-and YAML step computes the same numbers.
+and YAML step computes the same numbers. The base kernels on node and edge features
+(:mod:`graphops.basekernels`) are importable from here too.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from .basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Product,
+                          SquareExponential, Sum, TensorProduct)
 from .dispatch import run
 from .graphset import GraphSet
 from .errors import InputError, InputTypeError
 
-__all__ = ["GraphKernelEstimator", "estimator_for"]
+__all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
+           "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized"]
 
 
 class GraphKernelEstimator:
