@@ -19,6 +19,51 @@ __all__ = ["GraphSet"]
 _PER_NODE = ("node_labels", "node_attrs")
 _PER_EDGE = ("src", "dst", "weights", "edge_labels", "edge_attrs")
 _PER_GRAPH = ("graph_labels", "graph_attrs")
+_TABLES = ("node_features", "edge_features")
+
+
+def _is_attr_name(name: str) -> bool:
+    return name.startswith("attr") and name[4:].isdigit()
+
+
+def _feature_table(labels: Any, attrs: Any, named: dict[str, Any]) -> dict[str, Any]:
+    table = {} if labels is None else {"label": labels}
+    if attrs is not None:
+        table.update({f"attr{j}": attrs[:, j] for j in range(attrs.shape[1])})
+    table.update(named)
+    return table
+
+
+def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) -> dict[str, Any]:
+    """Named columns of every graph's node or edge frame, concatenated: integers and booleans
+    as int64, floats as float64, anything else (strings, categories) as integer codes of its
+    sorted distinct values, the same codes in every graph."""
+    import pandas as pd
+
+    out: dict[str, Any] = {}
+    for name in names or ():
+        parts = []
+        for k, frame in enumerate(frames):
+            if frame is None or name not in frame.columns:
+                have = [] if frame is None else [c for c in frame.columns if c not in ("id", "src", "dst")]
+                raise InputError(f"graph {k} has no {what} feature {name!r} (its {what} columns: "
+                                 f"{', '.join(map(repr, have)) or 'none'})")
+            parts.append(frame[name].reset_index(drop=True))
+        col = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype="int64")
+        if col.isna().any():
+            raise InputError(f"{what} feature {name!r} is missing on some {what}s; give every {what} a value")
+        if pd.api.types.is_bool_dtype(col) or pd.api.types.is_integer_dtype(col):
+            out[name] = col.to_numpy(dtype=np.int64)
+        elif pd.api.types.is_float_dtype(col):
+            out[name] = col.to_numpy(dtype=np.float64)
+        else:
+            try:
+                codes, _ = pd.factorize(col, sort=True)
+            except TypeError as exc:
+                raise InputError(f"{what} feature {name!r} mixes types that cannot be ordered ({exc}); use one "
+                                 f"type per feature") from None
+            out[name] = codes.astype(np.int64)
+    return out
 
 
 def _ranges(starts: Any, counts: Any, xp: Any) -> Any:
@@ -37,8 +82,12 @@ class GraphSet(CSRViews):
     ``edge_ptr[i]:edge_ptr[i+1]``; ``src``/``dst`` hold global node indices, each
     undirected edge once. Per-node ``node_labels`` (int64) and ``node_attrs``
     (float64, ``n × d``), per-edge ``edge_labels``/``edge_attrs``/``weights`` and
-    per-graph ``graph_labels``/``graph_attrs`` are optional. All arrays live on one
-    device (NumPy or CuPy); :meth:`to` moves them as a handful of transfers.
+    per-graph ``graph_labels``/``graph_attrs`` are optional, and so are any number of
+    further named node and edge feature columns (``node_features``/``edge_features``:
+    name -> int64 or float64 array). :meth:`node_feature_table` and
+    :meth:`edge_feature_table` give them all by name: ``label``, ``attr0``, ``attr1``, ...
+    and the named ones. All arrays live on one device (NumPy or CuPy); :meth:`to` moves
+    them as a handful of transfers.
     """
 
     node_ptr: Any
@@ -54,6 +103,31 @@ class GraphSet(CSRViews):
     graph_labels: Any = None
     graph_attrs: Any = None
     name: str = "graphset"
+    node_features: dict[str, Any] = dataclasses.field(default_factory=dict)
+    edge_features: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for what, table, count in (("node", self.node_features, self.n_nodes),
+                                   ("edge", self.edge_features, self.n_edges)):
+            for key, values in table.items():
+                if not isinstance(key, str) or not key:
+                    raise InputError(f"{what} feature names must be non-empty strings; got {key!r}")
+                if getattr(values, "ndim", 0) != 1 or len(values) != count:
+                    raise InputError(f"{what} feature {key!r} must be one value per {what} ({count}); got shape "
+                                     f"{getattr(values, 'shape', None)}")
+        clash = [k for k in self.node_features if k == "label" or _is_attr_name(k)]
+        clash += [k for k in self.edge_features if k == "label" or _is_attr_name(k)]
+        if clash:
+            raise InputError(f"feature names {clash} are taken by node_labels/edge_labels ('label') and the "
+                             f"attribute matrices ('attr0', ...); pick other names")
+
+    def node_feature_table(self) -> dict[str, Any]:
+        """Every per-node feature by name: ``label``, ``attr0``..., then the named ones."""
+        return _feature_table(self.node_labels, self.node_attrs, self.node_features)
+
+    def edge_feature_table(self) -> dict[str, Any]:
+        """Every per-edge feature by name: ``label``, ``attr0``..., then the named ones."""
+        return _feature_table(self.edge_labels, self.edge_attrs, self.edge_features)
 
     # sizes ---------------------------------------------------------------------------
     @property
@@ -103,7 +177,9 @@ class GraphSet(CSRViews):
         if device is self.device:
             return self
         moved = {f.name: to_device(getattr(self, f.name), device)
-                 for f in dataclasses.fields(self) if f.name not in ("directed", "name")}
+                 for f in dataclasses.fields(self) if f.name not in ("directed", "name", *_TABLES)}
+        for table in _TABLES:
+            moved[table] = {k: to_device(v, device) for k, v in getattr(self, table).items()}
         return dataclasses.replace(self, **moved)
 
     # selection -----------------------------------------------------------------------
@@ -144,8 +220,9 @@ class GraphSet(CSRViews):
                   for k, rows in take.items()}
         arrays["src"], arrays["dst"] = arrays["src"] - shift, arrays["dst"] - shift
         edge_ptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(e_counts)])
-        return GraphSet(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=self.directed,
-                        name=self.name, **arrays)
+        return GraphSet(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=self.directed, name=self.name,
+                        node_features={k: v[nodes] for k, v in self.node_features.items()},
+                        edge_features={k: v[edges] for k, v in self.edge_features.items()}, **arrays)
 
     def _graph(self, i: int) -> Any:
         from .graph import Graph
@@ -157,9 +234,11 @@ class GraphSet(CSRViews):
         edges.update(_named(self.weights, "weight", e0, e1))
         edges.update(_named(self.edge_labels, "label", e0, e1))
         edges.update(_named(self.edge_attrs, "attr", e0, e1))
+        edges.update({k: v[e0:e1] for k, v in self.edge_features.items()})
         nodes = {"id": xp.arange(n1 - n0, dtype=xp.int64)}
         nodes.update(_named(self.node_labels, "label", n0, n1))
         nodes.update(_named(self.node_attrs, "attr", n0, n1))
+        nodes.update({k: v[n0:n1] for k, v in self.node_features.items()})
         return Graph.from_edgelist(new_frame(self.device, edges),
                                    weight="weight" if self.weighted else None,
                                    directed=self.directed, nodes=new_frame(self.device, nodes))
@@ -168,8 +247,10 @@ class GraphSet(CSRViews):
     @classmethod
     def from_graphs(cls, graphs: Sequence[Any], node_label: str | None = None,
                     edge_label: str | None = None, node_attrs: Sequence[str] | None = None,
-                    name: str = "graphset") -> "GraphSet":
-        """Batch :class:`Graph` objects (host copies are taken); label/attribute columns by name."""
+                    name: str = "graphset", node_features: Sequence[str] | None = None,
+                    edge_features: Sequence[str] | None = None) -> "GraphSet":
+        """Batch :class:`Graph` objects (host copies are taken); label/attribute columns by name,
+        and ``node_features``/``edge_features``: further columns kept under their own names."""
         graphs = [g.to(Device.CPU) for g in graphs]
         if not graphs:
             raise InputError("a GraphSet needs at least one graph; got an empty list")
@@ -184,20 +265,26 @@ class GraphSet(CSRViews):
             chunks = [p[key] + (node_ptr[k] if key in ("src", "dst") else 0)
                       for k, p in enumerate(parts)] if parts[0][key] is not None else None
             arrays[key] = None if chunks is None else np.concatenate(chunks)
-        return cls(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=directed.pop(), name=name, **arrays)
+        return cls(node_ptr=node_ptr, edge_ptr=edge_ptr, directed=directed.pop(), name=name,
+                   node_features=_feature_columns([g.nodes for g in graphs], node_features, "node"),
+                   edge_features=_feature_columns([g.edges for g in graphs], edge_features, "edge"), **arrays)
 
     @classmethod
     def from_networkx(cls, graphs: Sequence[Any], node_label: str | None = None,
                       edge_label: str | None = None, node_attrs: Sequence[str] | None = None,
-                      weight: str | None = None, name: str = "graphset") -> "GraphSet":
-        """Batch networkx graphs (any node ids; they are numbered in iteration order)."""
+                      weight: str | None = None, name: str = "graphset",
+                      node_features: Sequence[str] | None = None,
+                      edge_features: Sequence[str] | None = None) -> "GraphSet":
+        """Batch networkx graphs (any node ids; they are numbered in iteration order); node and
+        edge attributes named in ``node_features``/``edge_features`` become feature columns
+        under their attribute names."""
         from .device import require
         from .graph import Graph
 
         nx = require("networkx", "GraphSet.from_networkx")
         converted = [Graph.from_networkx(nx.convert_node_labels_to_integers(G), weight=weight)
                      for G in graphs]
-        return cls.from_graphs(converted, node_label, edge_label, node_attrs, name)
+        return cls.from_graphs(converted, node_label, edge_label, node_attrs, name, node_features, edge_features)
 
 
 def _named(arr: Any, name: str, lo: int, hi: int) -> dict[str, Any]:

@@ -129,3 +129,54 @@ def test_graphset_moves_to_gpu(xp):
     sub = dev[[3, 1]]
     np.testing.assert_array_equal(sub.src.get(), gs[[3, 1]].src)
     np.testing.assert_array_equal(dev.csr().indices.get(), gs.csr().indices)
+
+
+def test_named_node_and_edge_features_from_networkx():
+    """Any number of named features, kept under their attribute names through subsets, graph
+    views and the feature tables; strings become the same integer codes in every graph."""
+    import networkx as nx
+
+    from graphops import GraphSet, InputError
+
+    g1 = nx.Graph()
+    g1.add_node(0, element="C", charge=0.5, h=1)
+    g1.add_node(1, element="O", charge=-0.25, h=0)
+    g1.add_edge(0, 1, order=2, length=1.2)
+    g2 = nx.Graph()
+    g2.add_node("a", element="N", charge=0.0, h=3)
+    g2.add_node("b", element="C", charge=1.0, h=2)
+    g2.add_node("c", element="C", charge=1.5, h=2)
+    g2.add_edge("a", "b", order=1, length=1.5)
+    g2.add_edge("b", "c", order=1, length=1.4)
+    gs = GraphSet.from_networkx([g1, g2], node_features=["element", "charge", "h"],
+                                edge_features=["order", "length"])
+    nodes, edges = gs.node_feature_table(), gs.edge_feature_table()
+    assert list(nodes) == ["element", "charge", "h"] and list(edges) == ["order", "length"]
+    np.testing.assert_array_equal(nodes["element"], [0, 2, 1, 0, 0])  # C < N < O
+    assert nodes["charge"].dtype == np.float64 and nodes["h"].dtype == np.int64
+    np.testing.assert_allclose(edges["length"], [1.2, 1.5, 1.4])
+    sub = gs[[1]]
+    np.testing.assert_array_equal(sub.node_feature_table()["element"], [1, 0, 0])
+    np.testing.assert_allclose(sub.edge_feature_table()["length"], [1.5, 1.4])
+    g = gs[1]
+    assert list(g.nodes["charge"]) == [0.0, 1.0, 1.5]
+    assert list(g.edges["order"]) == [1, 1]
+    with pytest.raises(InputError, match="graph 0 has no node feature 'mass'"):
+        GraphSet.from_networkx([g1], node_features=["mass"])
+    with pytest.raises(InputError, match="taken by node_labels"):
+        GraphSet(node_ptr=gs.node_ptr, edge_ptr=gs.edge_ptr, src=gs.src, dst=gs.dst,
+                 node_features={"label": nodes["h"]})
+    with pytest.raises(InputError, match="one value per node"):
+        GraphSet(node_ptr=gs.node_ptr, edge_ptr=gs.edge_ptr, src=gs.src, dst=gs.dst,
+                 node_features={"h": nodes["h"][:2]})
+
+
+def test_tu_labels_and_attributes_are_features_by_name():
+    from graphops import GraphSet
+
+    gs = GraphSet(node_ptr=np.array([0, 2]), edge_ptr=np.array([0, 1]), src=np.array([0]), dst=np.array([1]),
+                  node_labels=np.array([3, 4]), node_attrs=np.array([[0.5, 1.0], [1.5, 2.0]]),
+                  edge_labels=np.array([7]))
+    assert list(gs.node_feature_table()) == ["label", "attr0", "attr1"]
+    np.testing.assert_allclose(gs.node_feature_table()["attr1"], [1.0, 2.0])
+    assert list(gs.edge_feature_table()) == ["label"]
