@@ -148,28 +148,26 @@ def successors(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, tu
 
 
 @njit(parallel=True)
-def _arc_heads(src, dst):
+def _arc_heads(src, dst, heads):
     """Heads of the arcs of undirected edges: arc 2i is src -> dst, 2i + 1 is dst -> src."""
-    heads = np.empty(2 * len(src), np.int64)
     for i in prange(len(src)):
         heads[2 * i], heads[2 * i + 1] = dst[i], src[i]
     return heads
 
 
 @njit(parallel=True)
-def _kept_order(by_dst, ends, kept):
-    """The kept arcs (as edges) ordered by head, from all arcs ordered by head; each vertex
-    keeps half of its in-arcs (the kept arcs are balanced), so its run ends at ``ends // 2``."""
-    order = np.empty(len(kept), np.int64)
+def _kept_order(by_dst, ends, odd):
+    """The kept arcs (as edges) ordered by head, from all arcs ordered by head. The in-arcs
+    ``by_dst[2k]`` and ``by_dst[2k + 1]`` are partners at one vertex: one lies on a cycle and
+    the other on its mirror, so exactly one of them is kept, and each vertex's run of kept
+    in-arcs ends at ``ends // 2``."""
+    m = len(odd)
+    order = np.empty(m, np.int64)
+    for k in prange(m):
+        a = by_dst[2 * k]
+        order[k] = a >> 1 if (a & 1) == odd[a >> 1] else by_dst[2 * k + 1] >> 1
     half = np.empty(len(ends), np.int64)
     for v in prange(len(ends)):
-        lo = ends[v - 1] if v else 0
-        j = lo // 2
-        for k in range(lo, ends[v]):
-            a = by_dst[k]
-            if kept[a >> 1] == a:
-                order[j] = a >> 1
-                j += 1
         half[v] = ends[v] // 2
     return order, half
 
@@ -304,25 +302,26 @@ def cycle_labels(succ: np.ndarray) -> np.ndarray:
 
 
 @njit(parallel=True)
-def _keep(lab):
-    """Of each edge's two arcs, the one on the mirror cycle with the smaller label."""
-    keep = len(lab) // 2
-    out = np.empty(keep, np.int64)
-    for i in prange(keep):
-        a = 2 * i
-        out[i] = a if lab[a] < lab[a + 1] else a + 1
-    return out
+def _odd_kept(lab):
+    """Per edge, 1 where its arc 2e + 1 is kept: of an edge's two arcs, the one on the mirror
+    cycle with the smaller label (one byte per edge, so that later random reads stay in cache)."""
+    m = len(lab) // 2
+    odd = np.empty(m, np.uint8)
+    for e in prange(m):
+        odd[e] = lab[2 * e] >= lab[2 * e + 1]
+    return odd
 
 
 @njit(parallel=True)
-def _compact(kept, succ, lab, src, dst):
-    """The kept arcs as a balanced directed graph: tails, heads, successors, labels. Kept arc
-    ``a`` becomes arc ``a >> 1`` (one per edge), and a kept arc's successor is kept."""
-    m = len(kept)
-    ksrc, kdst = np.empty(m, np.int64), np.empty(m, np.int64)
+def _compact(succ, lab, odd, src, dst, ends):
+    """The kept arcs as a balanced directed graph: tails and heads (written into ``ends``, the
+    arc-heads array the sort no longer needs: tails first, heads second), successors and
+    labels. Kept arc ``a`` becomes arc ``a >> 1`` (one per edge); a kept arc's successor is kept."""
+    m = len(src)
+    ksrc, kdst = ends[:m], ends[m:]
     ksucc, klab = np.empty(m, np.int64), np.empty(m, np.int64)
     for i in prange(m):
-        a = kept[i]
+        a = 2 * i + odd[i]
         if a & 1:
             ksrc[i], kdst[i] = dst[i], src[i]
         else:
@@ -337,15 +336,16 @@ def orient(src: np.ndarray, dst: np.ndarray, n: int, phases: dict[str, float]):
     heads, successors, labels, and the arcs ordered by head as :func:`merge` takes them).
     Adds the seconds of its sort, labels and orientation to ``phases``."""
     t = time.perf_counter()
-    by_dst, ends = _order(_arc_heads(src, dst), n)  # even degrees: pairs 2k, 2k+1 share a vertex
+    heads = _arc_heads(src, dst, empty(2 * len(src)))
+    by_dst, ends = _order(heads, n)  # even degrees: pairs 2k, 2k+1 share a vertex
     succ = _partners(by_dst)
     phases["sort"] = time.perf_counter() - t
     t = time.perf_counter()
     lab = cycle_labels(succ)
     phases["labels"] = time.perf_counter() - t
     t = time.perf_counter()
-    kept = _keep(lab)
-    out = (*_compact(kept, succ, lab, src, dst), _kept_order(by_dst, ends, kept))
+    odd = _odd_kept(lab)
+    out = (*_compact(succ, lab, odd, src, dst, heads), _kept_order(by_dst, ends, odd))
     phases["orient"] = time.perf_counter() - t
     return out
 
