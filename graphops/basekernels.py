@@ -121,13 +121,14 @@ class BaseKernel:
         """A node kernel must lie in (0, 1], an edge kernel in [0, 1] (the system is then
         symmetric positive definite); say which bound fails and how to fix it."""
         positive, upper = self._range()
+        node = role == "node_kernel"
         if upper > 1 + 1e-12:
-            raise InputError(f"{role}: {self!r} can reach {upper:g}, above 1; a {role} must stay in "
-                             f"{'(0, 1]' if role == 'node_kernel' else '[0, 1]'} (use .normalized, or "
-                             f"smaller weights)")
-        if role == "node_kernel" and not positive:
-            raise InputError(f"{role}: {self!r} can be 0; a node kernel must stay in (0, 1] (e.g. "
-                             f"KroneckerDelta(h) with h > 0)")
+            raise InputError(f"{self!r} can reach {upper:g}, above 1; {'a node' if node else 'an edge'} kernel "
+                             f"must stay in {'(0, 1]' if node else '[0, 1]'} (use .normalized, or smaller "
+                             f"constants)")
+        if node and not positive:
+            raise InputError(f"{self!r} can be 0; a node kernel must stay in (0, 1] (e.g. KroneckerDelta(h) "
+                             f"with h > 0)")
 
     @property
     def theta(self) -> np.ndarray:

@@ -60,9 +60,11 @@ def graph_from_networkx(G: Any, weight: str | None = None) -> Any:
     if weight is not None and any(weight not in d for _, _, d in rows):
         raise InputError(f"weight={weight!r}: some edges have no attribute {weight!r}")
     data: dict[str, Any] = {"src": [u for u, _, _ in rows], "dst": [v for _, v, _ in rows]}
-    for key in sorted({k for _, _, d in rows for k in d}):
-        data[key] = [d.get(key, np.nan) for _, _, d in rows]
+    for key in sorted({k for _, _, d in rows for k in d} | ({weight} if weight is not None else set())):
+        data[key] = [d.get(key, np.nan) for _, _, d in rows]  # (a graph without edges: empty)
     df = pd.DataFrame(data, columns=list(data)).astype({"src": id_type, "dst": id_type})
+    if weight is not None and not rows:
+        df[weight] = df[weight].astype("float64")
     nodes = pd.DataFrame({"id": np.asarray(list(G.nodes), dtype=id_type)})
     for key in sorted({k for _, d in G.nodes(data=True) for k in d}):
         nodes[key] = [d.get(key, np.nan) for _, d in G.nodes(data=True)]

@@ -44,6 +44,8 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
     for name in names or ():
         parts = []
         for k, frame in enumerate(frames):
+            if frame is not None and len(frame) == 0:
+                continue  # no nodes or edges: nothing to contribute (and often no columns)
             if frame is None or name not in frame.columns:
                 have = [] if frame is None else [c for c in frame.columns if c not in ("id", "src", "dst")]
                 raise InputError(f"graph {k} has no {what} feature {name!r} (its {what} columns: "

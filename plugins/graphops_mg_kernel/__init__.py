@@ -1,0 +1,26 @@
+"""graphops plugin ``mg_kernel``: the marginalized graph kernel (Kashima et al.; GraphDot's
+convention), solved per graph pair by conjugate gradients without storing the product graph."""
+from __future__ import annotations
+
+from graphops import Algorithm, Backend, Input, hookimpl
+
+from .params import MGKernelParams
+
+__all__ = ["graphops_register_algorithms"]
+
+
+@hookimpl
+def graphops_register_algorithms() -> list[Algorithm]:
+    return [Algorithm(
+        name="mg_kernel",
+        params=MGKernelParams,
+        inputs=(Input("graphs", kinds=("graphset",)), Input("other", kinds=("graphset",), required=False)),
+        backends={
+            "cpu": Backend(target="graphops_mg_kernel.cpu:run", device="cpu",
+                           prepare="graphops_mg_kernel.common:prepare_cpu"),
+        },
+        result="array",
+        cost="graphops_mg_kernel.params:cost",
+        summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
+        version_added="0.2",
+    )]

@@ -1,0 +1,64 @@
+"""The solvers with the base kernels written in: the template's ``$NODE``/``$EDGE`` become the
+kernels' own expressions (reading hyperparameters from arrays, so new values reuse the
+compiled code). Each distinct pair of kernel shapes becomes a module file in graphops' cache
+folder, so Numba caches its compiled form on disk like any other graphops kernel."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from string import Template
+from types import ModuleType
+from typing import Any
+
+from graphops.basekernels import BaseKernel
+from graphops.dirs import cache_dir
+
+__all__ = ["cpu_module"]
+
+_LOADED: dict[str, ModuleType] = {}
+
+
+def _expression(kernel: BaseKernel, names: tuple[str, ...], lang: str) -> str:
+    x = {f: f"x[{i}]" for i, f in enumerate(names)}
+    y = {f: f"y[{i}]" for i, f in enumerate(names)}
+    return kernel.source(lang, x, y)[0]
+
+
+def cpu_module(node_kernel: BaseKernel, edge_kernel: BaseKernel) -> ModuleType:
+    """The generated CPU solver module for these kernels' shapes (features in ``.features`` order)."""
+    template = Template((Path(__file__).parent / "cpu_solver.tmpl").read_text())
+    source = template.substitute(NODE=_expression(node_kernel, node_kernel.features, "python"),
+                                 EDGE=_expression(edge_kernel, edge_kernel.features, "python"))
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    if digest not in _LOADED:
+        _LOADED[digest] = _load(f"graphops_mgk_cpu_{digest}", source)
+    return _LOADED[digest]
+
+
+def _folder() -> Path:
+    path = cache_dir("generated")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="graphops-generated-"))
+
+
+def _load(name: str, source: str) -> Any:
+    folder = _folder()
+    path = folder / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
+        tmp.write_text(source)
+        os.replace(tmp, path)  # atomic: another process may load the same file
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

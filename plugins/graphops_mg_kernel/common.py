@@ -1,0 +1,101 @@
+"""What the backends share: a GraphSet prepared as per-graph arc lists with degrees and every
+feature as a float64 column, the feature columns a kernel reads, start probabilities, the
+pairs to solve, and the error for a pair that does not converge."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphops.device import Device, to_device
+from graphops.errors import GraphopsError
+
+__all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
+           "NotConvergedError"]
+
+
+class NotConvergedError(GraphopsError, ArithmeticError):
+    """A graph pair whose linear system did not converge within the iteration limit."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A GraphSet as the solvers read it (host arrays).
+
+    Graph ``g`` has nodes ``node_ptr[g]:node_ptr[g+1]`` and arcs ``arc_ptr[g]:arc_ptr[g+1]``:
+    each undirected edge as two arcs (a self-loop as one), ``arc_src``/``arc_dst`` local node
+    indices, ``arc_w`` the weight, ``arc_edge`` the edge's row in the edge features.
+    ``degree``: weighted degree (self-loops once; 1 for a node without edges).
+    ``node_values``/``edge_values``: every feature by name, float64."""
+
+    name: str
+    node_ptr: np.ndarray
+    arc_ptr: np.ndarray
+    arc_src: np.ndarray
+    arc_dst: np.ndarray
+    arc_w: np.ndarray
+    arc_edge: np.ndarray
+    degree: np.ndarray
+    node_values: dict[str, np.ndarray]
+    edge_values: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.node_ptr) - 1
+
+
+def prepare_cpu(gs: Any) -> Prepared:
+    gs = gs.to(Device.CPU)
+    node_ptr = np.asarray(gs.node_ptr, np.int64)
+    edge_ptr = np.asarray(gs.edge_ptr, np.int64)
+    src, dst = np.asarray(gs.src, np.int64), np.asarray(gs.dst, np.int64)
+    w = np.ones(len(src)) if gs.weights is None else np.asarray(gs.weights, np.float64)
+    graph_of_edge = np.repeat(np.arange(len(gs)), np.diff(edge_ptr))
+    loop = src == dst
+    # arcs: every edge u -> v, and v -> u unless it is a self-loop; grouped by graph
+    a_src = np.concatenate([src, dst[~loop]])
+    a_dst = np.concatenate([dst, src[~loop]])
+    a_edge = np.concatenate([np.arange(len(src)), np.flatnonzero(~loop)])
+    order = np.argsort(graph_of_edge[a_edge], kind="stable")
+    a_src, a_dst, a_edge = a_src[order], a_dst[order], a_edge[order]
+    counts = np.bincount(graph_of_edge[a_edge], minlength=len(gs))
+    arc_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    base = node_ptr[graph_of_edge[a_edge]]
+    degree = np.bincount(a_src, weights=w[a_edge], minlength=int(node_ptr[-1]))
+    degree[degree == 0] = 1.0
+    return Prepared(gs.name, node_ptr, arc_ptr, a_src - base, a_dst - base, w[a_edge], a_edge, degree,
+                    {k: np.asarray(v, np.float64) for k, v in gs.node_feature_table().items()},
+                    {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()})
+
+
+def feature_columns(values: dict[str, np.ndarray], names: tuple[str, ...], rows: int) -> np.ndarray:
+    """The named features as one C-ordered float64 matrix (rows x len(names); at least one column)."""
+    if not names:
+        return np.zeros((rows, 1))
+    return np.ascontiguousarray(np.stack([values[n] for n in names], axis=1))
+
+
+def start_probabilities(prep: Prepared, p: Any) -> np.ndarray:
+    n = int(prep.node_ptr[-1])
+    if p == "uniform":
+        return np.ones(n)
+    if isinstance(p, float):
+        return np.full(n, p)
+    return prep.node_values[p]
+
+
+def gram_pairs(n: int, m: int | None) -> np.ndarray:
+    """Graph pairs (row, column) to solve: the upper triangle of a square Gram matrix, or all."""
+    if m is None:
+        i, j = np.triu_indices(n)
+    else:
+        i, j = np.divmod(np.arange(n * m, dtype=np.int64), m)
+    return np.stack([i, j], axis=1).astype(np.int64)
+
+
+def pair_name(a: Prepared, b: Prepared, i: int, j: int) -> str:
+    return f"graph {i} of {a.name!r} and graph {j} of {b.name!r}"
+
+
+def to_host(x: Any) -> np.ndarray:
+    return to_device(x, Device.CPU)
