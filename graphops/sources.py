@@ -192,11 +192,10 @@ class Sources:
     @classmethod
     def from_file(cls, path: str | os.PathLike, registry: Any = None) -> "Sources":
         """The ``graphs:`` section of a pipeline file (nothing else of it is checked)."""
-        import yaml
-
+        from .pipeline.load import load_yaml
         from .registry import get_registry
 
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
         graphs = {k: GraphSource.model_validate(v) for k, v in (data.get("graphs") or {}).items()}
         return cls(graphs, Path(path).resolve().parent, registry or get_registry())
 

@@ -261,3 +261,11 @@ def test_pipeline_device_not_offered_by_algorithm(folder, fresh_pm):
     assert str(info.value).endswith(
         "==> At steps[0] (id='a', algorithm='cpu_only')\n==> At key: backend\n=====> The pipeline's "
         "device 'gpu' is not offered by cpu_only (offered: auto, cpu); set backend: on this step")
+
+
+def test_yaml_booleans_are_only_true_and_false():
+    """A bare `on` (a base kernel's feature key) stays a string, as in YAML 1.2."""
+    from graphops.pipeline.load import load_yaml
+
+    assert load_yaml("k: {kronecker_delta: {h: 0.5, on: label}}\nyes: no\nt: true\nf: False\n") == {
+        "k": {"kronecker_delta": {"h": 0.5, "on": "label"}}, "yes": "no", "t": True, "f": False}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,25 @@ def _fail(file: str, message: str, *where: str) -> ConfigError:
     return ConfigError(file, [ConfigIssue(tuple(where), message)])
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML with YAML 1.2's booleans: only true/false. Under YAML 1.1 a bare ``on``, ``off``,
+    ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}`` would lose its
+    ``on`` key; parameters that are booleans still take those words (pydantic reads them)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+def load_yaml(text: str) -> Any:
+    """Parse pipeline YAML (YAML 1.2 booleans, see :class:`_Loader`)."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
 def read_config(path: str | os.PathLike) -> tuple[str, Any]:
     """The file's display name and its parsed YAML; missing, unreadable or bad YAML is a ConfigError."""
     file = str(path)
@@ -64,7 +84,7 @@ def read_config(path: str | os.PathLike) -> tuple[str, Any]:
     except (PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
         raise _fail(file, f"Cannot read the file: {exc}") from None
     try:
-        return file, yaml.safe_load(text)
+        return file, load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = (f"At line {mark.line + 1}, column {mark.column + 1}",) if mark else ()
