@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.device import Device, to_device
+from graphops.device import Device
 from graphops.errors import GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
@@ -26,7 +26,8 @@ class Prepared:
     Graph ``g`` has nodes ``node_ptr[g]:node_ptr[g+1]`` and arcs ``arc_ptr[g]:arc_ptr[g+1]``:
     each undirected edge as two arcs (a self-loop as one), ``arc_src``/``arc_dst`` local node
     indices, ``arc_w`` the weight, ``arc_edge`` the edge's row in the edge features.
-    ``degree``: weighted degree (self-loops once; 1 for a node without edges).
+    ``degree``: weighted degree (self-loops once; 1 for a node without edges). ``n_edges``:
+    rows of the edge features.
     ``node_values``/``edge_values``: every feature by name, float64."""
 
     name: str
@@ -39,6 +40,11 @@ class Prepared:
     degree: np.ndarray
     node_values: dict[str, np.ndarray]
     edge_values: dict[str, np.ndarray]
+    n_edges: int
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.node_ptr[-1])
 
     def __len__(self) -> int:
         return len(self.node_ptr) - 1
@@ -65,18 +71,19 @@ def prepare_cpu(gs: Any) -> Prepared:
     degree[degree == 0] = 1.0
     return Prepared(gs.name, node_ptr, arc_ptr, a_src - base, a_dst - base, w[a_edge], a_edge, degree,
                     {k: np.asarray(v, np.float64) for k, v in gs.node_feature_table().items()},
-                    {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()})
+                    {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()}, len(src))
 
 
 def feature_columns(values: dict[str, np.ndarray], names: tuple[str, ...], rows: int) -> np.ndarray:
-    """The named features as one C-ordered float64 matrix (rows x len(names); at least one column)."""
-    if not names:
-        return np.zeros((rows, 1))
+    """The named features as one C-ordered float64 matrix (rows x len(names); at least one
+    column). With no rows (a set without edges) a feature need not exist: nothing reads it."""
+    if not names or rows == 0:
+        return np.zeros((rows, max(len(names), 1)))
     return np.ascontiguousarray(np.stack([values[n] for n in names], axis=1))
 
 
 def start_probabilities(prep: Prepared, p: Any) -> np.ndarray:
-    n = int(prep.node_ptr[-1])
+    n = prep.n_nodes
     if p == "uniform":
         return np.ones(n)
     if isinstance(p, float):
@@ -95,7 +102,3 @@ def gram_pairs(n: int, m: int | None) -> np.ndarray:
 
 def pair_name(a: Prepared, b: Prepared, i: int, j: int) -> str:
     return f"graph {i} of {a.name!r} and graph {j} of {b.name!r}"
-
-
-def to_host(x: Any) -> np.ndarray:
-    return to_device(x, Device.CPU)

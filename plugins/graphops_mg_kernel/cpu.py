@@ -17,9 +17,8 @@ __all__ = ["run"]
 
 
 def _arrays(prep: Prepared, params: MGKernelParams) -> tuple:
-    n_nodes, n_edges = int(prep.node_ptr[-1]), len(next(iter(prep.edge_values.values()), np.zeros(0)))
-    nf = feature_columns(prep.node_values, params.node_kernel.features, n_nodes)
-    ef = feature_columns(prep.edge_values, params.edge_kernel.features, max(n_edges, int(prep.arc_edge.max(initial=-1)) + 1))
+    nf = feature_columns(prep.node_values, params.node_kernel.features, prep.n_nodes)
+    ef = feature_columns(prep.edge_values, params.edge_kernel.features, prep.n_edges)
     return (prep.node_ptr, prep.arc_ptr, prep.arc_src, prep.arc_dst, prep.arc_w, prep.arc_edge, nf, ef,
             prep.degree, start_probabilities(prep, params.p))
 

@@ -146,7 +146,19 @@ def test_bad_parameters_are_named(params, message):
     assert message in str(err.value)
 
 
-def test_yaml_kernels(tmp_path):
+def test_a_set_without_edges_needs_no_edge_features():
+    """Only walks of length 0 (the system is diagonal, x = V): K = Σ p p' V, whatever feature
+    the edge kernel names."""
+    G = nx.Graph()
+    G.add_node(0, element=1)
+    G.add_node(1, element=2)
+    gs = go.GraphSet.from_networkx([G, G], node_features=["element"])
+    nk = KroneckerDelta(0.5, on="element")
+    K = go.run("mg_kernel", gs, backend="cpu", node_kernel=nk, edge_kernel=KroneckerDelta(0.5, on="order"), q=0.1)
+    np.testing.assert_allclose(K, _length0(gs, nk), rtol=1e-12)
+
+
+def test_yaml_kernels():
     gs = random_set(7)
     K = go.run("mg_kernel", gs, backend="cpu", node_kernel={"kronecker_delta": {"h": 0.5, "on": "element"}},
                edge_kernel={"tensor_product": {"order": {"kronecker_delta": {"h": 0.5}}}}, q=0.1)
