@@ -105,6 +105,21 @@ class BaseKernel:
         are the variables ``x[name]``/``y[name]``, hyperparameter ``i`` is ``{p}[first + i]``."""
         raise NotImplementedError
 
+    def row_source(self, lang: str, names: Sequence[str]) -> tuple[str, list[str]]:
+        """:meth:`source` for two feature rows ``x``, ``y`` holding the features ``names`` in
+        that order (``x[0]``, ``x[1]``, ...) and hyperparameters in ``p``."""
+        names = tuple(names)
+        missing = [f for f in self.features if f not in names]
+        if missing:
+            raise InputError(f"{self!r} reads {', '.join(map(repr, missing))}, not among the features "
+                             f"{', '.join(map(repr, names)) or '(none)'}")
+        return self.source(lang, {f: f"x[{i}]" for i, f in enumerate(names)},
+                           {f: f"y[{i}]" for i, f in enumerate(names)})
+
+    def unnamed(self) -> "BaseKernel | None":
+        """The first elementary kernel inside that needs a feature but names none."""
+        return None
+
     # composition ---------------------------------------------------------------------------
     def __mul__(self, other: "BaseKernel") -> "BaseKernel":
         return Product(self, _kernel(other, "*"))
@@ -199,21 +214,24 @@ class _Elementary(BaseKernel):
         clone.__dict__.update(self.__dict__, value=float(value))
         return clone
 
-    def _feature(self, rec: Mapping[str, Any]) -> Any:
+    def unnamed(self) -> BaseKernel | None:
+        return self if self.needs_feature and self.on is None else None
+
+    def _named(self) -> str:
         if self.on is None:
             raise InputError(f"{self!r} names no feature: write {type(self).__name__}(..., on='label') or use it "
                              f"inside TensorProduct(label=...)")
+        return self.on
+
+    def _feature(self, rec: Mapping[str, Any]) -> Any:
         try:
-            return rec[self.on]
+            return rec[self._named()]
         except KeyError:
             raise InputError(f"{self!r} reads the feature {self.on!r}, which is not there (features: "
                              f"{', '.join(map(repr, rec)) or 'none'})") from None
 
     def _vars(self, x: Mapping[str, str], y: Mapping[str, str]) -> tuple[str, str]:
-        if self.on is None:
-            raise InputError(f"{self!r} names no feature: write {type(self).__name__}(..., on='label') or use it "
-                             f"inside TensorProduct(label=...)")
-        return x[self.on], y[self.on]
+        return x[self._named()], y[self._named()]
 
     def __repr__(self) -> str:
         on = f", on={self.on!r}" if self.on is not None and self.needs_feature else ""
@@ -311,9 +329,6 @@ class Constant(_Elementary):
     def source(self, lang, x, y, p="p", first=0):
         return f"{p}[{first}]", ["1.0"]
 
-    def _vars(self, x, y):  # pragma: no cover - a constant reads no feature
-        return "", ""
-
 
 class _Composite(BaseKernel):
     """A product or sum of kernels (the first's hyperparameters first)."""
@@ -369,6 +384,9 @@ class _Composite(BaseKernel):
             rest = " * ".join(v for j, (v, _) in enumerate(codes) if j != i) or "1.0"
             grads += [f"({g} * {rest})" for g in gs]
         return f"({value})", grads
+
+    def unnamed(self) -> BaseKernel | None:
+        return next((u for u in (k.unnamed() for k in self.parts) if u is not None), None)
 
     def _range(self) -> tuple[bool, float]:
         ranges = [k._range() for k in self.parts]
@@ -441,6 +459,9 @@ class Normalized(BaseKernel):
 
     def with_values(self, values):
         return Normalized(self.kernel.with_values(values))
+
+    def unnamed(self) -> BaseKernel | None:
+        return self.kernel.unnamed()
 
     def _range(self) -> tuple[bool, float]:
         return self.kernel._range()[0], 1.0
@@ -538,13 +559,7 @@ def compile_kernel(kernel: BaseKernel, features: Sequence[str] | None = None,
     from .jit import njit
 
     names = tuple(features) if features is not None else kernel.features
-    missing = [f for f in kernel.features if f not in names]
-    if missing:
-        raise InputError(f"{kernel!r} reads {', '.join(map(repr, missing))}, not among the features "
-                         f"{', '.join(map(repr, names)) or '(none)'}")
-    x = {f: f"x[{i}]" for i, f in enumerate(names)}
-    y = {f: f"y[{i}]" for i, f in enumerate(names)}
-    value, grads = kernel.source("python", x, y)
+    value, grads = kernel.row_source("python", names)
     key = (value, tuple(grads) if gradient else None)
     if key in _COMPILED:
         return _COMPILED[key], names

@@ -22,17 +22,11 @@ __all__ = ["cpu_module"]
 _LOADED: dict[str, ModuleType] = {}
 
 
-def _expression(kernel: BaseKernel, names: tuple[str, ...], lang: str) -> str:
-    x = {f: f"x[{i}]" for i, f in enumerate(names)}
-    y = {f: f"y[{i}]" for i, f in enumerate(names)}
-    return kernel.source(lang, x, y)[0]
-
-
 def cpu_module(node_kernel: BaseKernel, edge_kernel: BaseKernel) -> ModuleType:
     """The generated CPU solver module for these kernels' shapes (features in ``.features`` order)."""
     template = Template((Path(__file__).parent / "cpu_solver.tmpl").read_text())
-    source = template.substitute(NODE=_expression(node_kernel, node_kernel.features, "python"),
-                                 EDGE=_expression(edge_kernel, edge_kernel.features, "python"))
+    source = template.substitute(NODE=node_kernel.row_source("python", node_kernel.features)[0],
+                                 EDGE=edge_kernel.row_source("python", edge_kernel.features)[0])
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest not in _LOADED:
         _LOADED[digest] = _load(f"graphops_mgk_cpu_{digest}", source)

@@ -68,7 +68,7 @@ class MGKernelParams(Params):
     def _features_named(self) -> "MGKernelParams":
         for role in ("node_kernel", "edge_kernel"):
             kernel = getattr(self, role)
-            unnamed = _unnamed(kernel)
+            unnamed = kernel.unnamed()
             if unnamed:
                 raise ValueError(f"{role}: {unnamed!r} names no feature; write e.g. "
                                  f"{type(unnamed).__name__}(..., on='label') or TensorProduct(label=...)")
@@ -99,19 +99,6 @@ class MGKernelParams(Params):
                     raise ValueError(f"mg_kernel: p={self.p!r}: start probabilities must be positive")
             if gs.weights is not None and not bool((gs.weights > 0).all()):
                 raise ValueError(f"mg_kernel: GraphSet {gs.name!r} has edge weights <= 0; weights must be positive")
-
-
-def _unnamed(kernel: BaseKernel) -> BaseKernel | None:
-    """The first elementary kernel that needs a feature but names none."""
-    from graphops.basekernels import Normalized, _Composite, _Elementary
-
-    if isinstance(kernel, _Elementary):
-        return kernel if kernel.needs_feature and kernel.on is None else None
-    if isinstance(kernel, Normalized):
-        return _unnamed(kernel.kernel)
-    if isinstance(kernel, _Composite):
-        return next((u for u in map(_unnamed, kernel.parts) if u is not None), None)
-    return None
 
 
 def cost(inputs: dict[str, Any], params: MGKernelParams) -> dict[str, Any]:
