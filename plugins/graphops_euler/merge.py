@@ -142,7 +142,7 @@ def successors(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, tu
     and the arcs ordered by head with each head's end in that order (for :func:`merge`)."""
     by_src, _ = _order(src, n)
     by_dst = _order(dst, n)
-    succ = np.empty(len(src), np.int64)
+    succ = empty(len(src))
     _pair(by_src, by_dst[0], succ)
     return succ, by_dst
 
@@ -402,7 +402,7 @@ def _merge(ends, succ, lab, by_dst, lab_in):
 
 
 @njit
-def _place(succ, first, splitters, owner, offset, after, length):
+def _place(first, splitters, owner, offset, after, length):
     k = len(splitters)
     base = np.empty(k, np.int64)
     i = np.searchsorted(splitters, first)
@@ -426,7 +426,7 @@ def _scatter_ranks(base, owner, offset):
 def rank(succ: np.ndarray, first: int) -> np.ndarray:
     """The arcs of the single cycle ``succ`` in order from ``first``."""
     splitters, owner, offset, after, length = _walks(succ, first)
-    tour, total = _place(succ, first, splitters, owner, offset, after, length)
+    tour, total = _place(first, splitters, owner, offset, after, length)
     if total != len(succ):
         raise RuntimeError(f"euler cpu: the merged successors form no single cycle ({total} of {len(succ)} arcs)")
     return tour
