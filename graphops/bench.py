@@ -172,10 +172,11 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
 
 def details_text(details: Any) -> str:
     """What a backend reported that a reader of the table wants: its phases' times
-    (``phases_s``), schedule and memory (``*_bytes``)."""
+    (``phases_s``), schedule, a one-line ``note`` and memory (``*_bytes``)."""
     parts = [f"{k} {v * 1e3:.1f} ms" for k, v in dict(details.get("phases_s", {})).items()]
-    if "schedule" in details:
-        parts.append(str(details["schedule"]))
+    for key in ("schedule", "note"):
+        if key in details:
+            parts.append(str(details[key]))
     parts += [f"{k.removesuffix('_bytes').replace('_', ' ')} {v / 2 ** 30:.2f} GiB"
               for k, v in details.items() if k.endswith("_bytes")]
     return "; ".join(parts)

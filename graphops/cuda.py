@@ -27,13 +27,15 @@ THREADS = 256
 
 
 def load_module(package: str, name: str, options: tuple[str, ...] = (),
-                defines: Mapping[str, Any] | None = None) -> Any:
+                defines: Mapping[str, Any] | None = None, prefix: str = "", suffix: str = "") -> Any:
     """``cupy.RawModule`` of ``<package>/kernels/<name>.cu``, C++17, with ``defines`` as ``-D`` macros.
 
     A ``.cu`` file that needs a macro should stop with ``#error`` when it is missing, so the value
     is never written a second time in CUDA; to check the file alone, pass any values with ``-D``.
+    ``prefix``/``suffix``: source text put before and after the file's, for what a ``-D`` cannot
+    carry (macros with arguments: generated code; template instantiations chosen in Python).
     """
-    code = resources.files(package).joinpath(f"kernels/{name}.cu").read_text()
+    code = prefix + resources.files(package).joinpath(f"kernels/{name}.cu").read_text() + suffix
     macros = tuple(f"-D{key}={_literal(value)}" for key, value in (defines or {}).items())
     return cp.RawModule(code=code, options=("--std=c++17", *options, *macros))
 

@@ -18,6 +18,8 @@ def graphops_register_algorithms() -> list[Algorithm]:
         backends={
             "cpu": Backend(target="graphops_mg_kernel.cpu:run", device="cpu",
                            prepare="graphops_mg_kernel.common:prepare_cpu"),
+            "gpu": Backend(target="graphops_mg_kernel.gpu:run", device="gpu", requires=("cupy",),
+                           prepare="graphops_mg_kernel.common:prepare_cpu"),
         },
         result="array",
         cost="graphops_mg_kernel.params:cost",

@@ -3,7 +3,7 @@ feature as a float64 column, the feature columns a kernel reads, start probabili
 pairs to solve, and the error for a pair that does not converge."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,8 @@ class Prepared:
     indices, ``arc_w`` the weight, ``arc_edge`` the edge's row in the edge features.
     ``degree``: weighted degree (self-loops once; 1 for a node without edges). ``n_edges``:
     rows of the edge features.
-    ``node_values``/``edge_values``: every feature by name, float64."""
+    ``node_values``/``edge_values``: every feature by name, float64. ``on_gpu``: where the
+    GraphSet lived (a GPU backend returns CuPy then). ``cache``: what backends derive from it."""
 
     name: str
     node_ptr: np.ndarray
@@ -41,6 +42,8 @@ class Prepared:
     node_values: dict[str, np.ndarray]
     edge_values: dict[str, np.ndarray]
     n_edges: int
+    on_gpu: bool = False
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -51,6 +54,7 @@ class Prepared:
 
 
 def prepare_cpu(gs: Any) -> Prepared:
+    on_gpu = gs.device is Device.GPU
     gs = gs.to(Device.CPU)
     node_ptr = np.asarray(gs.node_ptr, np.int64)
     edge_ptr = np.asarray(gs.edge_ptr, np.int64)
@@ -71,7 +75,7 @@ def prepare_cpu(gs: Any) -> Prepared:
     degree[degree == 0] = 1.0
     return Prepared(gs.name, node_ptr, arc_ptr, a_src - base, a_dst - base, w[a_edge], a_edge, degree,
                     {k: np.asarray(v, np.float64) for k, v in gs.node_feature_table().items()},
-                    {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()}, len(src))
+                    {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()}, len(src), on_gpu)
 
 
 def feature_columns(values: dict[str, np.ndarray], names: tuple[str, ...], rows: int) -> np.ndarray:

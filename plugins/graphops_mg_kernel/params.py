@@ -26,10 +26,27 @@ class MGKernelParams(Params):
         node, or the name of a node feature
     :param normalize: ``K[a, b] / sqrt(K[a, a] K[b, b])``
     :param lmin: 1 leaves out walks of length 0 (the node-kernel term)
-    :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual)
+    :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual; default by precision)
     :param max_iter: most CG iterations per pair (default: the number of unknowns + 100); a
         pair that has not converged by then is an error naming it
     :param progress: show a progress bar (``None``: for jobs lasting over a second on a terminal)
+    :param precision: arithmetic of the gpu solver: ``float32`` (its default: the mat-vec in
+        float32, the solution, dot products and K in float64) or ``float64``. The cpu backend
+        always computes in float64. The default ``tol`` is 1e-10 in float64 and 1e-6 in float32
+    :param matvec: gpu: how the product-graph mat-vec is formed. ``factored``: the edge kernel
+        written as a few separable terms over the distinct edge values (labels), each term two
+        small sparse-times-dense products; ``tiles``: 8×8 adjacency tiles with the edge kernel
+        evaluated for every pair of edges (any edge kernel); ``auto``: factored when the edge
+        values allow it with at most two terms (one label, or none). Values agree to rounding
+    :param reorder: gpu: renumber each graph's nodes by reverse Cuthill–McKee (``rcm``) so its
+        edges fill fewer 8×8 tiles, or keep the order (``none``); values do not change
+    :param primitive: gpu: visit a tile pair's non-zeros through its bitmasks (``sparse``) or
+        all 64 × 64 entries (``dense``, for benchmarks and dense graphs)
+    :param teams: gpu: size the team solving a pair to the pair (``auto``: a warp for small
+        pairs, up to a block of 1024 threads) or use at least a block of 256 threads (``block``)
+    :param staging: gpu: copy each pair's graphs and search direction into shared memory
+        (``shared``; pairs too large for it use global memory) or always use global memory
+    :param tile: gpu: most rows of the Gram matrix per device tile (device memory holds two)
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -40,9 +57,16 @@ class MGKernelParams(Params):
     p: Any = "uniform"
     normalize: bool = False
     lmin: Literal[0, 1] = 0
-    tol: float = Field(1e-10, gt=0, lt=1)
+    tol: float | None = Field(None, gt=0, lt=1)
     max_iter: int | None = Field(None, ge=1)
     progress: bool | None = None
+    precision: Literal["float32", "float64"] | None = None
+    matvec: Literal["auto", "factored", "tiles"] = "auto"
+    reorder: Literal["rcm", "none"] = "rcm"
+    primitive: Literal["sparse", "dense"] = "sparse"
+    teams: Literal["auto", "block"] = "auto"
+    staging: Literal["shared", "global"] = "shared"
+    tile: int = Field(1024, ge=1)
 
     @field_validator("node_kernel", "edge_kernel", mode="before")
     @classmethod
@@ -63,6 +87,10 @@ class MGKernelParams(Params):
         if isinstance(value, str) and value:
             return value
         raise ValueError(f"p must be 'uniform', a positive number or a node feature name; got {value!r}")
+
+    def tolerance(self, real: str = "float64") -> float:
+        """``tol``, or its default for the arithmetic ``real`` (1e-10 in float64, 1e-6 in float32)."""
+        return self.tol if self.tol is not None else (1e-6 if real == "float32" else 1e-10)
 
     @model_validator(mode="after")
     def _features_named(self) -> "MGKernelParams":

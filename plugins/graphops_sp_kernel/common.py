@@ -82,12 +82,6 @@ def histograms(xp: Any, graph: Any, cols: Any, n_graphs: int, n_features: int) -
     return flat.reshape(n_graphs, n_features).astype(xp.float64)
 
 
-def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
-    """``K / sqrt(d_rows d_colsᵀ)``, with 0 where either diagonal entry is 0."""
-    scale = xp.sqrt(xp.outer(diag_rows, diag_cols))
-    return xp.where(scale > 0, K / xp.where(scale > 0, scale, 1.0), 0.0)
-
-
 def negative_cycle_error(negative: Any) -> InputError:
     """The error for graphs whose shortest paths are undefined (``negative``: flag per graph)."""
     bad = [int(g) for g in negative.nonzero()[0][:1]]

@@ -7,11 +7,12 @@ import numba
 import numpy as np
 
 from graphops.csr import CSR
+from graphops.gram import normalize
 from graphops.jit import njit, prange
 from graphops.work import chunks
 
 from .common import (CELL_COST, CPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact, graph_of_paths,
-                     histograms, lengths, matrix_form_possible, node_inputs, normalize)
+                     histograms, lengths, matrix_form_possible, node_inputs)
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, path_lists
 

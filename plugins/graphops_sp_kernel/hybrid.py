@@ -20,13 +20,14 @@ import numpy as np
 
 from graphops import Result
 from graphops.csr import CSR
+from graphops.gram import normalize
 from graphops.cuda import interleave
 from graphops.device import gpu_attribute, spare_one_core
 from graphops.timing import timed
 from graphops.work import chunks, even_ranges
 
 from . import cpu, gpu
-from .common import lengths, normalize
+from .common import lengths
 from .params import SPKernelParams
 from .paths import PathLists
 from .split import Split, choose_split, split_for_threshold

@@ -12,7 +12,22 @@ from graphops import InputError
 from graphops.kernels import Constant, KroneckerDelta, SquareExponential, TensorProduct
 from tests.reference.marginalized import mg_kernel_matrix
 
-BACKENDS = ["cpu"]
+# backend variants: (run options, relative tolerance against the float64 dense solve)
+VARIANTS = {
+    "cpu": ({"backend": "cpu"}, 1e-9),
+    "gpu64": ({"backend": "gpu", "precision": "float64"}, 1e-9),
+    "gpu32": ({"backend": "gpu", "precision": "float32"}, 1e-5),
+}
+BACKENDS = ["cpu", pytest.param("gpu64", marks=pytest.mark.gpu), pytest.param("gpu32", marks=pytest.mark.gpu)]
+
+
+def run(variant, *inputs, **params):
+    options, _ = VARIANTS[variant]
+    return np.asarray(go.run("mg_kernel", *inputs, **options, **params))
+
+
+def rtol(variant, at_least=0.0):
+    return max(VARIANTS[variant][1], at_least)
 
 
 def random_set(seed, n_graphs=6, weighted=False):
@@ -70,8 +85,8 @@ KERNEL_CASES = [
 def test_matches_the_dense_solve(backend, kernels, weighted):
     gs = random_set(1, weighted=weighted)
     node_kernel, edge_kernel = kernels
-    K = go.run("mg_kernel", gs, backend=backend, node_kernel=node_kernel, edge_kernel=edge_kernel, q=0.1)
-    np.testing.assert_allclose(K, dense(gs, node_kernel, edge_kernel, 0.1), rtol=1e-9)
+    K = run(backend, gs, node_kernel=node_kernel, edge_kernel=edge_kernel, q=0.1)
+    np.testing.assert_allclose(K, dense(gs, node_kernel, edge_kernel, 0.1), rtol=rtol(backend))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -79,13 +94,13 @@ def test_lmin_start_probabilities_and_normalization(backend):
     gs = random_set(2)
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
     ref = dense(gs, nk, ek, 0.2)
-    K1 = go.run("mg_kernel", gs, backend=backend, node_kernel=nk, edge_kernel=ek, q=0.2, lmin=1)
-    np.testing.assert_allclose(K1, ref - _length0(gs, nk), rtol=1e-9, atol=1e-9)
-    K3 = go.run("mg_kernel", gs, backend=backend, node_kernel=nk, edge_kernel=ek, q=0.2, p=3.0)
-    np.testing.assert_allclose(K3, 9 * ref, rtol=1e-9)
-    Kn = go.run("mg_kernel", gs, backend=backend, node_kernel=nk, edge_kernel=ek, q=0.2, normalize=True)
+    K1 = run(backend, gs, node_kernel=nk, edge_kernel=ek, q=0.2, lmin=1)
+    np.testing.assert_allclose(K1, ref - _length0(gs, nk), rtol=rtol(backend), atol=rtol(backend) * ref.max())
+    K3 = run(backend, gs, node_kernel=nk, edge_kernel=ek, q=0.2, p=3.0)
+    np.testing.assert_allclose(K3, 9 * ref, rtol=rtol(backend))
+    Kn = run(backend, gs, node_kernel=nk, edge_kernel=ek, q=0.2, normalize=True)
     d = np.sqrt(np.diag(ref))
-    np.testing.assert_allclose(Kn, ref / np.outer(d, d), rtol=1e-9)
+    np.testing.assert_allclose(Kn, ref / np.outer(d, d), rtol=rtol(backend))
     np.testing.assert_allclose(np.diag(Kn), 1.0, rtol=1e-12)
 
 
@@ -93,31 +108,32 @@ def test_lmin_start_probabilities_and_normalization(backend):
 def test_train_and_test_sets(backend):
     gs = random_set(3, n_graphs=7)
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
-    full = go.run("mg_kernel", gs, backend=backend, node_kernel=nk, edge_kernel=ek, q=0.1)
-    Kt = go.run("mg_kernel", gs[[5, 6]], gs[[0, 1, 2]], backend=backend, node_kernel=nk, edge_kernel=ek, q=0.1)
-    np.testing.assert_allclose(Kt, full[np.ix_([5, 6], [0, 1, 2])], rtol=1e-12)
-    Kn = go.run("mg_kernel", gs[[5, 6]], gs[[0, 1, 2]], backend=backend, node_kernel=nk, edge_kernel=ek, q=0.1,
+    full = run(backend, gs, node_kernel=nk, edge_kernel=ek, q=0.1)
+    Kt = run(backend, gs[[5, 6]], gs[[0, 1, 2]], node_kernel=nk, edge_kernel=ek, q=0.1)
+    np.testing.assert_allclose(Kt, full[np.ix_([5, 6], [0, 1, 2])], rtol=rtol(backend, 1e-12))
+    Kn = run(backend, gs[[5, 6]], gs[[0, 1, 2]], node_kernel=nk, edge_kernel=ek, q=0.1,
                 normalize=True)
     d = np.sqrt(np.diag(full))
-    np.testing.assert_allclose(Kn, (full / np.outer(d, d))[np.ix_([5, 6], [0, 1, 2])], rtol=1e-10)
+    np.testing.assert_allclose(Kn, (full / np.outer(d, d))[np.ix_([5, 6], [0, 1, 2])], rtol=rtol(backend, 1e-10))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_published_mutag_values(backend, shared_data):
     gs = go.read_tu(shared_data / "tu" / "MUTAG")[[0, 1, 2]]
     kd = KroneckerDelta(0.5, on="label")
-    K = go.run("mg_kernel", gs, backend=backend, node_kernel=kd, edge_kernel=kd, q=0.05)
+    K = run(backend, gs, node_kernel=kd, edge_kernel=kd, q=0.05)
     ref = mg_kernel_matrix(gs, kd, kd, 0.05, {"label": gs.node_labels}, {"label": gs.edge_labels})
-    np.testing.assert_allclose(K, ref, rtol=1e-9)
-    np.testing.assert_allclose([K[0, 0], K[0, 1], K[1, 2]], [1618.9180, 844.6664, 490.9621], atol=5e-5)
+    np.testing.assert_allclose(K, ref, rtol=rtol(backend))
+    np.testing.assert_allclose([K[0, 0], K[0, 1], K[1, 2]], [1618.9180, 844.6664, 490.9621],
+                               atol=5e-5 if rtol(backend) < 1e-6 else 0, rtol=rtol(backend))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_small_stopping_probability_converges(backend):
     gs = random_set(4)
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
-    K = go.run("mg_kernel", gs, backend=backend, node_kernel=nk, edge_kernel=ek, q=5e-4)
-    np.testing.assert_allclose(K, dense(gs, nk, ek, 5e-4), rtol=1e-8)
+    K = run(backend, gs, node_kernel=nk, edge_kernel=ek, q=5e-4)
+    np.testing.assert_allclose(K, dense(gs, nk, ek, 5e-4), rtol=rtol(backend, 1e-8))
 
 
 def test_non_convergence_names_the_pair():
@@ -164,3 +180,214 @@ def test_yaml_kernels():
                edge_kernel={"tensor_product": {"order": {"kronecker_delta": {"h": 0.5}}}}, q=0.1)
     ref = dense(gs, KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order"), 0.1)
     np.testing.assert_allclose(K, ref, rtol=1e-9)
+
+
+# --- the GPU solver's layout and paths ------------------------------------------------------
+
+
+def _tiles(gs, reorder):
+    from graphops_mg_kernel.common import prepare_cpu
+    from graphops_mg_kernel.tiles import octiles
+
+    prep = prepare_cpu(gs)
+    return prep, octiles(prep, ("element",), ("order",), "uniform", np.float64, reorder)
+
+
+@pytest.mark.parametrize("reorder", ["none", "rcm"])
+def test_octiles_hold_each_graph(reorder):
+    """Rebuild every graph's weighted adjacency and edge features from its tiles and compare
+    with the arcs, through the node permutation."""
+    gs = random_set(8, n_graphs=12, weighted=True)
+    prep, o = _tiles(gs, reorder)
+    for g in range(len(gs)):
+        n, (_, t0, r0, v0) = int(o.n[g]), o.info[g]
+        perm = o.perm[prep.node_ptr[g]:prep.node_ptr[g + 1]]
+        assert sorted(perm) == list(range(n))
+        want_w, want_f = np.zeros((n, n)), np.zeros((n, n))
+        a0, a1 = prep.arc_ptr[g], prep.arc_ptr[g + 1]
+        order = gs.edge_features["order"]
+        for s, d, w, e in zip(prep.arc_src[a0:a1], prep.arc_dst[a0:a1], prep.arc_w[a0:a1], prep.arc_edge[a0:a1]):
+            want_w[perm[s], perm[d]] = w
+            want_f[perm[s], perm[d]] = order[e]
+        got_w, got_f = np.zeros((n, n)), np.zeros((n, n))
+        nt = int(o.nt[g])
+        trp = o.trp[r0:r0 + nt + 1]
+        for I in range(nt):
+            for t in range(t0 + trp[I], t0 + trp[I + 1]):
+                J = int(o.tcol[t])
+                for bit in range(64):
+                    if int(o.mask[t]) >> bit & 1:
+                        i, j = 8 * I + bit // 8, 8 * J + bit % 8
+                        got_w[i, j] = o.w[t * 64 + bit]
+                        got_f[i, j] = o.ef[t * 64 + bit]
+                    else:
+                        assert o.w[t * 64 + bit] == 0
+        np.testing.assert_array_equal(got_w, want_w)
+        np.testing.assert_array_equal(got_f, want_f)
+        nodes = np.arange(prep.node_ptr[g], prep.node_ptr[g + 1])
+        np.testing.assert_array_equal(o.deg[v0 + perm], prep.degree[nodes])
+        np.testing.assert_array_equal(o.nf[v0 + perm], gs.node_features["element"][nodes])
+
+
+def test_rcm_packs_a_shuffled_path_into_fewer_tiles():
+    rng = np.random.default_rng(0)
+    n = 64
+    labels = rng.permutation(n)
+    G = nx.Graph()
+    G.add_nodes_from(range(n), element=0)
+    G.add_edges_from((int(labels[k]), int(labels[k + 1])) for k in range(n - 1))
+    nx.set_edge_attributes(G, 1, "order")
+    gs = go.GraphSet.from_networkx([G], node_features=["element"], edge_features=["order"])
+    plain, rcm = _tiles(gs, "none")[1], _tiles(gs, "rcm")[1]
+    assert rcm.tiles.sum() <= 3 * 8 - 2 < plain.tiles.sum()  # a path in order is tridiagonal: 22 tiles
+
+
+GPU_PATHS = [dict(matvec=m, primitive=p, staging=s, teams=t, reorder=r)
+             for m, p, s, t, r in [("factored", "sparse", "shared", "auto", "rcm"),
+                                   ("factored", "sparse", "shared", "block", "none"),
+                                   ("tiles", "sparse", "shared", "auto", "rcm"),
+                                   ("tiles", "dense", "shared", "auto", "none"),
+                                   ("tiles", "sparse", "global", "auto", "none"),
+                                   ("tiles", "dense", "global", "block", "rcm"),
+                                   ("tiles", "sparse", "shared", "block", "none")]]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", GPU_PATHS, ids=lambda p: "-".join(p.values()))
+def test_gpu_paths_match_the_dense_solve(path):
+    gs = random_set(9, n_graphs=12, weighted=True)
+    nk, ek = TensorProduct(element=KroneckerDelta(0.3), charge=SquareExponential(1.5)), KroneckerDelta(0.4, on="order")
+    K = run("gpu64", gs, node_kernel=nk, edge_kernel=ek, q=0.1, **path)
+    np.testing.assert_allclose(K, dense(gs, nk, ek, 0.1), rtol=1e-9)
+
+
+@pytest.mark.gpu
+def test_gpu_continuous_edge_kernel_uses_tiles():
+    graphs = [_big_random(n, s) for s, n in enumerate([4, 9, 17, 30])]
+    for G in graphs:
+        nx.set_edge_attributes(G, {e: 0.1 * k for k, e in enumerate(G.edges)}, "length")
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["length"])
+    nk, ek = KroneckerDelta(0.5, on="element"), SquareExponential(2.0, on="length")
+    out = go.execute_call("mg_kernel", gs, backend="gpu", precision="float64", node_kernel=nk, edge_kernel=ek, q=0.1)
+    assert out.details["matvec"] == "tiles"
+    np.testing.assert_allclose(out.result, run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=1e-9)
+    with pytest.raises(InputError, match="matvec='factored' needs an edge kernel with few distinct values"):
+        run("gpu64", gs, node_kernel=nk, edge_kernel=ek, matvec="factored")
+
+
+def _big_random(n, seed, p=None):
+    G = nx.gnp_random_graph(n, p or 3.0 / n, seed=seed)
+    rng = np.random.default_rng(seed)
+    nx.set_node_attributes(G, {v: int(rng.integers(0, 3)) for v in G}, "element")
+    nx.set_edge_attributes(G, {e: int(rng.integers(1, 3)) for e in G.edges}, "order")
+    return G
+
+
+@pytest.mark.gpu
+def test_gpu_large_and_small_graphs_in_one_launch():
+    """Graphs of 150 and 300 nodes are too large for shared memory: they take the global-memory
+    path, beside small pairs staged in shared memory."""
+    graphs = [_big_random(n, s) for s, n in enumerate([5, 150, 12, 300, 40])]
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    cpu = run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1)
+    for variant in ("gpu64", "gpu32"):
+        np.testing.assert_allclose(run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1), cpu, rtol=rtol(variant))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["MUTAG", "PTC_MR"])
+def test_gpu_agrees_with_cpu_on_tu_sets(name, shared_data):
+    gs = go.read_tu(shared_data / "tu" / name)
+    kd = KroneckerDelta(0.5, on="label")
+    cpu = run("cpu", gs, node_kernel=kd, edge_kernel=kd, q=0.05)
+    for variant in ("gpu32", "gpu64"):
+        K = run(variant, gs, node_kernel=kd, edge_kernel=kd, q=0.05)
+        np.testing.assert_allclose(K, cpu, rtol=rtol(variant))
+    Kt = run("gpu32", gs[:20], gs[20:50], node_kernel=kd, edge_kernel=kd, q=0.05, normalize=True)
+    d = np.sqrt(np.diag(cpu))
+    np.testing.assert_allclose(Kt, (cpu / np.outer(d, d))[:20, 20:50], rtol=1e-5)
+
+
+@pytest.mark.gpu
+def test_gpu_errors():
+    gs = random_set(5)
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    with pytest.raises(go.GraphopsError, match=r"graph \d+ of .* and graph \d+ of .* did not converge"):
+        run("gpu64", gs, node_kernel=nk, edge_kernel=ek, q=0.01, max_iter=1, tol=1e-14)
+    G = nx.MultiGraph()
+    G.add_nodes_from(range(3), element=0)
+    G.add_edges_from([(0, 1), (0, 1), (1, 2)], order=1)
+    multi = go.GraphSet.from_networkx([G], node_features=["element"], edge_features=["order"])
+    with pytest.raises(InputError, match="parallel edges between its nodes 0 and 1.*cpu backend"):
+        run("gpu32", multi, node_kernel=nk, edge_kernel=ek, matvec="tiles")
+    # the factored mat-vec takes parallel edges as they are
+    np.testing.assert_allclose(run("gpu64", multi, node_kernel=nk, edge_kernel=ek, matvec="factored"),
+                               run("cpu", multi, node_kernel=nk, edge_kernel=ek), rtol=1e-9)
+
+
+@pytest.mark.gpu
+def test_gpu_graphs_give_a_cupy_matrix():
+    import cupy as cp
+
+    gs = random_set(10).to("gpu")
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    K = go.run("mg_kernel", gs, backend="gpu", node_kernel=nk, edge_kernel=ek, q=0.1)
+    assert isinstance(K, cp.ndarray)
+    np.testing.assert_allclose(K.get(), run("cpu", gs.to("cpu"), node_kernel=nk, edge_kernel=ek, q=0.1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kernels", KERNEL_CASES + [
+    (KroneckerDelta(0.5, on="element"), TensorProduct(order=KroneckerDelta(0.3), kind=KroneckerDelta(0.6))),
+    (KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order") * Constant(0.5) + Constant(0.25))],
+    ids=["delta", "tensor", "normalized-sum", "two-labels", "sum"])
+def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
+    """Σ_t F_t ⊗ G_t from the per-term CSRs equals A_× ∘ E_× for every pair, across two sets."""
+    from graphops_mg_kernel.common import prepare_cpu
+    from graphops_mg_kernel.lowrank import side, terms
+    from tests.reference.marginalized import _graph, product_adjacency
+
+    node_kernel, edge_kernel = kernels
+    a = random_set(11, n_graphs=7, weighted=True)
+    b = random_set(12, n_graphs=6)
+    rng = np.random.default_rng(0)
+    for gs in (a, b):  # a second edge label
+        gs.edge_features["kind"] = rng.integers(0, 3, gs.n_edges)
+    pa, pb = prepare_cpu(a), prepare_cpu(b)
+    t = terms(edge_kernel, pa, pb)
+    assert t is not None and t.count <= 1 + 6
+    names = edge_kernel.features
+    fa = side(pa, t, True, node_kernel.features, names, "uniform", np.float64)
+    fb = side(pb, t, False, node_kernel.features, names, "uniform", np.float64)
+
+    def dense_terms(f, g):
+        n, r0, z0 = int(f.info[g, 0]), int(f.info[g, 1]), int(f.info[g, 2])
+        out = []
+        for r in range(f.n_terms):
+            rp = f.rptr[r0 + r * (n + 1): r0 + (r + 1) * (n + 1)]
+            F = np.zeros((n, n))
+            for i in range(n):
+                for e in range(rp[i], rp[i + 1]):
+                    F[i, f.col[z0 + e]] += f.val[z0 + e]
+            out.append(F)
+        return out
+
+    for i in range(len(a)):
+        g1 = _graph(a, i, a.node_feature_table(), a.edge_feature_table())
+        for j in range(len(b)):
+            g2 = _graph(b, j, b.node_feature_table(), b.edge_feature_table())
+            got = sum(np.kron(F, G) for F, G in zip(dense_terms(fa, i), dense_terms(fb, j)))
+            np.testing.assert_allclose(got, product_adjacency(g1, g2, edge_kernel), rtol=1e-12, atol=1e-12)
+
+
+def test_continuous_edge_features_have_no_short_form():
+    from graphops_mg_kernel.common import prepare_cpu
+    from graphops_mg_kernel.lowrank import terms
+
+    graphs = [_big_random(60, s) for s in range(4)]
+    for G in graphs:
+        nx.set_edge_attributes(G, {e: float(np.random.default_rng(len(e)).normal()) + k * 1e-3
+                                   for k, e in enumerate(G.edges)}, "length")
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["length"])
+    p = prepare_cpu(gs)
+    assert terms(SquareExponential(1.0, on="length"), p, p) is None

@@ -35,13 +35,22 @@ def mg_kernel_pair(g1, g2, node_kernel, edge_kernel, q):
     dd = np.kron(d1 / (1 - q), d2 / (1 - q))
     V = np.array([node_kernel({f: v[i] for f, v in nf1.items()}, {f: v[j] for f, v in nf2.items()})
                   for i in range(n1) for j in range(n2)], float)
-    M = np.diag(dd / V)
+    M = np.diag(dd / V) - product_adjacency(g1, g2, edge_kernel)
+    x = np.linalg.solve(M, dd)
+    return float(x.sum())
+
+
+def product_adjacency(g1, g2, edge_kernel):
+    """A_× ∘ E_×: entry (a n2 + c, b n2 + e) = A1[a, b] A2[c, e] κ_e(edge ab, edge ce)."""
+    A1, _, _, ef1, idx1 = g1
+    A2, _, _, ef2, idx2 = g2
+    n1, n2 = len(A1), len(A2)
+    M = np.zeros((n1 * n2, n1 * n2))
     for (a, b), k1 in idx1.items():
         for (c, e), k2 in idx2.items():
             ke = edge_kernel({f: v[k1] for f, v in ef1.items()}, {f: v[k2] for f, v in ef2.items()})
-            M[a * n2 + c, b * n2 + e] -= A1[a, b] * A2[c, e] * ke
-    x = np.linalg.solve(M, dd)
-    return float(x.sum())
+            M[a * n2 + c, b * n2 + e] += A1[a, b] * A2[c, e] * ke
+    return M
 
 
 def mg_kernel_matrix(gs, node_kernel, edge_kernel, q, node_features, edge_features, rows=None):

@@ -1,0 +1,314 @@
+"""GPU backend of ``mg_kernel``: kernels/mg_kernel.cu through CuPy, the base kernels written in.
+
+Graphs go to the device as octiles (tiles.py). The Gram matrix is filled in tiles of rows
+(:func:`graphops.gram.gram_rows`: interruptible, two tiles of device memory, copy-out overlapped).
+For each tile the pairs are made on the device, given a class by their size (how many warps
+solve one pair, how much shared memory it needs) and sorted by class and then by falling
+work, so each class's launch hands out its biggest pairs first from its job counter.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cupy as cp
+import numpy as np
+
+from graphops import Result
+from graphops.cuda import load_module
+from graphops.device import gpu_attribute
+from graphops.errors import InputError
+from graphops.gram import gram_rows
+
+from .common import NotConvergedError, Prepared, pair_name
+from .lowrank import Terms, factor_bytes, side, terms
+from .params import MGKernelParams
+from .tiles import octiles
+
+__all__ = ["run", "FAMILIES"]
+
+# Team sizes: (warps per team, output tiles per warp) of the tile solver, (warps, entries per
+# thread) of the factored one. A pair goes to the first family that holds its unknowns and
+# whose shared memory fits; one-warp teams share blocks of 8 warps.
+FAMILIES = ((1, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
+FACTORED = ((1, 8), (2, 8), (4, 8), (8, 8), (16, 8), (32, 8))
+GLOBAL_WARPS = 8  # team of the global-memory path (pairs too large for shared memory)
+# matvec='auto' factors edge kernels of at most this many terms. Measured on an H100 (float32):
+# NCI1 (1 term) factored 1.7x faster than tiles; MUTAG (5 terms) tiles 1.3x faster.
+AUTO_TERMS = 2
+# Threads resident per multiprocessor asked of the register allocator (1536: at most 42
+# registers a thread). More resident warps hide the shared-memory latency of the mat-vec
+# better than registers spare spills: measured on an H100, the README has the numbers.
+RESIDENT_THREADS = 1536
+# Work of the first row tile before any timing, about 0.1 s on an H100: tile pairs (tiles),
+# multiply-adds of one mat-vec (factored).
+FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
+
+_MODULES: dict[str, Any] = {}
+
+
+def _module(params: MGKernelParams, real: type) -> Any:
+    nk, ek = params.node_kernel, params.edge_kernel
+    nfn, nfe = max(len(nk.features), 1), max(len(ek.features), 1)
+    prefix = "\n".join([
+        f"#define REAL {'float' if real is np.float32 else 'double'}",
+        f"#define NFN {nfn}", f"#define NFE {nfe}",
+        f"#define NODE_KERNEL(x, y, p) ({nk.row_source('c', nk.features)[0]})",
+        f"#define EDGE_KERNEL(x, y, p) ({ek.row_source('c', ek.features)[0]})",
+        f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)", ""])
+    suffix = "\n" + "".join(f"MGK_FAMILY({w}, {s})\n" for w, s in FAMILIES) + f"MGK_GLOBAL({GLOBAL_WARPS})\n" + \
+        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED)
+    key = prefix + suffix
+    if key not in _MODULES:
+        _MODULES[key] = load_module(__package__, "mg_kernel", prefix=prefix, suffix=suffix)
+    return _MODULES[key]
+
+
+@dataclass
+class _Graphs:
+    """One side's graphs on the device in one layout, and what the launch plan reads on the host:
+    ``key`` (tile rows, or nodes) and ``bytes`` (staged in shared memory) per graph, ``work``."""
+    args: tuple
+    key: np.ndarray
+    bytes: np.ndarray
+    code: Any = None     # per graph (device): index of its key among the plan's keys
+    perm: np.ndarray | None = None
+
+
+def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
+    key = ("tiles", params.node_kernel.features, params.edge_kernel.features, params.p, params.reorder, real)
+    if key not in prep.cache:
+        o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder)
+        args = tuple(cp.asarray(a) for a in (o.info, o.trp, o.tcol, o.mask, o.w, o.ef, o.nf, o.deg, o.st))
+        prep.cache[key] = (_Graphs(args, o.nt.astype(np.int64), o.bytes), o.tiles.astype(np.float64))
+    return prep.cache[key]
+
+
+def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
+    key = ("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features, params.p, real)
+    if key not in prep.cache:
+        f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real)
+        args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st))
+        nbytes = factor_bytes(f.n, f.n_terms, f.nnz, len(params.node_kernel.features) or 1,
+                              np.dtype(real).itemsize)
+        prep.cache[key] = (_Graphs(args, f.n.astype(np.int64), nbytes), f.nnz.astype(np.float64))
+    return prep.cache[key]
+
+
+@dataclass
+class _Class:
+    name: str
+    kind: str            # "factored", "tiles" (staged) or "global"
+    team_bytes: int      # shared bytes per team, or scratch entries per team (global)
+    threads: int
+    grid: int
+    smem: int
+
+
+def _by_key(keys: np.ndarray, key: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The largest of ``values`` for each of ``keys`` (sorted, unique) over graphs of key ``key``."""
+    out = np.zeros(len(keys), np.int64)
+    np.maximum.at(out, np.searchsorted(keys, key), values)
+    return out
+
+
+class _Plan:
+    """How the pairs of set A against set B are solved: the mat-vec (factored when the edge kernel
+    has a short form, else tiles), each pair's class (team size, shared memory) by the two
+    graphs' sizes, and the launches for any list of pairs."""
+
+    def __init__(self, ga: Prepared, gb: Prepared, params: MGKernelParams, real: type):
+        self.ga, self.gb, self.params, self.real = ga, gb, params, real
+        self.module = _module(params, real)
+        self.tol = params.tolerance(np.dtype(real).name)
+        size = np.dtype(real).itemsize
+        t = None
+        if params.matvec != "tiles" and params.staging == "shared":
+            t = terms(params.edge_kernel, ga, gb)
+            if params.matvec == "auto" and t is not None and t.count > AUTO_TERMS:
+                t = None
+        if params.matvec == "factored" and t is None:
+            raise InputError("mg_kernel: matvec='factored' needs an edge kernel with few distinct values over the "
+                             "edges (e.g. KroneckerDelta on a label); this one has none: use matvec='tiles' or 'auto'")
+        self.terms = t
+        self.kind = "factored" if t is not None else "tiles"
+        if t is not None:
+            (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
+            na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
+            self.pair_work = (wa, na, wb, nb)  # work of (i, j): wa_i nb_j + na_i wb_j + na_i nb_j
+            families = FACTORED
+        else:
+            (self.A, wa), (self.B, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
+            self.pair_work = (wa, None, wb, None)  # tile pairs
+            families = FAMILIES
+        if params.teams == "block":
+            families = tuple(f for f in families if f[0] * 32 >= 256)
+        if params.staging == "global":
+            families = ()
+        specs = [(self.kind, w, s) for w, s in families] + [("global", GLOBAL_WARPS, 1)]
+        limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
+        keys_a, keys_b = np.unique(self.A.key), np.unique(self.B.key)
+        MA, MB = _by_key(keys_a, self.A.key, self.A.bytes), _by_key(keys_b, self.B.key, self.B.bytes)
+        kx, ky = keys_a[:, None], keys_b[None, :]
+        if self.kind == "factored":
+            entries = kx * (ky | 1)
+            need = (2 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :]
+            scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
+        else:
+            entries = kx * ky  # output tiles
+            need = (entries * 64 * size + 15) // 16 * 16 + MA[:, None] + MB[None, :]
+            scratch = entries * 64
+        table = np.full(entries.shape, len(specs) - 1, np.int32)  # by default: global memory
+        free = np.ones(entries.shape, bool)
+        bound: dict[int, int] = {}
+        for c, (kind, w, s) in enumerate(specs[:-1]):
+            fits = free & (w * s * (32 if kind == "factored" else 1) >= entries) & ((8 if w == 1 else 1) * need <= limit)
+            if fits.any():
+                table[fits], free[fits] = c, False
+                bound[c] = int(need[fits].max())
+        if free.any():
+            bound[len(specs) - 1] = int(np.broadcast_to(scratch, entries.shape)[free].max())
+        self.A.code = cp.asarray(np.searchsorted(keys_a, self.A.key).astype(np.int64))
+        self.B.code = cp.asarray(np.searchsorted(keys_b, self.B.key).astype(np.int64))
+        self.table, self.width = cp.asarray(table.reshape(-1)), len(keys_b)
+        self.n_classes = len(specs)
+        self.classes = {c: self._launch_class(specs[c], b) for c, b in sorted(bound.items())}
+        if any(k.kind == "global" for k in self.classes.values()):
+            self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
+        self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
+                        for c, k in self.classes.items() if k.kind == "global"}
+        self.hyper = tuple(cp.asarray(np.array([h.value for h in kern.hyperparameters] or [0.0]))
+                           for kern in (params.node_kernel, params.edge_kernel))
+        self.stats = cp.zeros(4, cp.uint64)
+        self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
+
+    def _launch_class(self, spec: tuple, team_bytes: int) -> _Class:
+        kind, w, s = spec
+        prim = self.params.primitive
+        name = {"factored": f"mgk_f_w{w}_s{s}", "tiles": f"mgk_w{w}_s{s}_{prim}",
+                "global": f"mgk_global_w{w}_{prim}"}[kind]
+        threads = 256 if w == 1 else w * 32
+        smem = (8 if w == 1 else 1) * team_bytes if kind != "global" else 0
+        fn = self.module.get_function(name)
+        if smem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = smem
+        regs = max(fn.num_regs, 1)
+        blocks = min(2048 // threads, 32, 65536 // (regs * threads),
+                     gpu_attribute("MaxSharedMemoryPerMultiprocessor") // (smem + 3072))
+        return _Class(name, kind, team_bytes, threads, gpu_attribute("MultiProcessorCount") * max(blocks, 1), smem)
+
+    def row_work(self, square: bool) -> np.ndarray:
+        """Work of each row of the Gram matrix (its pairs: j >= i when square)."""
+        wa, na, wb, nb = self.pair_work
+
+        def total(v: np.ndarray) -> np.ndarray:
+            return np.cumsum(v[::-1])[::-1] if square else np.full(len(wa), v.sum())
+        if na is None:
+            return wa * total(wb)
+        return wa * total(nb) + na * total(wb) + na * total(nb)
+
+    def solve(self, i: Any, j: Any, out: Any, ld: int, row0: int, nodal: Any = None, nodal_off: Any = None) -> None:
+        """Queue the pairs (i, j) (device arrays); K of each at ``out[(i - row0) * ld + j]``."""
+        if len(i) == 0:
+            return
+        cls = self.table[self.A.code[i] * self.width + self.B.code[j]]
+        wa, na, wb, nb = self._dev_work
+        work = wa[i] * wb[j] if na is None else wa[i] * nb[j] + na[i] * wb[j] + na[i] * nb[j]
+        key = (cls.astype(cp.int64) << 40) | ((1 << 40) - 1 - cp.minimum(work, (1 << 40) - 1).astype(cp.int64))
+        order = cp.argsort(key)
+        pairs = cp.stack([i[order], j[order]], axis=1).astype(cp.int32)
+        class_ptr = cp.searchsorted(cls[order], cp.arange(self.n_classes + 1, dtype=cp.int32)).astype(cp.int32)
+        counters = cp.zeros(self.n_classes, cp.int32)
+        if nodal is not None:
+            nodal_off = nodal_off[order]
+        p = self.params
+        common = (pairs, class_ptr, None, None, out, np.int64(ld), np.int32(row0), nodal, nodal_off, self.stats)
+        tail = (np.float64(p.q), np.float64(self.tol), np.int32(p.max_iter or 0), np.int32(p.lmin))
+        for c, k in self.classes.items():
+            head = (*common[:2], np.int32(c), counters[c:], *common[4:], np.int32(k.team_bytes))
+            if k.kind == "factored":
+                args = (*self.A.args, *self.B.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
+            else:
+                A, B = (self.GA, self.GB) if k.kind == "global" and self.kind == "factored" else (self.A, self.B)
+                scratch, xscratch = self.scratch.get(c, (None, None))
+                args = (*A.args, *B.args, *head, scratch, xscratch, *self.hyper, *tail)
+            self.module.get_function(k.name)((k.grid,), (k.threads,), args, shared_mem=k.smem)
+
+    def check(self) -> tuple[int, int]:
+        """Raise for a pair that did not converge; else (total iterations, most iterations)."""
+        total, most, bad, which = (int(v) for v in self.stats.get())
+        if bad:
+            i, j = (which - 1) >> 32, (which - 1) & 0xFFFFFFFF
+            limit = self.params.max_iter or "the number of unknowns + 100"
+            raise NotConvergedError(
+                f"mg_kernel: {pair_name(self.ga, self.gb, i, j)} did not converge to tol={self.tol:g} within "
+                f"{limit} iterations ({bad} such pair(s)); raise max_iter or tol, use a larger q, or "
+                f"precision='float64'")
+        return total, most
+
+
+def _plan(ga: Prepared, gb: Prepared, params: MGKernelParams, real: type) -> _Plan:
+    """The plan for ``ga`` against ``gb``, made once per parameters (it holds ``gb``, so the key's
+    id stays valid); its statistics start from zero."""
+    key = ("plan", id(gb), repr(params), real)
+    if key not in ga.cache:
+        ga.cache[key] = _Plan(ga, gb, params, real)
+    plan = ga.cache[key]
+    plan.stats.fill(0)
+    return plan
+
+
+def _real(params: MGKernelParams) -> type:
+    return np.float64 if params.precision == "float64" else np.float32
+
+
+def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
+    """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
+    graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
+    real = _real(params)
+    square = other is None
+    second = graphs if square else other
+    plan = _plan(graphs, second, params, real)
+    na, nb = len(graphs), len(second)
+    diagonals = None
+    if params.normalize:
+        da = _diagonal(graphs, params, real)
+        db = da if square else _diagonal(second, params, real)
+        diagonals = (da, db)
+
+    def fill(r0: int, r1: int, out: Any) -> None:
+        lengths = np.arange(nb - r0, nb - r1, -1) if square else np.full(r1 - r0, nb)
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        k = cp.arange(int(starts[-1]), dtype=cp.int64)
+        starts_d = cp.asarray(starts)
+        row = cp.searchsorted(starts_d, k, side="right") - 1
+        i = r0 + row
+        j = k - starts_d[row] + (i if square else 0)
+        plan.solve(i, j, out, out.strides[0] // 8, r0)
+
+    K = gram_rows(na, nb, fill, what="mg_kernel on the GPU", tile=params.tile, progress=params.progress,
+                  mirror=square, diagonals=diagonals, to_host=not graphs.on_gpu, row_work=plan.row_work(square),
+                  first=FIRST_WORK[plan.kind])
+    total, most = plan.check()
+    pairs = na * (na + 1) // 2 if square else na * nb
+    details = {"iterations_mean": total / max(pairs, 1), "iterations_max": most, "pairs": pairs,
+               "precision": np.dtype(real).name, "matvec": plan.kind}
+    if plan.terms is not None:
+        details["terms"] = plan.terms.count
+        shape = f"factored, {plan.terms.count} term(s)"
+    else:
+        details["tiles"] = int(_tiled(graphs, params, real)[1].sum())
+        shape = f"tiles {details['tiles']}"
+    details["note"] = (f"CG {details['iterations_mean']:.2f} its/pair (max {most}); {shape}; "
+                       f"{details['precision']}")
+    return Result(K, details)
+
+
+def _diagonal(prep: Prepared, params: MGKernelParams, real: type) -> Any:
+    """K[g, g] of every graph of a set (device array)."""
+    plan = _plan(prep, prep, params, real)
+    out = cp.empty(len(prep))
+    idx = cp.arange(len(prep), dtype=cp.int64)
+    plan.solve(idx, idx, out, 0, 0)
+    plan.check()
+    return out

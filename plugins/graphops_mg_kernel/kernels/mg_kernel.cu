@@ -1,0 +1,636 @@
+// mg_kernel: the marginalized graph kernel, one CG solve per graph pair, many pairs per launch.
+// Compiled by CuPy (RawModule, NVRTC) with the base kernels written in as macros (gpu.py):
+//   NODE_KERNEL(x, y, p), EDGE_KERNEL(x, y, p): expressions over feature rows x[0..], y[0..] and
+//   hyperparameters p[0..]; NFN, NFE: feature columns they read (at least 1); REAL: float or double.
+// Checked offline with e.g.
+//   nvcc -arch=sm_90 -c --std=c++17 -o /dev/null -DREAL=float -DNFN=1 -DNFE=1 \
+//     '-DNODE_KERNEL(x,y,p)=(x[0]==y[0]?1.0:p[0])' '-DEDGE_KERNEL(x,y,p)=(x[0]==y[0]?1.0:p[0])' mg_kernel.cu
+//
+// Design (after Tang et al., IPDPS 2020):
+// * A team (one warp, or a block of W warps) solves one pair at a time and takes the next pair
+//   from a global atomic job counter, so big and small pairs balance. Pairs are launched in
+//   classes by size (gpu.py), each class with its team size.
+// * Graphs are stored as 8x8 tiles ("octiles") of the adjacency: only non-empty tiles, each with
+//   a 64-bit mask of its non-zeros, 64 weights and 64 values of every edge feature. A graph's
+//   tiles are grouped by tile row. The team copies both graphs into shared memory first.
+// * The unknowns x[i, k] (node i of graph 1, node k of graph 2) are kept tile by tile: output tile
+//   (I, K) holds i in 8I..8I+7, k in 8K..8K+7. A warp owns whole output tiles, each lane two of
+//   the 64 entries; x, r, the preconditioner and A·p of owned entries stay in registers, only the
+//   search direction p (read by every mat-vec) is in shared memory.
+// * The mat-vec (D/V − A×A'∘E)·p is formed on the fly: for an owned entry (i, k), every tile of
+//   row I of graph 1 meets every tile of row K of graph 2; the masks' rows give the neighbours
+//   j of i and l of k, and the edge kernel is evaluated for each (ij, kl). SPARSE walks the set
+//   bits; otherwise all 64 (j, l) of a tile pair are visited (the dense tile primitive).
+// * Arithmetic in REAL; x, the dot products and K in double.
+// * Pairs too large for shared memory run the same code on a global-memory copy (STAGED false).
+
+#ifndef REAL
+#error "REAL (float or double) is defined by gpu.py"
+#endif
+#if !defined(NFN) || !defined(NFE) || !defined(NODE_KERNEL) || !defined(EDGE_KERNEL)
+#error "NFN, NFE, NODE_KERNEL and EDGE_KERNEL are defined by gpu.py"
+#endif
+
+typedef unsigned long long u64;
+typedef REAL real;
+
+// One graph of a pair, in global or shared memory (same layout; see stage()).
+struct Graph {
+    int n, nt;                 // nodes; tile rows = ceil(n / 8)
+    const u64* mask;           // per tile: bit (ii * 8 + jj) set when node 8I+ii links to 8J+jj
+    const real* w;             // per tile: 64 weights (0 where no edge)
+    const real* ef;            // per tile: NFE x 64 edge feature values
+    const real* nf;            // n x NFN node features
+    const real* deg;           // n weighted degrees (1 for a node without edges)
+    const real* st;            // n start probabilities
+    const int* trp;            // nt + 1: tiles of row I are trp[I] .. trp[I+1]-1
+    const int* tcol;           // per tile: its tile column J
+};
+
+// Where graph g of a set lives in global memory. info[g] = {n, first tile, first trp entry, first node}.
+struct GraphSet {
+    const int4* info;
+    const int* trp;
+    const int* tcol;
+    const u64* mask;
+    const real* w;
+    const real* ef;
+    const real* nf;
+    const real* deg;
+    const real* st;
+
+    __device__ Graph global(int g) const {
+        int4 in = info[g];
+        Graph G;
+        G.n = in.x;
+        G.nt = (in.x + 7) >> 3;
+        G.trp = trp + in.z;
+        int t0 = in.y;
+        G.mask = mask + t0;
+        G.w = w + (long long)t0 * 64;
+        G.ef = ef + (long long)t0 * 64 * NFE;
+        G.tcol = tcol + t0;
+        G.nf = nf + (long long)in.w * NFN;
+        G.deg = deg + in.w;
+        G.st = st + in.w;
+        return G;
+    }
+};
+
+// Bytes of one staged graph (gpu.py's graph_bytes computes the same, for the launch's shared size).
+__device__ __forceinline__ int graph_bytes(int n, int nt, int tiles) {
+    int b = 8 * tiles + (int)sizeof(real) * (64 * tiles * (1 + NFE) + n * (NFN + 2)) + 4 * (nt + 1 + tiles);
+    return (b + 15) & ~15;
+}
+
+template <typename V>
+__device__ __forceinline__ void copy(V* dst, const V* src, int count, int rank, int size) {
+    for (int t = rank; t < count; t += size) dst[t] = src[t];
+}
+
+// Copy a graph into shared memory at `at` (16-byte aligned); returns the staged view.
+__device__ Graph stage(const Graph& G, char* at, int rank, int size) {
+    int tiles = G.trp[G.nt];
+    Graph S;
+    S.n = G.n;
+    S.nt = G.nt;
+    u64* mask = (u64*)at;
+    real* w = (real*)(mask + tiles);
+    real* ef = w + 64 * tiles;
+    real* nf = ef + 64 * tiles * NFE;
+    real* deg = nf + G.n * NFN;
+    real* st = deg + G.n;
+    int* trp = (int*)(st + G.n);
+    int* tcol = trp + G.nt + 1;
+    copy(mask, G.mask, tiles, rank, size);
+    copy(w, G.w, 64 * tiles, rank, size);
+    copy(ef, G.ef, 64 * tiles * NFE, rank, size);
+    copy(nf, G.nf, G.n * NFN, rank, size);
+    copy(deg, G.deg, G.n, rank, size);
+    copy(st, G.st, G.n, rank, size);
+    copy(trp, G.trp, G.nt + 1, rank, size);
+    copy(tcol, G.tcol, tiles, rank, size);
+    S.mask = mask; S.w = w; S.ef = ef; S.nf = nf; S.deg = deg; S.st = st; S.trp = trp; S.tcol = tcol;
+    return S;
+}
+
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Sums over a team of W warps of two doubles; every thread gets the same result (same order).
+// W > 1: one team per block; `buf` alternates between two halves so consecutive reductions need
+// one barrier each.
+template <int W>
+__device__ __forceinline__ void team_sum2(double& a, double& b, double (*red)[32][2], int& flip, int warp, int lane) {
+    a = warp_sum(a);
+    b = warp_sum(b);
+    if constexpr (W > 1) {
+        if (lane == 0) { red[flip][warp][0] = a; red[flip][warp][1] = b; }
+        __syncthreads();
+        a = 0.0; b = 0.0;
+        for (int t = 0; t < W; ++t) { a += red[flip][t][0]; b += red[flip][t][1]; }
+        flip ^= 1;
+    } else {
+        __syncwarp();
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void team_sync() {
+    if constexpr (W > 1) __syncthreads(); else __syncwarp();
+}
+
+__device__ __forceinline__ real node_value(const Graph& A, const Graph& B, int i, int k, const double* pn) {
+    const real* x = A.nf + i * NFN;
+    const real* y = B.nf + k * NFN;
+    return (real)(NODE_KERNEL(x, y, pn));
+}
+
+// (A × A' ∘ E)·p for the entries (i0, k) and (i0 + 4, k) of output tile (I, K), i0 = 8I + ii.
+template <bool SPARSE>
+__device__ __forceinline__ void adjacency_product(const Graph& A, const Graph& B, const real* p, int I, int K,
+                                                  int ii, int kk, const double* pe, real& acc0, real& acc1) {
+    const int sh0 = ii * 8, sh1 = (ii + 4) * 8, shk = kk * 8;
+    for (int a = A.trp[I]; a < A.trp[I + 1]; ++a) {
+        const u64 M1 = A.mask[a];
+        const unsigned m0 = (unsigned)(M1 >> sh0) & 0xffu, m1 = (unsigned)(M1 >> sh1) & 0xffu;
+        if (SPARSE && !(m0 | m1)) continue;
+        const int J = A.tcol[a];
+        const real* wa = A.w + a * 64;
+        const real* fa = A.ef + a * 64 * NFE;
+        for (int b = B.trp[K]; b < B.trp[K + 1]; ++b) {
+            const unsigned m2 = (unsigned)(B.mask[b] >> shk) & 0xffu;
+            if (SPARSE && !m2) continue;
+            const real* pt = p + (J * B.nt + B.tcol[b]) * 64;
+            const real* wb = B.w + b * 64;
+            const real* fb = B.ef + b * 64 * NFE;
+            for (unsigned ml = SPARSE ? m2 : 0xffu; ml; ml &= ml - 1) {
+                const int ll = __ffs(ml) - 1;
+                real y[NFE];
+#pragma unroll
+                for (int f = 0; f < NFE; ++f) y[f] = fb[f * 64 + shk + ll];
+                const real w2 = wb[shk + ll];
+                for (unsigned mj = SPARSE ? m0 : 0xffu; mj; mj &= mj - 1) {
+                    const int jj = __ffs(mj) - 1;
+                    real x[NFE];
+#pragma unroll
+                    for (int f = 0; f < NFE; ++f) x[f] = fa[f * 64 + sh0 + jj];
+                    acc0 += wa[sh0 + jj] * w2 * (real)(EDGE_KERNEL(x, y, pe)) * pt[jj * 8 + ll];
+                }
+                for (unsigned mj = SPARSE ? m1 : 0xffu; mj; mj &= mj - 1) {
+                    const int jj = __ffs(mj) - 1;
+                    real x[NFE];
+#pragma unroll
+                    for (int f = 0; f < NFE; ++f) x[f] = fa[f * 64 + sh1 + jj];
+                    acc1 += wa[sh1 + jj] * w2 * (real)(EDGE_KERNEL(x, y, pe)) * pt[jj * 8 + ll];
+                }
+            }
+        }
+    }
+}
+
+// Per-pair statistics: stats[0] total iterations, [1] most iterations, [2] pairs not converged,
+// [3] one of them, (row << 32 | column) + 1.
+struct Launch {
+    const int2* pairs;          // (row graph, column graph), sorted by class and work
+    const int* class_ptr;       // pairs of class c: class_ptr[c] .. class_ptr[c+1]-1
+    int cls;
+    int* counter;               // the class's job counter (zero before the launch)
+    double* out;                // K[(i - row0) * ld + j]
+    long long ld;
+    int row0;
+    double* nodal;              // or null: p_i p'_k (x - lmin V) at nodal[nodal_off[pair] + i * n2 + k]
+    const long long* nodal_off;
+    u64* stats;
+    int team_bytes;             // shared bytes per team (STAGED) / global scratch entries per team
+    real* scratch;              // !STAGED: per team 4 vectors of team_bytes entries (p, r, P, Ap)
+    double* xscratch;           // !STAGED: per team x (team_bytes entries)
+};
+
+// The next pair of the class for a team (job counter), the same for all its threads.
+template <int W>
+__device__ __forceinline__ int next_job(const Launch& L, int start, int& job_s, int lane) {
+    int job = 0;
+    if constexpr (W == 1) {
+        if (lane == 0) job = atomicAdd(L.counter, 1);
+        job = __shfl_sync(0xffffffffu, job, 0);
+    } else {
+        if (threadIdx.x == 0) job_s = atomicAdd(L.counter, 1);
+        __syncthreads();
+        job = job_s;
+    }
+    return job + start;
+}
+
+// One thread of the team writes the pair's K and its statistics.
+__device__ __forceinline__ void record(const Launch& L, int2 ij, double total, int its, bool done) {
+    L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
+    atomicAdd(&L.stats[0], (u64)its);
+    atomicMax(&L.stats[1], (u64)its);
+    if (!done) {
+        atomicAdd(&L.stats[2], 1ull);
+        atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
+    }
+}
+
+template <int W, int SL, bool SPARSE, bool STAGED>
+__device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, const double* pn, const double* pe,
+                      double q, double tol, int max_iter, int lmin) {
+    extern __shared__ __align__(16) char smem[];
+    __shared__ double red[2][32][2];
+    __shared__ int job_s;
+    constexpr int TEAMS = W == 1 ? 8 : 1;   // warps of a W == 1 block are 8 teams
+    constexpr int NR = STAGED ? 2 * SL : 1; // registers per thread for x, r, P, Ap
+    const int lane = threadIdx.x & 31;
+    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
+    const int team = W == 1 ? threadIdx.x >> 5 : 0;
+    const int rank = W == 1 ? lane : threadIdx.x;
+    const int gteam = blockIdx.x * TEAMS + team;
+    char* mine = smem + (long long)team * L.team_bytes;
+    real* gp = nullptr; real* gr = nullptr; real* gP = nullptr; real* gAp = nullptr; double* gx = nullptr;
+    if constexpr (!STAGED) {
+        long long base = (long long)gteam * L.team_bytes;
+        gp = L.scratch + 4 * base; gr = gp + L.team_bytes; gP = gr + L.team_bytes; gAp = gP + L.team_bytes;
+        gx = L.xscratch + base;
+    }
+    double xr[NR];
+    real rr_[NR], Pr[NR], Apr[NR];
+    int flip = 0;
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        Graph A = SA.global(ij.x), B = SB.global(ij.y);
+        const int nOT = A.nt * B.nt;
+        real* p;
+        if constexpr (STAGED) {
+            p = (real*)mine;
+            char* g1 = mine + (((long long)nOT * 64 * sizeof(real) + 15) & ~15LL);
+            char* g2 = g1 + graph_bytes(A.n, A.nt, A.trp[A.nt]);
+            A = stage(A, g1, rank, W * 32);
+            B = stage(B, g2, rank, W * 32);
+        } else {
+            p = gp;
+        }
+        const int nslots = STAGED ? SL : (nOT + W - 1) / W;
+        // the entries a lane owns: slot s -> output tile ot = warp + s * W, entries lane and lane + 32
+#define OWN(h, s) (STAGED ? 2 * (s) + (h) : 0)
+#define XV(h, s, o) (*(STAGED ? &xr[OWN(h, s)] : &gx[o]))
+#define RV(h, s, o) (*(STAGED ? &rr_[OWN(h, s)] : &gr[o]))
+#define PV(h, s, o) (*(STAGED ? &Pr[OWN(h, s)] : &gP[o]))
+#define AV(h, s, o) (*(STAGED ? &Apr[OWN(h, s)] : &gAp[o]))
+        team_sync<W>();  // staged graphs visible
+        double rz = 0.0, rr = 0.0;
+#pragma unroll
+        for (int s = 0; s < nslots; ++s) {
+            const int ot = warp + s * W;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int e = lane + 32 * h, o = ot * 64 + e;
+                if (ot >= nOT) { if (STAGED) { XV(h, s, o) = 0.0; RV(h, s, o) = 0; PV(h, s, o) = 1; } continue; }
+                const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+                real D = 0, P = 1;
+                if (i < A.n && k < B.n) {
+                    D = A.deg[i] * B.deg[k] * c;
+                    P = D / node_value(A, B, i, k, pn);
+                }
+                XV(h, s, o) = 0.0;
+                RV(h, s, o) = D;
+                PV(h, s, o) = P;
+                const real z = D / P;
+                p[o] = z;
+                rz += (double)D * z;
+                rr += (double)D * D;
+            }
+        }
+        team_sum2<W>(rz, rr, red, flip, warp, lane);
+        const double bound = tol * tol * rr;
+        const int N = A.n * B.n;
+        const int limit = max_iter > 0 ? max_iter : N + 100;
+        int its = 0;
+        bool done = rr <= bound;
+        while (!done && its < limit) {
+            team_sync<W>();  // p written
+            double pAp = 0.0, unused = 0.0;
+#pragma unroll
+            for (int s = 0; s < nslots; ++s) {
+                const int ot = warp + s * W;
+                if (ot >= nOT) continue;
+                const int I = ot / B.nt, K = ot % B.nt;
+                real acc0 = 0, acc1 = 0;
+                adjacency_product<SPARSE>(A, B, p, I, K, lane >> 3, lane & 7, pe, acc0, acc1);
+                const int o = ot * 64 + lane;
+                const real p0 = p[o], p1 = p[o + 32];
+                const real a0 = PV(0, s, o) * p0 - acc0, a1 = PV(1, s, o + 32) * p1 - acc1;
+                AV(0, s, o) = a0;
+                AV(1, s, o + 32) = a1;
+                pAp += (double)p0 * a0 + (double)p1 * a1;
+            }
+            team_sum2<W>(pAp, unused, red, flip, warp, lane);
+            const double alpha = rz / pAp;
+            double rz_new = 0.0;
+            rr = 0.0;
+#pragma unroll
+            for (int s = 0; s < nslots; ++s) {
+                const int ot = warp + s * W;
+                if (ot >= nOT) continue;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int o = ot * 64 + lane + 32 * h;
+                    XV(h, s, o) += alpha * (double)p[o];
+                    const real r = RV(h, s, o) - (real)alpha * AV(h, s, o);
+                    RV(h, s, o) = r;
+                    rz_new += (double)r * (r / PV(h, s, o));
+                    rr += (double)r * r;
+                }
+            }
+            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every mat-vec read of p is done
+            const real beta = (real)(rz_new / rz);
+            rz = rz_new;
+#pragma unroll
+            for (int s = 0; s < nslots; ++s) {
+                const int ot = warp + s * W;
+                if (ot >= nOT) continue;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int o = ot * 64 + lane + 32 * h;
+                    p[o] = RV(h, s, o) / PV(h, s, o) + beta * p[o];
+                }
+            }
+            ++its;
+            done = rr <= bound;
+        }
+        // K = sum of p_i p'_k (x_ik - [lmin = 1] V_ik)
+        double total = 0.0, unused = 0.0;
+        const long long noff = L.nodal ? L.nodal_off[job] : 0;
+#pragma unroll
+        for (int s = 0; s < nslots; ++s) {
+            const int ot = warp + s * W;
+            if (ot >= nOT) continue;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int e = lane + 32 * h, o = ot * 64 + e;
+                const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+                if (i >= A.n || k >= B.n) continue;
+                double v = XV(h, s, o);
+                if (lmin) v -= (double)node_value(A, B, i, k, pn);
+                v *= (double)A.st[i] * (double)B.st[k];
+                total += v;
+                if (L.nodal) L.nodal[noff + (long long)i * B.n + k] = v;
+            }
+        }
+#undef OWN
+#undef XV
+#undef RV
+#undef PV
+#undef AV
+        team_sum2<W>(total, unused, red, flip, warp, lane);
+        if (rank == 0) record(L, ij, total, its, done);
+        team_sync<W>();  // shared memory free for the next pair
+    }
+}
+
+// ---- The factored path (lowrank.py): (A × A' ∘ E)·vec(P) = Σ_t vec(F_t P G_tᵀ) ----------------
+// P is kept row-major, n1 rows of n2p = n2 | 1 entries (odd: a column walk has no bank conflicts).
+// U_t = F_t P for every term with a warp per row of F_t, lanes along the row (the row's entries
+// are broadcasts), then Y = Σ_t U_t G_tᵀ with a warp per row k of the G_t, lanes down column k:
+// two barriers per mat-vec whatever the number of terms.
+
+// Where graph g of one side lives in global memory. info[g] = {n, first rptr entry, first entry, first node}.
+struct Side {
+    const int4* info;
+    const int* rptr;
+    const int* col;
+    const real* val;
+    const real* nf;
+    const real* deg;
+    const real* st;
+};
+
+struct Factor {   // one graph as terms x CSR (global or shared memory)
+    int n;
+    const int* rptr;  // terms x (n + 1), relative to val/col
+    const int* col;
+    const real* val;
+    const real* nf;
+    const real* deg;
+    const real* st;
+};
+
+__device__ __forceinline__ Factor factor(const Side& S, int g) {
+    int4 in = S.info[g];
+    return Factor{in.x, S.rptr + in.y, S.col + in.z, S.val + in.z, S.nf + (long long)in.w * NFN, S.deg + in.w,
+                  S.st + in.w};
+}
+
+// Bytes of one staged factor (lowrank.py's factor_bytes computes the same).
+__device__ __forceinline__ int factor_bytes(int n, int terms, int nnz) {
+    int b = (int)sizeof(real) * (nnz + n * (NFN + 2)) + 4 * (terms * (n + 1) + nnz);
+    return (b + 15) & ~15;
+}
+
+__device__ Factor stage(const Factor& G, int terms, char* at, int rank, int size) {
+    const int nnz = G.rptr[terms * (G.n + 1) - 1];
+    real* val = (real*)at;
+    real* nf = val + nnz;
+    real* deg = nf + G.n * NFN;
+    real* st = deg + G.n;
+    int* rptr = (int*)(st + G.n);
+    int* col = rptr + terms * (G.n + 1);
+    copy(val, G.val, nnz, rank, size);
+    copy(nf, G.nf, G.n * NFN, rank, size);
+    copy(deg, G.deg, G.n, rank, size);
+    copy(st, G.st, G.n, rank, size);
+    copy(rptr, G.rptr, terms * (G.n + 1), rank, size);
+    copy(col, G.col, nnz, rank, size);
+    return Factor{G.n, rptr, col, val, nf, deg, st};
+}
+
+__device__ __forceinline__ real node_value(const Factor& A, const Factor& B, int i, int k, const double* pn) {
+    const real* x = A.nf + i * NFN;
+    const real* y = B.nf + k * NFN;
+    return (real)(NODE_KERNEL(x, y, pn));
+}
+
+template <int W, int SLOTS>
+__device__ void solve_factored(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
+                               double q, double tol, int max_iter, int lmin) {
+    extern __shared__ __align__(16) char smem[];
+    __shared__ double red[2][32][2];
+    __shared__ int job_s;
+    constexpr int T = W * 32;
+    const int lane = threadIdx.x & 31;
+    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
+    const int team = W == 1 ? threadIdx.x >> 5 : 0;
+    const int rank = W == 1 ? lane : threadIdx.x;
+    char* mine = smem + (long long)team * L.team_bytes;
+    double xr[SLOTS];
+    real rr_[SLOTS], Pr[SLOTS];
+    int flip = 0;
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        Factor A = factor(SA, ij.x), B = factor(SB, ij.y);
+        const int n1 = A.n, n2 = B.n, n2p = n2 | 1, N = n1 * n2p;
+        const int Npad = (N + 3) & ~3;
+        real* p = (real*)mine;
+        real* Y = p + Npad;
+        real* U = Y + Npad;  // one n1 x n2p block per term
+        char* g1 = (char*)(U + terms * Npad);
+        const int nnz1 = A.rptr[terms * (n1 + 1) - 1];
+        A = stage(A, terms, g1, rank, T);
+        B = stage(B, terms, g1 + factor_bytes(n1, terms, nnz1), rank, T);
+        if (n2p > n2)  // the padding column of Y is read by its owners: zero
+            for (int i = rank; i < n1; i += T) Y[i * n2p + n2] = 0;
+        team_sync<W>();
+        double rz = 0.0, rr = 0.0;
+#pragma unroll
+        for (int s = 0; s < SLOTS; ++s) {
+            const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
+            real D = 0, P = 1;
+            if (o < N && k < n2) {
+                D = A.deg[i] * B.deg[k] * c;
+                P = D / node_value(A, B, i, k, pn);
+            }
+            xr[s] = 0.0;
+            rr_[s] = D;
+            Pr[s] = P;
+            if (o < N) p[o] = D / P;
+            rz += (double)D * (D / P);
+            rr += (double)D * D;
+        }
+        team_sum2<W>(rz, rr, red, flip, warp, lane);
+        const double bound = tol * tol * rr;
+        const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
+        int its = 0;
+        bool done = rr <= bound;
+        while (!done && its < limit) {
+            team_sync<W>();  // p written
+            // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row)
+            const int kc = (n2 + 31) >> 5, ic = (n1 + 31) >> 5;
+            for (int item = warp; item < terms * n1 * kc; item += W) {
+                const int t = item / (n1 * kc), rest = item - t * n1 * kc, i = rest / kc;
+                const int l = (rest - i * kc) * 32 + lane;
+                const int* ra = A.rptr + t * (n1 + 1);
+                const int* rb = B.rptr + t * (n2 + 1);
+                if (l >= n2 || ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
+                real acc = 0;
+                for (int e = ra[i]; e < ra[i + 1]; ++e) acc += A.val[e] * p[A.col[e] * n2p + l];
+                U[t * Npad + i * n2p + l] = acc;
+            }
+            team_sync<W>();
+            // step 2: Y = Σ_t U_t G_tᵀ (a warp per row k of the G_t, lanes down the column)
+            for (int item = warp; item < n2 * ic; item += W) {
+                const int k = item / ic, i = (item - k * ic) * 32 + lane;
+                if (i >= n1) continue;
+                real acc = 0;
+                for (int t = 0; t < terms; ++t) {
+                    const int* ra = A.rptr + t * (n1 + 1);
+                    const int* rb = B.rptr + t * (n2 + 1);
+                    if (ra[0] == ra[n1]) continue;
+                    const real* Ut = U + t * Npad + i * n2p;
+                    for (int e = rb[k]; e < rb[k + 1]; ++e) acc += B.val[e] * Ut[B.col[e]];
+                }
+                Y[i * n2p + k] = acc;
+            }
+            team_sync<W>();
+            double pAp = 0.0, unused = 0.0;
+#pragma unroll
+            for (int s = 0; s < SLOTS; ++s) {
+                const int o = rank + s * T;
+                if (o >= N) continue;
+                const real a = Pr[s] * p[o] - Y[o];
+                pAp += (double)p[o] * a;
+            }
+            team_sum2<W>(pAp, unused, red, flip, warp, lane);
+            const double alpha = rz / pAp;
+            double rz_new = 0.0;
+            rr = 0.0;
+#pragma unroll
+            for (int s = 0; s < SLOTS; ++s) {
+                const int o = rank + s * T;
+                if (o >= N) continue;
+                const real a = Pr[s] * p[o] - Y[o];
+                xr[s] += alpha * (double)p[o];
+                const real r = rr_[s] - (real)alpha * a;
+                rr_[s] = r;
+                rz_new += (double)r * (r / Pr[s]);
+                rr += (double)r * r;
+            }
+            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of p and Y is done
+            const real beta = (real)(rz_new / rz);
+            rz = rz_new;
+#pragma unroll
+            for (int s = 0; s < SLOTS; ++s) {
+                const int o = rank + s * T;
+                if (o < N) p[o] = rr_[s] / Pr[s] + beta * p[o];
+            }
+            ++its;
+            done = rr <= bound;
+        }
+        double total = 0.0, unused = 0.0;
+        const long long noff = L.nodal ? L.nodal_off[job] : 0;
+#pragma unroll
+        for (int s = 0; s < SLOTS; ++s) {
+            const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
+            if (o >= N || k >= n2) continue;
+            double v = xr[s];
+            if (lmin) v -= (double)node_value(A, B, i, k, pn);
+            v *= (double)A.st[i] * (double)B.st[k];
+            total += v;
+            if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
+        }
+        team_sum2<W>(total, unused, red, flip, warp, lane);
+        if (rank == 0) record(L, ij, total, its, done);
+        team_sync<W>();
+    }
+}
+
+// One entry point per (team warps W, output tiles per warp SL, primitive, staging).
+#define MGK_ARGS                                                                                               \
+    const int4 *ia, const int *trpa, const int *tcola, const u64 *maska, const real *wa, const real *efa,      \
+        const real *nfa, const real *dega, const real *sta, const int4 *ib, const int *trpb, const int *tcolb,  \
+        const u64 *maskb, const real *wb, const real *efb, const real *nfb, const real *degb, const real *stb,  \
+        const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0,    \
+        double *nodal, const long long *nodal_off, u64 *stats, int team_bytes, real *scratch, double *xscratch, \
+        const double *pn, const double *pe, double q, double tol, int max_iter, int lmin
+#ifndef MGK_MIN_BLOCKS  // resident blocks per multiprocessor asked of the register allocator
+#define MGK_MIN_BLOCKS(threads) 1
+#endif
+#define MGK_KERNEL(NAME, W, SL, SPARSE, STAGED)                                                                  \
+    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32))  \
+        NAME(MGK_ARGS) {                                                                                        \
+        GraphSet SA{ia, trpa, tcola, maska, wa, efa, nfa, dega, sta};                                           \
+        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, nfb, degb, stb};                                           \
+        Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, scratch,   \
+                 xscratch};                                                                                     \
+        solve<W, SL, SPARSE, STAGED>(SA, SB, L, pn, pe, q, tol, max_iter, lmin);                                \
+    }
+#define MGK_FAMILY(W, SL)                                           \
+    MGK_KERNEL(mgk_w##W##_s##SL##_sparse, W, SL, true, true)        \
+    MGK_KERNEL(mgk_w##W##_s##SL##_dense, W, SL, false, true)
+#define MGK_GLOBAL(W)                                                   \
+    MGK_KERNEL(mgk_global_w##W##_sparse, W, 1, true, false)             \
+    MGK_KERNEL(mgk_global_w##W##_dense, W, 1, false, false)
+// The families are instantiated by gpu.py (its FAMILIES), after this file.
+#define MGK_FACTORED(W, S)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32)) \
+        mgk_f_w##W##_s##S(const int4 *ia, const int *rpa, const int *cola, const real *va, const real *nfa,    \
+                          const real *dega, const real *sta, const int4 *ib, const int *rpb, const int *colb,  \
+                          const real *vb, const real *nfb, const real *degb, const real *stb, int terms,        \
+                          const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out,          \
+                          long long ld, int row0, double *nodal, const long long *nodal_off, u64 *stats,        \
+                          int team_bytes, const double *pn, double q, double tol, int max_iter, int lmin) {     \
+        Side SA{ia, rpa, cola, va, nfa, dega, sta};                                                             \
+        Side SB{ib, rpb, colb, vb, nfb, degb, stb};                                                             \
+        Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr,   \
+                 nullptr};                                                                                      \
+        solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
+    }

@@ -1,0 +1,157 @@
+"""The edge kernel as a short sum of separable terms, and graphs as one adjacency per term.
+
+When the edge features take few distinct values (labels, bond orders, or none at all), the
+edge-kernel matrix ``M[u, v] = κ_e(u, v)`` between the values present in the two sets is small
+and can be written exactly as ``c + Σ_u [x = u] · R[u, y]`` with ``c`` its most common entry and
+``R = M − c`` (for KroneckerDelta(h): ``c = h`` and one term per label). Each term ``t`` turns
+the product-graph operator into a product of two small sparse matrices:
+
+    (A × A' ∘ E) vec(P) = Σ_t vec(F_t · P · G_tᵀ),  F_t = A ∘ f_t (graph 1), G_t = A' ∘ g_t (graph 2)
+
+so the GPU mat-vec becomes two sparse-times-dense products per term, rows of the sparse side
+shared by a whole warp (no divergence, no per-element kernel evaluation). The constant term
+has every edge; the others split graph 1's edges by value, so the work is about twice that of
+one term. Edge kernels with many distinct values (e.g. SquareExponential on a continuous
+feature) have no short form: the tile solver (tiles.py) handles them.
+
+Graph ``g`` of a side: ``R`` terms, each a CSR over the graph's ``n`` rows: ``rptr`` holds
+``R × (n + 1)`` entries relative to the graph's first stored edge, ``col``/``val`` the entries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphops.basekernels import BaseKernel
+
+from .common import Prepared, feature_columns, start_probabilities
+
+__all__ = ["Terms", "terms", "Side", "side", "factor_bytes", "MAX_TERMS", "MAX_VALUES"]
+
+MAX_TERMS = 32     # more terms than this: the tile solver is faster
+MAX_VALUES = 4096  # distinct edge-feature rows per set considered at most
+
+
+@dataclass(frozen=True)
+class Terms:
+    """``κ_e(x, y) = Σ_t f_t(x) g_t(y)`` over the values present: ``const`` (or None) for the
+    first term (f = 1, g = const), then one term per row ``u`` of ``rows`` (f = [x = u],
+    g(y) = ``resid[u, value of y]``)."""
+    const: float | None
+    rows_a: np.ndarray      # distinct feature rows of side A
+    rows_b: np.ndarray
+    keep: np.ndarray        # the rows of A with a term
+    resid: np.ndarray       # (len(keep), len(rows_b))
+
+    @property
+    def count(self) -> int:
+        return (self.const is not None) + len(self.keep)
+
+    @property
+    def signature(self) -> tuple:
+        """Hashable: equal for equal terms (a cache key)."""
+        return (self.const, *(a.tobytes() for a in (self.rows_a, self.rows_b, self.keep, self.resid)))
+
+
+def _values(prep: Prepared, names: tuple[str, ...]) -> np.ndarray:
+    return feature_columns(prep.edge_values, names, prep.n_edges)
+
+
+def terms(kernel: BaseKernel, a: Prepared, b: Prepared) -> Terms | None:
+    """The short form of ``kernel`` over the edge values of ``a`` and ``b``, or None when
+    there is none worth using."""
+    names = kernel.features
+    ea, eb = _values(a, names), _values(b, names)
+    ua, ub = np.unique(ea, axis=0), np.unique(eb, axis=0)
+    if len(ua) == 0 or len(ub) == 0:
+        ua = ua if len(ua) else np.zeros((1, ea.shape[1]))
+        ub = ub if len(ub) else np.zeros((1, eb.shape[1]))
+    if len(ua) * len(ub) > MAX_VALUES:
+        return None
+    x = {f: ua[:, k][:, None] for k, f in enumerate(names)}
+    y = {f: ub[:, k][None, :] for k, f in enumerate(names)}
+    M = np.broadcast_to(np.asarray(kernel(x, y), dtype=np.float64), (len(ua), len(ub)))
+    values, counts = np.unique(M, return_counts=True)
+    const = float(values[np.argmax(counts)])
+    R = M - const
+    keep = np.flatnonzero((R != 0).any(axis=1))
+    out = Terms(const if const != 0 else None, ua, ub, keep, R[keep])
+    return out if out.count <= MAX_TERMS else None
+
+
+def factor_bytes(n: np.ndarray, n_terms: int, nnz: np.ndarray, nfn: int, real_size: int) -> np.ndarray:
+    """Bytes of a graph's factor staged in shared memory, 16-aligned: ``factor_bytes`` of mg_kernel.cu."""
+    b = real_size * (nnz + n * (nfn + 2)) + 4 * (n_terms * (n + 1) + nnz)
+    return (b + 15) // 16 * 16
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's graphs as per-term CSRs (see the module's docstring), node values by node."""
+    n_terms: int
+    info: np.ndarray     # (graphs, 4) int32: n, first rptr entry, first stored edge, first node
+    rptr: np.ndarray     # int32
+    col: np.ndarray      # int32, local
+    val: np.ndarray
+    nf: np.ndarray
+    deg: np.ndarray
+    st: np.ndarray
+    nnz: np.ndarray      # stored edges per graph
+    n: np.ndarray
+
+
+def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], edge_features: tuple[str, ...],
+         p: Any, real: type) -> Side:
+    """Graphs of ``prep`` as the first (f-side) or second (g-side) factor of ``t``'s terms."""
+    ev = _values(prep, edge_features)
+    arc_value = np.zeros(len(prep.arc_src), np.int64)
+    if len(prep.arc_src):  # rows are np.unique(ev, axis=0): the inverse indexes them
+        per_edge = np.unique(ev, axis=0, return_inverse=True)[1].reshape(-1)
+        arc_value = per_edge[prep.arc_edge]
+    members, term_of, values = [], [], []
+    arcs = np.arange(len(prep.arc_src))
+    k = 0
+    if t.const is not None:
+        members.append(arcs)
+        term_of.append(np.full(len(arcs), k))
+        values.append(prep.arc_w * (1.0 if first else t.const))
+        k += 1
+    for r, u in enumerate(t.keep):
+        if first:
+            sel = arc_value == u
+            weight = prep.arc_w[sel]
+        else:
+            factor = t.resid[r][arc_value]
+            sel = factor != 0
+            weight = prep.arc_w[sel] * factor[sel]
+        members.append(arcs[sel])
+        term_of.append(np.full(int(sel.sum()), k))
+        values.append(weight)
+        k += 1
+    R = k
+    arc = np.concatenate(members) if members else np.zeros(0, np.int64)
+    term = np.concatenate(term_of).astype(np.int64) if term_of else np.zeros(0, np.int64)
+    val = np.concatenate(values) if values else np.zeros(0)
+    sizes = np.diff(prep.node_ptr)
+    graphs = len(sizes)
+    graph_of_arc = np.repeat(np.arange(graphs), np.diff(prep.arc_ptr))
+    g = graph_of_arc[arc]
+    src, dst = prep.arc_src[arc], prep.arc_dst[arc]
+    order = np.lexsort((dst, src, term, g))
+    g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
+    rbase = np.zeros(graphs + 1, np.int64)
+    np.cumsum(R * (sizes + 1), out=rbase[1:])
+    rowid = rbase[g] + term * (sizes[g] + 1) + src
+    counts = np.bincount(rowid, minlength=int(rbase[-1]))
+    starts = np.zeros(int(rbase[-1]) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    first_nz = starts[rbase[:-1]]
+    graph_of_entry = np.repeat(np.arange(graphs), R * (sizes + 1))
+    rptr = starts[:-1] - first_nz[graph_of_entry] if len(graph_of_entry) else np.zeros(0, np.int64)
+    nnz = np.bincount(g, minlength=graphs)
+    info = np.stack([sizes, rbase[:-1], first_nz, prep.node_ptr[:-1]], axis=1).astype(np.int32)
+    nf = feature_columns(prep.node_values, node_features, prep.n_nodes).astype(real)
+    return Side(R, np.ascontiguousarray(info), rptr.astype(np.int32), dst.astype(np.int32), val.astype(real),
+                nf.reshape(-1), prep.degree.astype(real), start_probabilities(prep, p).astype(real), nnz, sizes)
