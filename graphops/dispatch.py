@@ -190,6 +190,8 @@ def _home(inputs: Mapping[str, Any]) -> Device:
 
 def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
     home = _home(inputs)
+    if isinstance(raw, tuple):  # several arrays (e.g. a matrix and its gradient)
+        return tuple(to_device(a, home) for a in raw)
     if not isinstance(raw, Mapping):  # an array result (checked against algo.result before)
         return to_device(raw, home)
     data = dict(raw)
@@ -291,9 +293,10 @@ def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
     if algo.result == "array_or_frame" and not isinstance(raw, Mapping) and hasattr(raw, "shape"):
         return
     if algo.result == "array":
-        if isinstance(raw, Mapping) or not hasattr(raw, "shape"):
+        parts = raw if isinstance(raw, tuple) else (raw,)
+        if not parts or any(isinstance(a, Mapping) or not hasattr(a, "shape") for a in parts):
             raise PluginError(f"{where} returned a {type(raw).__name__}; the algorithm declares an "
-                              f"array result (NumPy or CuPy)", plugin=algo.plugin)
+                              f"array result (NumPy or CuPy, or a tuple of them)", plugin=algo.plugin)
         return
     if not isinstance(raw, Mapping):
         raise PluginError(f"{where} returned a {type(raw).__name__}; it must return a dict of columns "

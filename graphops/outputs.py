@@ -25,8 +25,8 @@ from .errors import InputError, OutputError
 
 __all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "prepare_folder", "outside"]
 
-OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv"),
-                   "array_or_frame": (".npy", ".csv", ".parquet")}
+OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv", ".npz"),
+                   "array_or_frame": (".npy", ".csv", ".npz", ".parquet")}
 
 
 def _umask() -> int:
@@ -65,15 +65,17 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None) -> Path:
-    """Write a frame (.parquet/.csv) or array (.npy/.csv) atomically, or through one of the
+    """Write a frame (.parquet/.csv) or array (.npy/.csv/.npz; several arrays: .npz) atomically, or through one of the
     algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path."""
     path = Path(path)
     suffix = path.suffix.lower()
     is_frame = hasattr(result, "columns")
     writers = dict(writers or {})
     allowed = OUTPUT_SUFFIXES["frame" if is_frame else "array"] + tuple(writers)
+    if isinstance(result, tuple):
+        allowed = (".npz",)
     if suffix not in allowed:
-        kind = "a frame" if is_frame else "an array"
+        kind = ("several arrays" if isinstance(result, tuple) else "a frame" if is_frame else "an array")
         raise InputError(f"cannot write {kind} to {str(path)!r}; use one of {', '.join(allowed)}")
     with atomic_path(path) as tmp:
         if suffix in writers:
@@ -94,8 +96,16 @@ def _write_frame(frame: Any, tmp: Path, suffix: str) -> None:
         frame.to_csv(tmp, index=False)
 
 
+def _host(arr: Any) -> np.ndarray:
+    return arr.get() if device_of(arr) is Device.GPU else np.asarray(arr)
+
+
 def _write_array(arr: Any, tmp: Path, suffix: str) -> None:
-    host = arr.get() if device_of(arr) is Device.GPU else np.asarray(arr)
+    if suffix == ".npz":  # one array or several (arr_0, arr_1, ... in order)
+        with open(tmp, "wb") as fh:
+            np.savez(fh, *(_host(a) for a in (arr if isinstance(arr, tuple) else (arr,))))
+        return
+    host = _host(arr)
     with open(tmp, "wb") as fh:
         if suffix == ".npy":
             np.save(fh, host)

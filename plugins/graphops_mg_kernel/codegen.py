@@ -25,12 +25,19 @@ _LOADED: dict[str, ModuleType] = {}
 def cpu_module(node_kernel: BaseKernel, edge_kernel: BaseKernel) -> ModuleType:
     """The generated CPU solver module for these kernels' shapes (features in ``.features`` order)."""
     template = Template((Path(__file__).parent / "cpu_solver.tmpl").read_text())
-    source = template.substitute(NODE=node_kernel.row_source("python", node_kernel.features)[0],
-                                 EDGE=edge_kernel.row_source("python", edge_kernel.features)[0])
+    node, node_grad = node_kernel.row_source("python", node_kernel.features)
+    edge, edge_grad = edge_kernel.row_source("python", edge_kernel.features)
+    source = template.substitute(NODE=node, EDGE=edge, NODE_GRAD=_assignments(node_grad),
+                                 EDGE_GRAD=_assignments(edge_grad))
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest not in _LOADED:
         _LOADED[digest] = _load(f"graphops_mgk_cpu_{digest}", source)
     return _LOADED[digest]
+
+
+def _assignments(expressions: list[str]) -> str:
+    """The body writing each derivative into ``out``."""
+    return "\n".join(f"    out[{h}] = {e}" for h, e in enumerate(expressions)) or "    pass"
 
 
 def _folder() -> Path:

@@ -3,6 +3,8 @@ conjugate gradients with an on-the-fly product-graph mat-vec over the two graphs
 (the edge-kernel values of the pair's arc pairs are computed once per pair)."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from graphops import Result
@@ -24,30 +26,81 @@ def _arrays(prep: Prepared, params: MGKernelParams) -> tuple:
 
 
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
-    """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64; details give
-    the CG iterations per pair (mean and most)."""
+    """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64, or what the
+    mode asks (``diagonal``, ``nodewise``, ``eval_gradient``); details give the CG iterations
+    per pair (mean and most)."""
     module = cpu_module(params.node_kernel, params.edge_kernel)
     hyper = [np.array([h.value for h in k.hyperparameters] or [0.0])
              for k in (params.node_kernel, params.edge_kernel)]
     a = _arrays(graphs, params)
     b = a if other is None else _arrays(other, params)
     second = graphs if other is None else other
+    solve = partial(_solve, module, hyper=hyper, params=params)
+    if params.diagonal:
+        values, its = solve(graphs, graphs, a, a, _diagonal(len(graphs)))
+        return Result(np.ones(len(graphs)) if params.normalize else values, _details(its))
     pairs = gram_pairs(len(graphs), None if other is None else len(other))
-    values, its = _solve(module, graphs, second, a, b, pairs, hyper, params)
-    K = np.empty((len(graphs), len(second)))
-    K[pairs[:, 0], pairs[:, 1]] = values
-    if other is None:
-        K[pairs[:, 1], pairs[:, 0]] = values
+    if params.nodewise:
+        return _nodewise(solve, graphs, second, a, b, pairs, other is None, params)
+    grads = params.eval_gradient
+    values, its, *g = solve(graphs, second, a, b, pairs, gradient=grads)
+    K = _square(values, pairs, len(graphs), len(second), other is None)
+    dK = _square(g[0], pairs, len(graphs), len(second), other is None) if grads else None
     if params.normalize:
         if other is None:
-            da = db = np.diag(K).copy()
+            da, db = np.diag(K).copy(), np.diag(K).copy()
+            ga = gb = np.einsum("iih->ih", dK) if grads else None
         else:  # the diagonals of both sets, solved on their own
-            da = _solve(module, graphs, graphs, a, a, _diagonal(len(graphs)), hyper, params)[0]
-            db = _solve(module, other, other, b, b, _diagonal(len(other)), hyper, params)[0]
-        K = K / np.sqrt(np.outer(da, db))
-    details = {"iterations_mean": float(its.mean()), "iterations_max": int(its.max()), "pairs": len(pairs),
-               "note": f"CG {its.mean():.2f} its/pair (max {its.max()}); float64"}
-    return Result(K, details)
+            da, _, *ga = solve(graphs, graphs, a, a, _diagonal(len(graphs)), gradient=grads)
+            db, _, *gb = solve(other, other, b, b, _diagonal(len(other)), gradient=grads)
+            ga, gb = (ga[0], gb[0]) if grads else (None, None)
+        scale = np.sqrt(np.outer(da, db))
+        K = K / scale
+        if grads:  # d(K / sqrt(Kaa Kbb)) = dK / s - K (dKaa / Kaa + dKbb / Kbb) / 2
+            dK = dK / scale[:, :, None] - 0.5 * K[:, :, None] * (ga[:, None, :] / da[:, None, None]
+                                                                  + gb[None, :, :] / db[None, :, None])
+    if grads:
+        free, values_ = params.free()
+        return Result((K, dK[:, :, free] * np.asarray(values_)), _details(its))
+    return Result(K, _details(its))
+
+
+def _details(its: np.ndarray) -> dict:
+    return {"iterations_mean": float(its.mean()), "iterations_max": int(its.max()), "pairs": len(its),
+            "note": f"CG {its.mean():.2f} its/pair (max {its.max()}); float64"}
+
+
+def _square(values: np.ndarray, pairs: np.ndarray, n: int, m: int, mirror: bool) -> np.ndarray:
+    """The n x m matrix (with trailing axes of ``values``) from the values of ``pairs``."""
+    out = np.empty((n, m) + values.shape[1:])
+    out[pairs[:, 0], pairs[:, 1]] = values
+    if mirror:
+        out[pairs[:, 1], pairs[:, 0]] = values
+    return out
+
+
+def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pairs: np.ndarray, square: bool,
+              params: MGKernelParams) -> Result:
+    """Every pair's n1 x n2 block of node-wise values, placed in the all-nodes matrix."""
+    na, nb = np.diff(graphs.node_ptr), np.diff(second.node_ptr)
+    sizes = na[pairs[:, 0]] * nb[pairs[:, 1]]
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.empty(int(offsets[-1]))
+    values, its = solve(graphs, second, a, b, pairs, nodal=(flat, offsets[:-1]))
+    if params.normalize:
+        diag = _square(values, pairs, len(graphs), len(second), square)
+        da = np.diag(diag) if square else solve(graphs, graphs, a, a, _diagonal(len(graphs)))[0]
+        db = da if square else solve(second, second, b, b, _diagonal(len(second)))[0]
+    R = np.empty((graphs.n_nodes, second.n_nodes))
+    for t, (i, j) in enumerate(pairs):
+        block = flat[offsets[t]:offsets[t + 1]].reshape(na[i], nb[j])
+        if params.normalize:
+            block = block / np.sqrt(da[i] * db[j])
+        r0, c0 = graphs.node_ptr[i], second.node_ptr[j]
+        R[r0:r0 + na[i], c0:c0 + nb[j]] = block
+        if square and i != j:
+            R[c0:c0 + nb[j], r0:r0 + na[i]] = block.T
+    return Result(R, _details(its))
 
 
 def _diagonal(n: int) -> np.ndarray:
@@ -55,15 +108,19 @@ def _diagonal(n: int) -> np.ndarray:
 
 
 def _solve(module, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.ndarray, hyper: list,
-           params: MGKernelParams) -> tuple[np.ndarray, np.ndarray]:
+           params: MGKernelParams, gradient: bool = False, nodal: tuple | None = None) -> tuple:
+    """(K, iterations) of ``pairs``, and their raw gradients (pairs x hyperparameters) when asked."""
     sizes = np.diff(ga.node_ptr)[pairs[:, 0]] * np.diff(gb.node_ptr)[pairs[:, 1]]
     arcs = np.diff(ga.arc_ptr)[pairs[:, 0]] * np.diff(gb.arc_ptr)[pairs[:, 1]]
-    cost = np.concatenate([[0], np.cumsum(sizes * 20.0 + arcs * 20.0 + 1000.0)])
+    cost = np.concatenate([[0], np.cumsum((sizes * 20.0 + arcs * 20.0) * (2 if gradient else 1) + 1000.0)])
     values = np.empty(len(pairs))
     its = np.empty(len(pairs), np.int64)
+    n_hyper = 1 + sum(len(k.hyperparameters) for k in (params.node_kernel, params.edge_kernel))
+    grad = np.zeros((len(pairs), n_hyper)) if gradient else np.empty((0, 0))
+    flat, offsets = nodal if nodal is not None else (np.empty(0), np.empty(0, np.int64))
     for lo, hi in chunks(len(pairs), what="mg_kernel pairs", cost=cost, progress=params.progress):
         module.solve_pairs(pairs[lo:hi], *a, *b, *hyper, params.q, params.tolerance(), params.max_iter or 0,
-                           params.lmin, values[lo:hi], its[lo:hi])
+                           params.lmin, values[lo:hi], its[lo:hi], grad[lo:hi], flat, offsets[lo:hi])
         bad = np.flatnonzero(its[lo:hi] < 0)
         if len(bad):
             i, j = (int(v) for v in pairs[lo + bad[0]])
@@ -71,4 +128,4 @@ def _solve(module, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.nda
             raise NotConvergedError(
                 f"mg_kernel: {pair_name(ga, gb, i, j)} did not converge to tol={params.tolerance():g} within {limit} "
                 f"iterations ({len(bad)} such pair(s) in this chunk); raise max_iter or tol, or use a larger q")
-    return values, its
+    return (values, its, grad) if gradient else (values, its)

@@ -29,6 +29,15 @@ class MGKernelParams(Params):
     :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual; default by precision)
     :param max_iter: most CG iterations per pair (default: the number of unknowns + 100); a
         pair that has not converged by then is an error naming it
+    :param nodewise: return the node-wise similarities ``p_i p'_k (x_ik − [lmin] V_ik)`` (whose
+        sum over a pair's nodes is K) as one matrix of all nodes of ``graphs`` by all nodes of
+        ``other`` (or of ``graphs``), in node order, instead of K
+    :param diagonal: return only ``K[a, a]`` for every graph of ``graphs`` (a vector)
+    :param eval_gradient: return ``(K, dK)``, ``dK[a, b, h]`` the derivative of ``K[a, b]`` by the
+        logarithm of hyperparameter ``h``: ``q`` (unless ``q_bounds`` is ``fixed``), then the node
+        kernel's and the edge kernel's hyperparameters that are not fixed (scikit-learn's order
+        and log scale)
+    :param q_bounds: bounds of ``q`` as a hyperparameter (``[low, high]``), or ``fixed``
     :param progress: show a progress bar (``None``: for jobs lasting over a second on a terminal)
     :param precision: arithmetic of the gpu solver: ``float32`` (its default: the mat-vec in
         float32, the solution, dot products and K in float64) or ``float64``. The cpu backend
@@ -59,6 +68,10 @@ class MGKernelParams(Params):
     lmin: Literal[0, 1] = 0
     tol: float | None = Field(None, gt=0, lt=1)
     max_iter: int | None = Field(None, ge=1)
+    nodewise: bool = False
+    diagonal: bool = False
+    eval_gradient: bool = False
+    q_bounds: tuple[float, float] | Literal["fixed"] = (1e-4, 1.0 - 1e-4)
     progress: bool | None = None
     precision: Literal["float32", "float64"] | None = None
     matvec: Literal["auto", "factored", "tiles"] = "auto"
@@ -92,6 +105,32 @@ class MGKernelParams(Params):
         """``tol``, or its default for the arithmetic ``real`` (1e-10 in float64, 1e-6 in float32)."""
         return self.tol if self.tol is not None else (1e-6 if real == "float32" else 1e-10)
 
+    def hyperparameters(self) -> list[tuple[str, float, tuple[float, float] | str]]:
+        """(name, value, bounds or 'fixed') of q, then the node and the edge kernel's
+        hyperparameters, in the order of the solvers' raw derivatives."""
+        out = [("q", self.q, self.q_bounds)]
+        for role in ("node_kernel", "edge_kernel"):
+            out += [(f"{role}.{h.name}", h.value, "fixed" if h.fixed else h.bounds)
+                    for h in getattr(self, role).hyperparameters]
+        return out
+
+    def free(self) -> tuple[list[int], list[float]]:
+        """Positions (among :meth:`hyperparameters`) and values of the free hyperparameters."""
+        pairs = [(k, v) for k, (_, v, b) in enumerate(self.hyperparameters()) if b != "fixed"]
+        return [k for k, _ in pairs], [v for _, v in pairs]
+
+    @model_validator(mode="after")
+    def _modes(self) -> "MGKernelParams":
+        chosen = [m for m in ("nodewise", "diagonal", "eval_gradient") if getattr(self, m)]
+        if len(chosen) > 1:
+            raise ValueError(f"{' and '.join(chosen)} cannot be asked together; ask for one of them per call")
+        if self.q_bounds != "fixed":
+            low, high = self.q_bounds
+            if not 0 < low <= self.q <= high < 1:
+                raise ValueError(f"q_bounds={list(self.q_bounds)} must satisfy 0 < low <= q={self.q} <= high < 1 "
+                                 f"(or be 'fixed')")
+        return self
+
     @model_validator(mode="after")
     def _features_named(self) -> "MGKernelParams":
         for role in ("node_kernel", "edge_kernel"):
@@ -103,6 +142,8 @@ class MGKernelParams(Params):
         return self
 
     def check_inputs(self, graphs: Any, other: Any = None) -> None:
+        if self.diagonal and other is not None:
+            raise ValueError("mg_kernel: diagonal=True gives K[a, a] of one GraphSet; pass only 'graphs'")
         sets = {"graphs": graphs} if other is None else {"graphs": graphs, "other": other}
         for slot, gs in sets.items():
             if len(gs) == 0:

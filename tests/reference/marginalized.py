@@ -27,8 +27,9 @@ def _graph(gs, i, node_features, edge_features):
     return A, d, nodes, edges, edge_of
 
 
-def mg_kernel_pair(g1, g2, node_kernel, edge_kernel, q):
-    """K(G, G') with p = 1 for every node: solve (D/V - A_x * E_x) x = D 1 and sum x."""
+def mg_kernel_pair(g1, g2, node_kernel, edge_kernel, q, nodal=False):
+    """K(G, G') with p = 1 for every node: solve (D/V - A_x * E_x) x = D 1 and sum x (or, with
+    ``nodal``, x as an n1 x n2 matrix)."""
     A1, d1, nf1, ef1, idx1 = g1
     A2, d2, nf2, ef2, idx2 = g2
     n1, n2 = len(d1), len(d2)
@@ -37,7 +38,7 @@ def mg_kernel_pair(g1, g2, node_kernel, edge_kernel, q):
                   for i in range(n1) for j in range(n2)], float)
     M = np.diag(dd / V) - product_adjacency(g1, g2, edge_kernel)
     x = np.linalg.solve(M, dd)
-    return float(x.sum())
+    return x.reshape(n1, n2) if nodal else float(x.sum())
 
 
 def product_adjacency(g1, g2, edge_kernel):
