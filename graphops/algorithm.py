@@ -132,6 +132,9 @@ class Algorithm:
         giving the least work any implementation must do, for benchmark floors
     :param estimator: for a Gram-matrix algorithm, the class name under which
         :mod:`graphops.kernels` exports a scikit-learn style estimator for it
+    :param estimator_class: optional ``"module:Class"``, the plugin's own estimator (a
+        :class:`graphops.kernels.GraphKernelEstimator` subclass, e.g. one that is also a
+        scikit-learn GP kernel) exported under ``estimator``; without it the core makes one
     :param writers: extra output formats, file suffix (``".fa"``) -> ``"module:function"``
         ``(result, path) -> None`` writing the result there (the core makes the write atomic)
     :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
@@ -150,6 +153,7 @@ class Algorithm:
     version_added: str = "0.1"
     cost: str | None = None
     estimator: str | None = None
+    estimator_class: str | None = None
     writers: Mapping[str, str] = field(default_factory=dict)
     functions: Mapping[str, str] = field(default_factory=dict)
     plugin: str = field(default="", compare=False)
@@ -157,6 +161,9 @@ class Algorithm:
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        if self.estimator_class is not None and (self.estimator is None or not _TARGET.match(self.estimator_class)):
+            raise ValueError(f"algorithm {self.name!r}: estimator_class must look like 'package.module:Class' and "
+                             f"needs estimator (the exported name); got {self.estimator_class!r}")
         for what, table in (("writers", self.writers), ("functions", self.functions)):
             for key, target in table.items():
                 if not _TARGET.match(target):

@@ -76,6 +76,10 @@ def _make(name: str, registry: Any) -> type[GraphKernelEstimator]:
         raise AttributeError(f"module 'graphops.kernels' has no attribute {name!r}; the installed plugins "
                              f"export: {', '.join(offered) or '(none)'}")
     algo = found[0]
+    if algo.estimator_class is not None:
+        from .algorithm import load_target
+
+        return load_target(algo.estimator_class)
     doc = (f"{algo.summary} (algorithm ``{algo.name}``, plugin ``{algo.plugin}``); keyword arguments as "
            f"for ``graphops.run({algo.name!r}, ...)``.")
     return type(name, (GraphKernelEstimator,), {"algorithm": algo.name, "__doc__": doc, "__module__": __name__})

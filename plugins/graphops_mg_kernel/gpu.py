@@ -80,7 +80,7 @@ def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
     if key not in prep.cache:
         o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder)
         args = tuple(cp.asarray(a) for a in (o.info, o.trp, o.tcol, o.mask, o.w, o.ef, o.nf, o.deg, o.st))
-        prep.cache[key] = (_Graphs(args, o.nt.astype(np.int64), o.bytes), o.tiles.astype(np.float64))
+        prep.cache[key] = (_Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm), o.tiles.astype(np.float64))
     return prep.cache[key]
 
 
@@ -265,11 +265,19 @@ def _real(params: MGKernelParams) -> type:
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
     graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
+    if params.eval_gradient:
+        raise InputError("mg_kernel: eval_gradient=True is computed by the cpu backend; the gpu backend does not "
+                         "offer gradients yet: use backend='cpu'")
     real = _real(params)
     square = other is None
     second = graphs if square else other
+    if params.diagonal:
+        d = _diagonal(graphs, params, real)
+        return Result(cp.ones(len(graphs)) if params.normalize else d, {"pairs": len(graphs)})
     plan = _plan(graphs, second, params, real)
     na, nb = len(graphs), len(second)
+    if params.nodewise:
+        return _nodewise(plan, graphs, second, square, params, real)
     diagonals = None
     if params.normalize:
         da = _diagonal(graphs, params, real)
@@ -312,3 +320,34 @@ def _diagonal(prep: Prepared, params: MGKernelParams, real: type) -> Any:
     plan.solve(idx, idx, out, 0, 0)
     plan.check()
     return out
+
+
+def _nodewise(plan: _Plan, ga: Prepared, gb: Prepared, square: bool, params: MGKernelParams, real: type) -> Result:
+    """The all-nodes matrix of node-wise values: every pair's block solved on the GPU (in the
+    solver's node order), put in place on the host."""
+    na, nb = np.diff(ga.node_ptr), np.diff(gb.node_ptr)
+    i, j = (np.triu_indices(len(ga)) if square else np.divmod(np.arange(len(ga) * len(gb)), len(gb)))
+    sizes = na[i] * nb[j]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    flat = cp.empty(int(offsets[-1]))
+    K = cp.empty((len(ga), len(gb)))
+    plan.solve(cp.asarray(i, dtype=cp.int64), cp.asarray(j, dtype=cp.int64), K, len(gb), 0, flat,
+               cp.asarray(offsets[:-1]))
+    total, most = plan.check()
+    flat, K = flat.get(), K.get()
+    if params.normalize:
+        da = np.diag(K) if square else _diagonal(ga, params, real).get()
+        db = da if square else _diagonal(gb, params, real).get()
+    pa = plan.A.perm if plan.A.perm is not None else np.arange(ga.n_nodes) - np.repeat(ga.node_ptr[:-1], na)
+    pb = plan.B.perm if plan.B.perm is not None else np.arange(gb.n_nodes) - np.repeat(gb.node_ptr[:-1], nb)
+    R = np.empty((ga.n_nodes, gb.n_nodes))
+    for t, (a, b) in enumerate(zip(i.tolist(), j.tolist())):
+        r0, r1, c0, c1 = ga.node_ptr[a], ga.node_ptr[a + 1], gb.node_ptr[b], gb.node_ptr[b + 1]
+        block = flat[offsets[t]:offsets[t + 1]].reshape(na[a], nb[b])[np.ix_(pa[r0:r1], pb[c0:c1])]
+        if params.normalize:
+            block = block / np.sqrt(da[a] * db[b])
+        R[r0:r1, c0:c1] = block
+        if square and a != b:
+            R[c0:c1, r0:r1] = block.T
+    pairs = len(i)
+    return Result(R, {"iterations_mean": total / max(pairs, 1), "iterations_max": most, "pairs": pairs})

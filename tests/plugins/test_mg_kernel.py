@@ -3,6 +3,8 @@ random graphs with several features, weights, one-node graphs, graphs without ed
 disconnected graphs), the published MUTAG values, and the errors."""
 from __future__ import annotations
 
+import warnings
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -481,3 +483,66 @@ def test_modes_are_one_at_a_time():
     with pytest.raises(ValueError, match="diagonal=True gives K"):
         run("cpu", gs, gs, node_kernel=KroneckerDelta(0.5, on="element"),
             edge_kernel=KroneckerDelta(0.5, on="order"), diagonal=True)
+
+
+# --- the scikit-learn estimator -----------------------------------------------------------------
+
+
+def _estimator(**kw):
+    from graphops.kernels import MarginalizedGraphKernel
+
+    return MarginalizedGraphKernel(KroneckerDelta(0.5, on="element"),
+                                   TensorProduct(order=KroneckerDelta(0.4, h_bounds="fixed")), q=0.1,
+                                   backend="cpu", **kw)
+
+
+def test_estimator_hyperparameters_and_gradient():
+    gs = random_set(17, n_graphs=6, weighted=True)
+    k = _estimator(tol=1e-13)
+    assert [h.name for h in k.hyperparameters][:2] == ["q", "node_kernel__h"]
+    assert [h.fixed for h in k.hyperparameters] == [False, False, True]
+    np.testing.assert_allclose(k.theta, np.log([0.1, 0.5]))
+    np.testing.assert_allclose(k.bounds, np.log([[1e-4, 1 - 1e-4], [1e-3, 1.0]]))
+    moved = k.clone_with_theta(np.log([0.2, 0.3]))
+    assert moved.q == pytest.approx(0.2) and moved.node_kernel.hyperparameters[0].value == pytest.approx(0.3)
+    assert k.q == 0.1  # the original is unchanged
+    K, dK = k(gs, eval_gradient=True)
+    np.testing.assert_allclose(K, k(gs), rtol=1e-12)
+    np.testing.assert_allclose(k.diag(gs), np.diag(K), rtol=1e-12)
+    for h in range(k.n_dims):
+        step = np.zeros(k.n_dims)
+        step[h] = 1e-5
+        fd = (k.clone_with_theta(k.theta + step)(gs) - k.clone_with_theta(k.theta - step)(gs)) / 2e-5
+        np.testing.assert_allclose(dK[:, :, h], fd, rtol=2e-6, atol=1e-7 * K.max())
+    # fit / transform: test rows against the fitted graphs
+    k.fit(gs[[0, 1, 2]])
+    np.testing.assert_allclose(k.transform(gs[[3, 4]]), K[np.ix_([3, 4], [0, 1, 2])], rtol=1e-12)
+    with pytest.raises(ValueError, match="only offered for Y=None"):
+        k(gs, gs, eval_gradient=True)
+
+
+def test_estimator_fits_a_gaussian_process():
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.base import clone
+    from sklearn.gaussian_process import GaussianProcessRegressor
+
+    rng = np.random.default_rng(0)
+    graphs = []
+    for k in range(16):
+        G = nx.gnp_random_graph(int(rng.integers(3, 8)), 0.5, seed=k)
+        nx.set_node_attributes(G, {v: int(rng.integers(0, 2)) for v in G}, "element")
+        nx.set_edge_attributes(G, 1, "order")
+        graphs.append(G)
+    y = np.array([G.number_of_edges() for G in graphs], float)
+    kernel = _estimator(normalize=True)
+    assert clone(kernel).get_params()["q"] == kernel.q
+    X = np.empty(len(graphs), dtype=object)
+    X[:] = graphs  # scikit-learn's way of holding objects
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # an optimum at a bound
+        gpr = GaussianProcessRegressor(kernel=kernel, alpha=1e-2, normalize_y=True).fit(X, y)
+    assert gpr.kernel_.theta.shape == (2,)
+    assert np.isfinite(gpr.log_marginal_likelihood_value_)
+    assert np.all(np.isfinite(gpr.predict(X[:3]))), sklearn.__version__
