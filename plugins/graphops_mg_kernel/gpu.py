@@ -152,7 +152,7 @@ class _Plan:
         kx, ky = keys_a[:, None], keys_b[None, :]
         if self.kind == "factored":
             entries = kx * (ky | 1)
-            need = (2 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :]
+            need = (3 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :]
             scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
         else:
             entries = kx * ky  # output tiles

@@ -433,33 +433,43 @@ __device__ __forceinline__ int factor_bytes(int n, int terms, int nnz) {
     return (b + 15) & ~15;
 }
 
-__device__ Factor stage(const Factor& G, int terms, char* at, int rank, int size) {
+// The dynamic shared memory, addressed by 32-bit byte offsets in the factored solver: a staged
+// graph is 6 offsets, not 6 pointers (registers are what limits its occupancy).
+extern __shared__ __align__(16) char mgk_smem[];
+#define SH(T, off) ((T*)(mgk_smem + (off)))
+
+struct Staged {  // a factor in shared memory: byte offsets into mgk_smem
+    int n, rptr, col, val, nf, deg, st;
+};
+
+__device__ Staged stage(const Factor& G, int terms, int at, int rank, int size) {
     const int nnz = G.rptr[terms * (G.n + 1) - 1];
-    real* val = (real*)at;
-    real* nf = val + nnz;
-    real* deg = nf + G.n * NFN;
-    real* st = deg + G.n;
-    int* rptr = (int*)(st + G.n);
-    int* col = rptr + terms * (G.n + 1);
-    copy(val, G.val, nnz, rank, size);
-    copy(nf, G.nf, G.n * NFN, rank, size);
-    copy(deg, G.deg, G.n, rank, size);
-    copy(st, G.st, G.n, rank, size);
-    copy(rptr, G.rptr, terms * (G.n + 1), rank, size);
-    copy(col, G.col, nnz, rank, size);
-    return Factor{G.n, rptr, col, val, nf, deg, st};
+    Staged S;
+    S.n = G.n;
+    S.val = at;
+    S.nf = S.val + (int)sizeof(real) * nnz;
+    S.deg = S.nf + (int)sizeof(real) * G.n * NFN;
+    S.st = S.deg + (int)sizeof(real) * G.n;
+    S.rptr = S.st + (int)sizeof(real) * G.n;
+    S.col = S.rptr + 4 * terms * (G.n + 1);
+    copy(SH(real, S.val), G.val, nnz, rank, size);
+    copy(SH(real, S.nf), G.nf, G.n * NFN, rank, size);
+    copy(SH(real, S.deg), G.deg, G.n, rank, size);
+    copy(SH(real, S.st), G.st, G.n, rank, size);
+    copy(SH(int, S.rptr), G.rptr, terms * (G.n + 1), rank, size);
+    copy(SH(int, S.col), G.col, nnz, rank, size);
+    return S;
 }
 
-__device__ __forceinline__ real node_value(const Factor& A, const Factor& B, int i, int k, const double* pn) {
-    const real* x = A.nf + i * NFN;
-    const real* y = B.nf + k * NFN;
+__device__ __forceinline__ real node_value(const Staged& A, const Staged& B, int i, int k, const double* pn) {
+    const real* x = SH(real, A.nf) + i * NFN;
+    const real* y = SH(real, B.nf) + k * NFN;
     return (real)(NODE_KERNEL(x, y, pn));
 }
 
 template <int W, int SLOTS>
 __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                                double q, double tol, int max_iter, int lmin) {
-    extern __shared__ __align__(16) char smem[];
     __shared__ double red[2][32][2];
     __shared__ int job_s;
     constexpr int T = W * 32;
@@ -467,9 +477,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
     const int warp = W == 1 ? 0 : threadIdx.x >> 5;
     const int team = W == 1 ? threadIdx.x >> 5 : 0;
     const int rank = W == 1 ? lane : threadIdx.x;
-    char* mine = smem + (long long)team * L.team_bytes;
-    double xr[SLOTS];
-    real rr_[SLOTS], Pr[SLOTS];
+    const int mine = team * L.team_bytes;
+    real rr_[SLOTS], Pr[SLOTS];  // x is in shared memory: registers are scarce at full occupancy
     int flip = 0;
     const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
@@ -477,16 +486,17 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         const int job = next_job<W>(L, start, job_s, lane);
         if (job >= end) break;
         const int2 ij = L.pairs[job];
-        Factor A = factor(SA, ij.x), B = factor(SB, ij.y);
-        const int n1 = A.n, n2 = B.n, n2p = n2 | 1, N = n1 * n2p;
+        const Factor GA = factor(SA, ij.x), GB = factor(SB, ij.y);
+        const int n1 = GA.n, n2 = GB.n, n2p = n2 | 1, N = n1 * n2p;
         const int Npad = (N + 3) & ~3;
-        real* p = (real*)mine;
+        real* p = SH(real, mine);
         real* Y = p + Npad;
-        real* U = Y + Npad;  // one n1 x n2p block per term
-        char* g1 = (char*)(U + terms * Npad);
-        const int nnz1 = A.rptr[terms * (n1 + 1) - 1];
-        A = stage(A, terms, g1, rank, T);
-        B = stage(B, terms, g1 + factor_bytes(n1, terms, nnz1), rank, T);
+        real* X = Y + Npad;
+        const int U0 = mine + 3 * Npad * (int)sizeof(real);  // one n1 x n2p block per term
+        const int g1 = U0 + terms * Npad * (int)sizeof(real);
+        const int nnz1 = GA.rptr[terms * (n1 + 1) - 1];
+        const Staged A = stage(GA, terms, g1, rank, T);
+        const Staged B = stage(GB, terms, g1 + factor_bytes(n1, terms, nnz1), rank, T);
         if (n2p > n2)  // the padding column of Y is read by its owners: zero
             for (int i = rank; i < n1; i += T) Y[i * n2p + n2] = 0;
         team_sync<W>();
@@ -496,13 +506,15 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
             const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
             real D = 0, P = 1;
             if (o < N && k < n2) {
-                D = A.deg[i] * B.deg[k] * c;
+                D = SH(real, A.deg)[i] * SH(real, B.deg)[k] * c;
                 P = D / node_value(A, B, i, k, pn);
             }
-            xr[s] = 0.0;
             rr_[s] = D;
             Pr[s] = P;
-            if (o < N) p[o] = D / P;
+            if (o < N) {
+                p[o] = D / P;
+                X[o] = 0;
+            }
             rz += (double)D * (D / P);
             rr += (double)D * D;
         }
@@ -511,6 +523,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
         int its = 0;
         bool done = rr <= bound;
+        const int* ra0 = SH(int, A.rptr);
+        const int* rb0 = SH(int, B.rptr);
         while (!done && its < limit) {
             team_sync<W>();  // p written
             // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row)
@@ -518,12 +532,12 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
             for (int item = warp; item < terms * n1 * kc; item += W) {
                 const int t = item / (n1 * kc), rest = item - t * n1 * kc, i = rest / kc;
                 const int l = (rest - i * kc) * 32 + lane;
-                const int* ra = A.rptr + t * (n1 + 1);
-                const int* rb = B.rptr + t * (n2 + 1);
+                const int* ra = ra0 + t * (n1 + 1);
+                const int* rb = rb0 + t * (n2 + 1);
                 if (l >= n2 || ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
                 real acc = 0;
-                for (int e = ra[i]; e < ra[i + 1]; ++e) acc += A.val[e] * p[A.col[e] * n2p + l];
-                U[t * Npad + i * n2p + l] = acc;
+                for (int e = ra[i]; e < ra[i + 1]; ++e) acc += SH(real, A.val)[e] * p[SH(int, A.col)[e] * n2p + l];
+                SH(real, U0)[t * Npad + i * n2p + l] = acc;
             }
             team_sync<W>();
             // step 2: Y = Σ_t U_t G_tᵀ (a warp per row k of the G_t, lanes down the column)
@@ -532,11 +546,11 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
                 if (i >= n1) continue;
                 real acc = 0;
                 for (int t = 0; t < terms; ++t) {
-                    const int* ra = A.rptr + t * (n1 + 1);
-                    const int* rb = B.rptr + t * (n2 + 1);
+                    const int* ra = ra0 + t * (n1 + 1);
+                    const int* rb = rb0 + t * (n2 + 1);
                     if (ra[0] == ra[n1]) continue;
-                    const real* Ut = U + t * Npad + i * n2p;
-                    for (int e = rb[k]; e < rb[k + 1]; ++e) acc += B.val[e] * Ut[B.col[e]];
+                    const real* Ut = SH(real, U0) + t * Npad + i * n2p;
+                    for (int e = rb[k]; e < rb[k + 1]; ++e) acc += SH(real, B.val)[e] * Ut[SH(int, B.col)[e]];
                 }
                 Y[i * n2p + k] = acc;
             }
@@ -558,7 +572,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
                 const int o = rank + s * T;
                 if (o >= N) continue;
                 const real a = Pr[s] * p[o] - Y[o];
-                xr[s] += alpha * (double)p[o];
+                X[o] += (real)alpha * p[o];
                 const real r = rr_[s] - (real)alpha * a;
                 rr_[s] = r;
                 rz_new += (double)r * (r / Pr[s]);
@@ -581,9 +595,9 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         for (int s = 0; s < SLOTS; ++s) {
             const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
             if (o >= N || k >= n2) continue;
-            double v = xr[s];
+            double v = X[o];
             if (lmin) v -= (double)node_value(A, B, i, k, pn);
-            v *= (double)A.st[i] * (double)B.st[k];
+            v *= (double)SH(real, A.st)[i] * (double)SH(real, B.st)[k];
             total += v;
             if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
         }
