@@ -59,6 +59,7 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
         elif pd.api.types.is_float_dtype(col):
             out[name] = col.to_numpy(dtype=np.float64)
         else:
+            _one_kind(col, name, what)
             try:
                 codes, _ = pd.factorize(col, sort=True)
             except TypeError as exc:
@@ -66,6 +67,20 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
                                  f"type per feature") from None
             out[name] = codes.astype(np.int64)
     return out
+
+
+def _one_kind(col: Any, name: str, what: str) -> None:
+    """A feature of strings (or other labels) must not mix in numbers: '2' and 2 would become
+    two unrelated categories, and a number among labels is usually a data error."""
+    examples: dict[str, Any] = {}
+    for v in col.unique():
+        kind = "number" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else \
+            "string" if isinstance(v, str) else type(v).__name__
+        examples.setdefault(kind, v)
+    if len(examples) > 1:
+        shown = " and ".join(f"{k} ({v!r})" for k, v in examples.items())
+        raise InputError(f"{what} feature {name!r} mixes value types: {shown}; use one type per feature "
+                         f"(all numbers, or all strings)")
 
 
 def _ranges(starts: Any, counts: Any, xp: Any) -> Any:

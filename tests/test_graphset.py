@@ -180,3 +180,14 @@ def test_tu_labels_and_attributes_are_features_by_name():
     assert list(gs.node_feature_table()) == ["label", "attr0", "attr1"]
     np.testing.assert_allclose(gs.node_feature_table()["attr1"], [1.0, 2.0])
     assert list(gs.edge_feature_table()) == ["label"]
+
+
+def test_a_feature_mixing_value_types_is_refused():
+    import networkx as nx
+
+    a, b = nx.path_graph(3), nx.path_graph(2)
+    nx.set_node_attributes(a, {0: "C", 1: "C", 2: "O"}, "element")
+    nx.set_node_attributes(b, 2, "element")
+    with pytest.raises(go.InputError, match=r"node feature 'element' mixes value types: string \('C'\) and number "
+                                         r"\(2\); use one type per feature"):
+        go.GraphSet.from_networkx([a, b], node_features=["element"])

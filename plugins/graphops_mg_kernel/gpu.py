@@ -195,7 +195,11 @@ class _Plan:
         regs = max(fn.num_regs, 1)
         blocks = min(2048 // threads, 32, 65536 // (regs * threads),
                      gpu_attribute("MaxSharedMemoryPerMultiprocessor") // (smem + 3072))
-        return _Class(name, kind, team_bytes, threads, gpu_attribute("MultiProcessorCount") * max(blocks, 1), smem)
+        grid = gpu_attribute("MultiProcessorCount") * max(blocks, 1)
+        if kind == "global":  # each team's scratch (4 vectors and x) in device memory: a quarter of what is free
+            per_team = team_bytes * (4 * np.dtype(self.real).itemsize + 8)
+            grid = max(1, min(grid, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
+        return _Class(name, kind, team_bytes, threads, grid, smem)
 
     def row_work(self, square: bool) -> np.ndarray:
         """Work of each row of the Gram matrix (its pairs: j >= i when square)."""

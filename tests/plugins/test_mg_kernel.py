@@ -166,6 +166,20 @@ def test_bad_parameters_are_named(params, message):
     assert message in str(err.value)
 
 
+def test_graphs_without_nodes_and_mixed_label_types_are_refused():
+    G = nx.path_graph(3)
+    nx.set_node_attributes(G, 1, "element")
+    nx.set_edge_attributes(G, 1, "order")
+    gs = go.GraphSet.from_networkx([G, nx.Graph(), G], node_features=["element"], edge_features=["order"])
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    with pytest.raises(InputError, match="graph 1 of GraphSet 'graphset' has no nodes"):
+        run("cpu", gs, node_kernel=nk, edge_kernel=ek)
+    H = nx.path_graph(2)
+    nx.set_node_attributes(H, "C", "element")
+    with pytest.raises(InputError, match="mixes value types"):
+        go.GraphSet.from_networkx([G, H], node_features=["element"])
+
+
 def test_a_set_without_edges_needs_no_edge_features():
     """Only walks of length 0 (the system is diagonal, x = V): K = Σ p p' V, whatever feature
     the edge kernel names."""
