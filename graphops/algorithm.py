@@ -51,6 +51,11 @@ class Params(BaseModel):
         """Raise ``ValueError`` when an input graph does not suit these parameters (its data:
         negative weights, missing labels, ...); runs on the host, after :meth:`check_declared`."""
 
+    def several_arrays(self) -> bool:
+        """Whether these parameters make the result several arrays (a tuple, written as .npz),
+        e.g. a matrix and its gradient; known before computing, so validation can say so."""
+        return False
+
 
 @dataclass(frozen=True)
 class Input:

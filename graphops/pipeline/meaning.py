@@ -63,7 +63,7 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], written
     inputs_ok = yield from _input_problems(loaded, step, algo)
     if params is not None and inputs_ok:
         yield from _declared_problems(loaded, step, algo, params)
-    yield from _output_problems(loaded, step, algo, written)
+    yield from _output_problems(loaded, step, algo, written, params)
 
 
 def _backend_problems(loaded: Any, step: Any, algo: Any) -> Found:
@@ -128,10 +128,13 @@ def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
         yield "inputs", str(exc)
 
 
-def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
+def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: Any = None) -> Found:
     if step.output is None:
         return
     allowed = OUTPUT_SUFFIXES[algo.result] + tuple(algo.writers)
+    several = params is not None and params.several_arrays()
+    if several:
+        allowed = (".npz",)
     path = os.path.normpath(loaded.output_dir() / step.output)
     leaves = outside(step.output)
     if leaves and not loaded.model.allow_outside_output_dir:
@@ -139,7 +142,8 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict) -> Found:
                          f"inside it, or set 'allow_outside_output_dir: true' at the top of the file "
                          f"if you trust this pipeline to write there")
     elif os.path.splitext(step.output)[1].lower() not in allowed:
-        yield "output", (f"{algo.name} returns a {algo.result}; write it to a file ending in "
+        what = "several arrays with these parameters" if several else f"a {algo.result}"
+        yield "output", (f"{algo.name} returns {what}; write it to a file ending in "
                          f"{' or '.join(allowed)} (got {step.output!r})")
     elif path in written:
         yield "output", (f"{step.output!r} would overwrite {written[path]}; choose another path")

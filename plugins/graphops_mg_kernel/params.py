@@ -103,6 +103,9 @@ class MGKernelParams(Params):
             return value
         raise ValueError(f"p must be 'uniform', a positive number or a node feature name; got {value!r}")
 
+    def several_arrays(self) -> bool:
+        return self.eval_gradient
+
     def tolerance(self, real: str = "float64") -> float:
         """``tol``, or its default for the arithmetic ``real`` (1e-10 in float64, 1e-6 in float32)."""
         return self.tol if self.tol is not None else (1e-6 if real == "float32" else 1e-10)

@@ -560,3 +560,30 @@ def test_estimator_fits_a_gaussian_process():
     assert gpr.kernel_.theta.shape == (2,)
     assert np.isfinite(gpr.log_marginal_likelihood_value_)
     assert np.all(np.isfinite(gpr.predict(X[:3]))), sklearn.__version__
+
+
+def test_gradient_step_writes_npz(tmp_path):
+    """A pipeline step with eval_gradient writes K and dK to one .npz; .npy is refused with the fix."""
+    text = """
+version: 1
+graphs:
+  mutag: {dataset: MUTAG}
+steps:
+  - id: grad
+    algorithm: mg_kernel
+    inputs: {graphs: mutag}
+    params: {node_kernel: {kronecker_delta: {h: 0.5, on: label}}, edge_kernel: {constant: {c: 1.0}}, q: 0.1,
+             eval_gradient: true}
+    output: OUT
+"""
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(text.replace("OUT", "grad.npz"))
+    go.run_pipeline(ok, out=tmp_path)
+    with np.load(tmp_path / "grad.npz") as z:
+        K, dK = z["arr_0"], z["arr_1"]
+    assert K.shape == (188, 188) and dK.shape == (188, 188, 3)  # by log q, log h (node), log c (edge)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("OUT", "grad.npy"))
+    with pytest.raises(go.GraphopsError, match=r"mg_kernel returns several arrays with these parameters; write it "
+                                               r"to a file ending in .npz \(got 'grad.npy'\)"):
+        go.run_pipeline(bad, out=tmp_path)  # refused by validation, before any computing
