@@ -12,7 +12,7 @@ from graphops.device import Device
 from graphops.errors import GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
-           "NotConvergedError"]
+           "square_matrix", "finish_gradient", "NotConvergedError"]
 
 
 class NotConvergedError(GraphopsError, ArithmeticError):
@@ -106,3 +106,26 @@ def gram_pairs(n: int, m: int | None) -> np.ndarray:
 
 def pair_name(a: Prepared, b: Prepared, i: int, j: int) -> str:
     return f"graph {i} of {a.name!r} and graph {j} of {b.name!r}"
+
+
+def square_matrix(values: np.ndarray, pairs: np.ndarray, n: int, m: int, mirror: bool) -> np.ndarray:
+    """The n x m matrix (with the trailing axes of ``values``) from the values of ``pairs``."""
+    out = np.empty((n, m) + values.shape[1:])
+    out[pairs[:, 0], pairs[:, 1]] = values
+    if mirror:
+        out[pairs[:, 1], pairs[:, 0]] = values
+    return out
+
+
+def finish_gradient(K: np.ndarray, dK: np.ndarray, params: Any, diagonals: tuple | None) -> tuple:
+    """(K, dK) as asked: normalized when ``diagonals`` = (da, ga, db, gb) are given (the
+    diagonals and their raw gradients), then dK restricted to the free hyperparameters and
+    scaled to their logarithms."""
+    if diagonals is not None:  # d(K / sqrt(Kaa Kbb)) = dK / s - K (dKaa / Kaa + dKbb / Kbb) / 2
+        da, ga, db, gb = diagonals
+        scale = np.sqrt(np.outer(da, db))
+        K = K / scale
+        dK = dK / scale[:, :, None] - 0.5 * K[:, :, None] * (ga[:, None, :] / da[:, None, None]
+                                                              + gb[None, :, :] / db[None, :, None])
+    free, values = params.free()
+    return K, dK[:, :, free] * np.asarray(values)

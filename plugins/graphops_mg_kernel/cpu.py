@@ -11,8 +11,8 @@ from graphops import Result
 from graphops.work import chunks
 
 from .codegen import cpu_module
-from .common import (NotConvergedError, Prepared, feature_columns, gram_pairs, pair_name,
-                     start_probabilities)
+from .common import (NotConvergedError, Prepared, feature_columns, finish_gradient, gram_pairs, pair_name,
+                     square_matrix, start_probabilities)
 from .params import MGKernelParams
 
 __all__ = ["run"]
@@ -44,39 +44,29 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
         return _nodewise(solve, graphs, second, a, b, pairs, other is None, params)
     grads = params.eval_gradient
     values, its, *g = solve(graphs, second, a, b, pairs, gradient=grads)
-    K = _square(values, pairs, len(graphs), len(second), other is None)
-    dK = _square(g[0], pairs, len(graphs), len(second), other is None) if grads else None
+    K = square_matrix(values, pairs, len(graphs), len(second), other is None)
+    if grads:
+        dK = square_matrix(g[0], pairs, len(graphs), len(second), other is None)
+        diagonals = None
+        if params.normalize and other is None:
+            diagonals = (np.diag(K).copy(), np.einsum("iih->ih", dK).copy()) * 2
+        elif params.normalize:  # the diagonals of both sets, solved on their own
+            diagonals = (*solve(graphs, graphs, a, a, _diagonal(len(graphs)), gradient=True)[::2],
+                         *solve(other, other, b, b, _diagonal(len(other)), gradient=True)[::2])
+        return Result(finish_gradient(K, dK, params, diagonals), _details(its))
     if params.normalize:
         if other is None:
-            da, db = np.diag(K).copy(), np.diag(K).copy()
-            ga = gb = np.einsum("iih->ih", dK) if grads else None
-        else:  # the diagonals of both sets, solved on their own
-            da, _, *ga = solve(graphs, graphs, a, a, _diagonal(len(graphs)), gradient=grads)
-            db, _, *gb = solve(other, other, b, b, _diagonal(len(other)), gradient=grads)
-            ga, gb = (ga[0], gb[0]) if grads else (None, None)
-        scale = np.sqrt(np.outer(da, db))
-        K = K / scale
-        if grads:  # d(K / sqrt(Kaa Kbb)) = dK / s - K (dKaa / Kaa + dKbb / Kbb) / 2
-            dK = dK / scale[:, :, None] - 0.5 * K[:, :, None] * (ga[:, None, :] / da[:, None, None]
-                                                                  + gb[None, :, :] / db[None, :, None])
-    if grads:
-        free, values_ = params.free()
-        return Result((K, dK[:, :, free] * np.asarray(values_)), _details(its))
+            da = db = np.diag(K).copy()
+        else:
+            da = solve(graphs, graphs, a, a, _diagonal(len(graphs)))[0]
+            db = solve(other, other, b, b, _diagonal(len(other)))[0]
+        K = K / np.sqrt(np.outer(da, db))
     return Result(K, _details(its))
 
 
 def _details(its: np.ndarray) -> dict:
     return {"iterations_mean": float(its.mean()), "iterations_max": int(its.max()), "pairs": len(its),
             "note": f"CG {its.mean():.2f} its/pair (max {its.max()}); float64"}
-
-
-def _square(values: np.ndarray, pairs: np.ndarray, n: int, m: int, mirror: bool) -> np.ndarray:
-    """The n x m matrix (with trailing axes of ``values``) from the values of ``pairs``."""
-    out = np.empty((n, m) + values.shape[1:])
-    out[pairs[:, 0], pairs[:, 1]] = values
-    if mirror:
-        out[pairs[:, 1], pairs[:, 0]] = values
-    return out
 
 
 def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pairs: np.ndarray, square: bool,
@@ -88,7 +78,7 @@ def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pai
     flat = np.empty(int(offsets[-1]))
     values, its = solve(graphs, second, a, b, pairs, nodal=(flat, offsets[:-1]))
     if params.normalize:
-        diag = _square(values, pairs, len(graphs), len(second), square)
+        diag = square_matrix(values, pairs, len(graphs), len(second), square)
         da = np.diag(diag) if square else solve(graphs, graphs, a, a, _diagonal(len(graphs)))[0]
         db = da if square else solve(second, second, b, b, _diagonal(len(second)))[0]
     R = np.empty((graphs.n_nodes, second.n_nodes))

@@ -39,8 +39,7 @@ class MarginalizedGraphKernel(*_BASES):
     :param node_kernel: base kernel on node features (or its YAML mapping)
     :param edge_kernel: base kernel on edge features
     :param q: stopping probability; ``q_bounds`` its bounds or ``"fixed"``
-    :param backend: graphops backend (``auto``, ``cpu``, ``gpu``); gradients come from the cpu
-        backend
+    :param backend: graphops backend (``auto``, ``cpu``, ``gpu``)
     :param params: any other ``mg_kernel`` parameter (``p``, ``lmin``, ``normalize``, ``tol``, ...)
     """
 
@@ -161,8 +160,7 @@ class MarginalizedGraphKernel(*_BASES):
         if eval_gradient and Y is not None:
             raise ValueError("eval_gradient is only offered for Y=None (scikit-learn's kernel API)")
         inputs = (self._graphs(X),) if Y is None else (self._graphs(X), self._graphs(Y))
-        backend = "cpu" if eval_gradient else self.backend
-        return run(self.algorithm, *inputs, backend=backend, eval_gradient=eval_gradient, **self._all())
+        return run(self.algorithm, *inputs, backend=self.backend, eval_gradient=eval_gradient, **self._all())
 
     def diag(self, X: Any) -> np.ndarray:
         """``K(x, x)`` for every graph of ``X``."""

@@ -15,12 +15,13 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.cuda import load_module
+from graphops.cuda import load_module, wait_idle
 from graphops.device import gpu_attribute
 from graphops.errors import InputError
 from graphops.gram import gram_rows
+from graphops.work import chunks
 
-from .common import NotConvergedError, Prepared, pair_name
+from .common import NotConvergedError, Prepared, finish_gradient, gram_pairs, pair_name, square_matrix
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
@@ -50,18 +51,25 @@ _MODULES: dict[str, Any] = {}
 def _module(params: MGKernelParams, real: type) -> Any:
     nk, ek = params.node_kernel, params.edge_kernel
     nfn, nfe = max(len(nk.features), 1), max(len(ek.features), 1)
+    (node, node_grad), (edge, edge_grad) = nk.row_source("c", nk.features), ek.row_source("c", ek.features)
     prefix = "\n".join([
         f"#define REAL {'float' if real is np.float32 else 'double'}",
-        f"#define NFN {nfn}", f"#define NFE {nfe}",
-        f"#define NODE_KERNEL(x, y, p) ({nk.row_source('c', nk.features)[0]})",
-        f"#define EDGE_KERNEL(x, y, p) ({ek.row_source('c', ek.features)[0]})",
+        f"#define NFN {nfn}", f"#define NFE {nfe}", f"#define NHN {len(node_grad)}", f"#define NHE {len(edge_grad)}",
+        f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
+        f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
+        f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
         f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)", ""])
     suffix = "\n" + "".join(f"MGK_FAMILY({w}, {s})\n" for w, s in FAMILIES) + f"MGK_GLOBAL({GLOBAL_WARPS})\n" + \
-        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED)
+        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + f"MGK_GRADIENT({GLOBAL_WARPS})\n"
     key = prefix + suffix
     if key not in _MODULES:
         _MODULES[key] = load_module(__package__, "mg_kernel", prefix=prefix, suffix=suffix)
     return _MODULES[key]
+
+
+def _statements(expressions: list[str]) -> str:
+    """One C statement writing each derivative into ``out``."""
+    return "do { " + " ".join(f"out[{h}] = ({e});" for h, e in enumerate(expressions)) + " } while (0)"
 
 
 @dataclass
@@ -269,10 +277,9 @@ def _real(params: MGKernelParams) -> type:
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
     graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
-    if params.eval_gradient:
-        raise InputError("mg_kernel: eval_gradient=True is computed by the cpu backend; the gpu backend does not "
-                         "offer gradients yet: use backend='cpu'")
     real = _real(params)
+    if params.eval_gradient:
+        return _gradient(graphs, other, params, real)
     square = other is None
     second = graphs if square else other
     if params.diagonal:
@@ -355,3 +362,71 @@ def _nodewise(plan: _Plan, ga: Prepared, gb: Prepared, square: bool, params: MGK
             R[c0:c1, r0:r1] = block.T
     pairs = len(i)
     return Result(R, {"iterations_mean": total / max(pairs, 1), "iterations_max": most, "pairs": pairs})
+
+
+# Work of the first chunk of gradient pairs (tile pairs) before any timing.
+FIRST_GRADIENT_WORK = 2e6
+
+
+def _gradient(graphs: Prepared, other: Prepared | None, params: MGKernelParams, real: type) -> Result:
+    """(K, dK) by the log-hyperparameters: per pair two solves (x and the adjoint y) and the
+    contractions, a block per pair in global memory (tile layout, any edge kernel)."""
+    square = other is None
+    second = graphs if square else other
+    A, wa = _tiled(graphs, params, real)
+    B, wb = _tiled(second, params, real)
+    pairs = gram_pairs(len(graphs), None if square else len(second))
+    values, grads, its = _gradient_pairs(graphs, second, A, B, pairs, wa, wb, params, real)
+    K = square_matrix(values, pairs, len(graphs), len(second), square)
+    dK = square_matrix(grads, pairs, len(graphs), len(second), square)
+    diagonals = None
+    if params.normalize and square:
+        diagonals = (np.diag(K).copy(), np.einsum("iih->ih", dK).copy()) * 2
+    elif params.normalize:
+        diag = []
+        for prep, G, w in ((graphs, A, wa), (second, B, wb)):
+            idx = np.repeat(np.arange(len(prep), dtype=np.int64), 2).reshape(-1, 2)
+            diag += _gradient_pairs(prep, prep, G, G, idx, w, w, params, real)[:2]
+        diagonals = tuple(diag)
+    K, dK = finish_gradient(K, dK, params, diagonals)
+    npairs = len(pairs)
+    details = {"iterations_mean": its[0] / max(npairs, 1), "iterations_max": its[1], "pairs": npairs,
+               "precision": np.dtype(real).name, "matvec": "tiles",
+               "note": f"CG {its[0] / max(npairs, 1):.2f} its/pair, two solves (max {its[1]}); gradient; "
+                       f"{np.dtype(real).name}"}
+    return Result((K, dK), details)
+
+
+def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: np.ndarray, wa: np.ndarray,
+                    wb: np.ndarray, params: MGKernelParams, real: type) -> tuple:
+    """K (pairs), raw gradients (pairs x hyperparameters) and (total, most) iterations."""
+    module = _module(params, real)
+    fn = module.get_function(f"mgk_gradient_w{GLOBAL_WARPS}")
+    H = 1 + sum(len(k.hyperparameters) for k in (params.node_kernel, params.edge_kernel))
+    entries = int((A.key[pairs[:, 0]] * B.key[pairs[:, 1]]).max()) * 64 if len(pairs) else 64
+    per_team = entries * (4 * np.dtype(real).itemsize + 16)
+    grid = max(1, min(gpu_attribute("MultiProcessorCount") * 4, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
+    scratch, xscratch = cp.empty(grid * 4 * entries, real), cp.empty(grid * 2 * entries)
+    hyper = tuple(cp.asarray(np.array([h.value for h in k.hyperparameters] or [0.0]))
+                  for k in (params.node_kernel, params.edge_kernel))
+    stats = cp.zeros(4, cp.uint64)
+    values = np.empty(len(pairs))
+    grads = np.empty((len(pairs), H))
+    cost = np.concatenate([[0], np.cumsum(wa[pairs[:, 0]] * wb[pairs[:, 1]] + 1.0)])
+    tol = params.tolerance(np.dtype(real).name)
+    for lo, hi in chunks(len(pairs), what="mg_kernel gradients on the GPU", cost=cost, first=FIRST_GRADIENT_WORK,
+                         progress=params.progress, sync=wait_idle):
+        part = cp.asarray(pairs[lo:hi], dtype=cp.int32)
+        out, g = cp.empty(hi - lo), cp.empty((hi - lo, H))
+        args = (*A.args, *B.args, part, cp.asarray(np.array([0, hi - lo], np.int32)), cp.zeros(1, cp.int32), out,
+                stats, np.int32(entries), scratch, xscratch, g, *hyper, np.float64(params.q), np.float64(tol),
+                np.int32(params.max_iter or 0), np.int32(params.lmin))
+        fn((grid,), (GLOBAL_WARPS * 32,), args)
+        values[lo:hi], grads[lo:hi] = out.get(), g.get()
+    total, most, bad, which = (int(v) for v in stats.get())
+    if bad:
+        i, j = (which - 1) >> 32, (which - 1) & 0xFFFFFFFF
+        raise NotConvergedError(f"mg_kernel: {pair_name(ga, gb, i, j)} did not converge to tol={tol:g} within "
+                                f"{params.max_iter or 'the number of unknowns + 100'} iterations ({bad} such pair(s)); "
+                                f"raise max_iter or tol, use a larger q, or precision='float64'")
+    return values, grads, (total, most)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from graphops import Params
@@ -153,10 +151,11 @@ class MGKernelParams(Params):
         for slot, gs in sets.items():
             if len(gs) == 0:
                 raise ValueError(f"mg_kernel: input {slot!r} is an empty GraphSet; it needs at least one graph")
-            empty = np.flatnonzero(np.diff(np.asarray(gs.node_ptr)) == 0) if len(gs) else []
-            if len(empty):
-                raise ValueError(f"mg_kernel: graph {int(empty[0])} of GraphSet {gs.name!r} has no nodes "
-                                 f"({len(empty)} such graph(s)); a walk cannot start there: drop them, e.g. "
+            xp = gs.device.xp
+            empty = xp.diff(gs.node_ptr) == 0
+            if bool(empty.any()):
+                raise ValueError(f"mg_kernel: graph {int(xp.argmax(empty))} of GraphSet {gs.name!r} has no nodes "
+                                 f"({int(empty.sum())} such graph(s)); a walk cannot start there: drop them, e.g. "
                                  f"gs[[i for i in range(len(gs)) if gs.node_ptr[i + 1] > gs.node_ptr[i]]]")
             if gs.directed:
                 raise ValueError(f"mg_kernel: GraphSet {gs.name!r} is directed; the marginalized kernel here takes "

@@ -489,6 +489,21 @@ def test_gradient_matches_finite_differences(case, split):
         np.testing.assert_allclose(dK[:, :, h], fd, rtol=2e-6, atol=1e-7 * np.abs(K).max(), err_msg=name)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=["delta", "tensor-lmin", "normalized-fixed"])
+@pytest.mark.parametrize("split", [False, True], ids=["square", "train-test"])
+def test_gpu_gradient_matches_cpu(case, split):
+    nk, ek, extra = case
+    gs = random_set(15, n_graphs=6, weighted=True)
+    inputs = (gs[[0, 1, 2]], gs[[3, 4, 5]]) if split else (gs,)
+    base = dict(node_kernel=nk, edge_kernel=ek, q=0.15, eval_gradient=True, **extra)
+    K, dK = go.run("mg_kernel", *inputs, backend="cpu", **base)
+    for precision, rtol in (("float64", 1e-8), ("float32", 1e-4)):
+        Kg, dKg = go.run("mg_kernel", *inputs, backend="gpu", precision=precision, **base)
+        np.testing.assert_allclose(Kg, K, rtol=rtol, atol=rtol * np.abs(K).max())  # lmin=1: some K are 0
+        np.testing.assert_allclose(dKg, dK, rtol=rtol, atol=rtol * np.abs(dK).max())
+
+
 def test_modes_are_one_at_a_time():
     gs = random_set(16)
     with pytest.raises(ValueError, match="nodewise and eval_gradient cannot be asked together"):

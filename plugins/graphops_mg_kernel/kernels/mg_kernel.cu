@@ -1,7 +1,8 @@
 // mg_kernel: the marginalized graph kernel, one CG solve per graph pair, many pairs per launch.
 // Compiled by CuPy (RawModule, NVRTC) with the base kernels written in as macros (gpu.py):
 //   NODE_KERNEL(x, y, p), EDGE_KERNEL(x, y, p): expressions over feature rows x[0..], y[0..] and
-//   hyperparameters p[0..]; NFN, NFE: feature columns they read (at least 1); REAL: float or double.
+//   hyperparameters p[0..]; NFN, NFE: feature columns they read (at least 1); REAL: float or double;
+//   NODE_GRAD(x, y, p, out), EDGE_GRAD(x, y, p, out): statements writing the NHN/NHE derivatives.
 // Checked offline with e.g.
 //   nvcc -arch=sm_90 -c --std=c++17 -o /dev/null -DREAL=float -DNFN=1 -DNFE=1 \
 //     '-DNODE_KERNEL(x,y,p)=(x[0]==y[0]?1.0:p[0])' '-DEDGE_KERNEL(x,y,p)=(x[0]==y[0]?1.0:p[0])' mg_kernel.cu
@@ -29,6 +30,9 @@
 #endif
 #if !defined(NFN) || !defined(NFE) || !defined(NODE_KERNEL) || !defined(EDGE_KERNEL)
 #error "NFN, NFE, NODE_KERNEL and EDGE_KERNEL are defined by gpu.py"
+#endif
+#if !defined(NHN) || !defined(NHE) || !defined(NODE_GRAD) || !defined(EDGE_GRAD)
+#error "NHN, NHE, NODE_GRAD and EDGE_GRAD (the kernels' derivatives) are defined by gpu.py"
 #endif
 
 typedef unsigned long long u64;
@@ -607,6 +611,201 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
     }
 }
 
+// ---- Gradients (tile layout, global memory; any edge kernel) --------------------------------
+// Per pair: x solves A x = D and y solves A y = s (s = p p'; A is symmetric), then
+// dK/dθ = yᵀ(dD/dθ − dA/dθ x) [− Σ s dV/dθ when lmin = 1] for q, the node kernel's and the
+// edge kernel's hyperparameters (raw scale): NODE_GRAD/EDGE_GRAD write the NHN/NHE derivatives.
+
+// CG on one pair in global scratch: v = A⁻¹ (D, or s when adjoint); returns the iterations.
+template <int W>
+__device__ int cg_global(const Graph& A, const Graph& B, bool adjoint, real* p, real* r, real* Ap, real* P,
+                         double* v, double (*red)[32][2], int& flip, int warp, int lane, int rank, const double* pn,
+                         const double* pe, real c, double tol, int limit, bool& done) {
+    constexpr int T = W * 32;
+    const int nOT = A.nt * B.nt, E = nOT * 64;
+    double rz = 0.0, rr = 0.0;
+    for (int o = rank; o < E; o += T) {
+        const int ot = o >> 6, e = o & 63;
+        const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+        real b = 0, Pv = 1;
+        if (i < A.n && k < B.n) {
+            const real D = A.deg[i] * B.deg[k] * c;
+            Pv = D / node_value(A, B, i, k, pn);
+            b = adjoint ? A.st[i] * B.st[k] : D;
+        }
+        v[o] = 0.0;
+        r[o] = b;
+        P[o] = Pv;
+        p[o] = b / Pv;
+        rz += (double)b * (b / Pv);
+        rr += (double)b * b;
+    }
+    team_sum2<W>(rz, rr, red, flip, 0 + warp, lane);
+    const double bound = tol * tol * rr;
+    int its = 0;
+    done = rr <= bound;
+    while (!done && its < limit) {
+        team_sync<W>();  // p written
+        double pAp = 0.0, unused = 0.0;
+        for (int ot = warp; ot < nOT; ot += W) {
+            real acc0 = 0, acc1 = 0;
+            adjacency_product<true>(A, B, p, ot / B.nt, ot % B.nt, lane >> 3, lane & 7, pe, acc0, acc1);
+            const int o = ot * 64 + lane;
+            const real a0 = P[o] * p[o] - acc0, a1 = P[o + 32] * p[o + 32] - acc1;
+            Ap[o] = a0;
+            Ap[o + 32] = a1;
+            pAp += (double)p[o] * a0 + (double)p[o + 32] * a1;
+        }
+        team_sum2<W>(pAp, unused, red, flip, warp, lane);
+        const double alpha = rz / pAp;
+        double rz_new = 0.0;
+        rr = 0.0;
+        for (int o = rank; o < E; o += T) {
+            v[o] += alpha * (double)p[o];
+            const real rv = r[o] - (real)alpha * Ap[o];
+            r[o] = rv;
+            rz_new += (double)rv * (rv / P[o]);
+            rr += (double)rv * rv;
+        }
+        team_sum2<W>(rz_new, rr, red, flip, warp, lane);
+        const real beta = (real)(rz_new / rz);
+        rz = rz_new;
+        for (int o = rank; o < E; o += T) p[o] = r[o] / P[o] + beta * p[o];
+        ++its;
+        done = rr <= bound;
+    }
+    team_sync<W>();  // v complete
+    return its;
+}
+
+#if NHE > 0
+// Σ over neighbours (j, l) of (i0, k) and (i0 + 4, k) of w w' dκ_e/dθ_h x[j, l], every h at once.
+__device__ __forceinline__ void adjacency_gradient(const Graph& A, const Graph& B, const double* x, int I, int K,
+                                                   int ii, int kk, const double* pe, double* acc0, double* acc1) {
+    const int sh0 = ii * 8, sh1 = (ii + 4) * 8, shk = kk * 8;
+    for (int a = A.trp[I]; a < A.trp[I + 1]; ++a) {
+        const u64 M1 = A.mask[a];
+        const unsigned m0 = (unsigned)(M1 >> sh0) & 0xffu, m1 = (unsigned)(M1 >> sh1) & 0xffu;
+        if (!(m0 | m1)) continue;
+        const int J = A.tcol[a];
+        const real* wa = A.w + a * 64;
+        const real* fa = A.ef + a * 64 * NFE;
+        for (int b = B.trp[K]; b < B.trp[K + 1]; ++b) {
+            const unsigned m2 = (unsigned)(B.mask[b] >> shk) & 0xffu;
+            if (!m2) continue;
+            const double* xt = x + (J * B.nt + B.tcol[b]) * 64;
+            const real* wb = B.w + b * 64;
+            const real* fb = B.ef + b * 64 * NFE;
+            for (unsigned ml = m2; ml; ml &= ml - 1) {
+                const int ll = __ffs(ml) - 1;
+                real y[NFE];
+#pragma unroll
+                for (int f = 0; f < NFE; ++f) y[f] = fb[f * 64 + shk + ll];
+                for (int half = 0; half < 2; ++half) {
+                    const int sh = half ? sh1 : sh0;
+                    double* acc = half ? acc1 : acc0;
+                    for (unsigned mj = half ? m1 : m0; mj; mj &= mj - 1) {
+                        const int jj = __ffs(mj) - 1;
+                        real xf[NFE];
+#pragma unroll
+                        for (int f = 0; f < NFE; ++f) xf[f] = fa[f * 64 + sh + jj];
+                        double d[NHE];
+                        EDGE_GRAD(xf, y, pe, d);
+                        const double wx = (double)wa[sh + jj] * (double)wb[shk + ll] * xt[jj * 8 + ll];
+#pragma unroll
+                        for (int h = 0; h < NHE; ++h) acc[h] += wx * d[h];
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+// A block of W warps per pair; pairs[job] -> out[job], grad[job * H + h] (H = 1 + NHN + NHE).
+template <int W>
+__device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, double* grad,
+                               const double* pn, const double* pe, double q, double tol, int max_iter, int lmin) {
+    __shared__ double red[2][32][2];
+    __shared__ int job_s;
+    constexpr int H = 1 + NHN + NHE;
+    constexpr int T = W * 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
+    const long long base = (long long)blockIdx.x * L.team_bytes;
+    real* p = L.scratch + 4 * base;
+    real* r = p + L.team_bytes;
+    real* Ap = r + L.team_bytes;
+    real* P = Ap + L.team_bytes;
+    double* X = L.xscratch + 2 * base;
+    double* Yv = X + L.team_bytes;
+    int flip = 0;
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        const Graph A = SA.global(ij.x), B = SB.global(ij.y);
+        const int limit = max_iter > 0 ? max_iter : A.n * B.n + 100;
+        bool dx, dy;
+        const int itx = cg_global<W>(A, B, false, p, r, Ap, P, X, red, flip, warp, lane, rank, pn, pe, c, tol, limit, dx);
+        const int ity = cg_global<W>(A, B, true, p, r, Ap, P, Yv, red, flip, warp, lane, rank, pn, pe, c, tol, limit, dy);
+        double g[H + 1];  // g[H]: K
+#pragma unroll
+        for (int h = 0; h <= H; ++h) g[h] = 0.0;
+        const int nOT = A.nt * B.nt, E = nOT * 64;
+        for (int o = rank; o < E; o += T) {
+            const int ot = o >> 6, e = o & 63;
+            const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+            if (i >= A.n || k >= B.n) continue;
+            const double V = (double)node_value(A, B, i, k, pn);
+            const double D = (double)(A.deg[i] * B.deg[k] * c);
+            const double s = (double)A.st[i] * (double)B.st[k], x = X[o], y = Yv[o];
+            g[H] += s * (lmin ? x - V : x);
+            g[0] += y * 2.0 * D / (1.0 - q) * (1.0 - x / V);
+#if NHN > 0
+            const real* xf = A.nf + i * NFN;
+            const real* yf = B.nf + k * NFN;
+            double dv[NHN];
+            NODE_GRAD(xf, yf, pn, dv);
+#pragma unroll
+            for (int h = 0; h < NHN; ++h) g[1 + h] += y * x * D / (V * V) * dv[h] - (lmin ? s * dv[h] : 0.0);
+#endif
+        }
+#if NHE > 0
+        for (int ot = warp; ot < nOT; ot += W) {
+            double acc0[NHE], acc1[NHE];
+#pragma unroll
+            for (int h = 0; h < NHE; ++h) acc0[h] = acc1[h] = 0.0;
+            adjacency_gradient(A, B, X, ot / B.nt, ot % B.nt, lane >> 3, lane & 7, pe, acc0, acc1);
+            const int o = ot * 64 + lane;
+#pragma unroll
+            for (int h = 0; h < NHE; ++h) g[1 + NHN + h] += Yv[o] * acc0[h] + Yv[o + 32] * acc1[h];
+        }
+#endif
+#pragma unroll
+        for (int h = 0; h <= H; h += 2) {
+            double a = g[h], b = h + 1 <= H ? g[h + 1] : 0.0;
+            team_sum2<W>(a, b, red, flip, warp, lane);
+            g[h] = a;
+            if (h + 1 <= H) g[h + 1] = b;
+        }
+        if (rank == 0) {
+            L.out[job] = g[H];
+#pragma unroll
+            for (int h = 0; h < H; ++h) grad[(long long)job * H + h] = g[h];
+            const int its = itx > ity ? itx : ity;
+            atomicAdd(&L.stats[0], (u64)its);
+            atomicMax(&L.stats[1], (u64)its);
+            if (!(dx && dy)) {
+                atomicAdd(&L.stats[2], 1ull);
+                atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
+            }
+        }
+        team_sync<W>();  // scratch free for the next pair
+    }
+}
+
 // One entry point per (team warps W, output tiles per warp SL, primitive, staging).
 #define MGK_ARGS                                                                                               \
     const int4 *ia, const int *trpa, const int *tcola, const u64 *maska, const real *wa, const real *efa,      \
@@ -647,4 +846,18 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr,   \
                  nullptr};                                                                                      \
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
+    }
+#define MGK_GRADIENT(W)                                                                                          \
+    extern "C" __global__ void __launch_bounds__(W * 32) mgk_gradient_w##W(                                     \
+        const int4 *ia, const int *trpa, const int *tcola, const u64 *maska, const real *wa, const real *efa,  \
+        const real *nfa, const real *dega, const real *sta, const int4 *ib, const int *trpb, const int *tcolb,  \
+        const u64 *maskb, const real *wb, const real *efb, const real *nfb, const real *degb, const real *stb,  \
+        const int2 *pairs, const int *class_ptr, int *counter, double *out, u64 *stats, int team_bytes,         \
+        real *scratch, double *xscratch, double *grad, const double *pn, const double *pe, double q, double tol, \
+        int max_iter, int lmin) {                                                                               \
+        GraphSet SA{ia, trpa, tcola, maska, wa, efa, nfa, dega, sta};                                           \
+        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, nfb, degb, stb};                                           \
+        Launch L{pairs, class_ptr, 0, counter, out, 0, 0, nullptr, nullptr, stats, team_bytes, scratch,         \
+                 xscratch};                                                                                     \
+        gradient_pairs<W>(SA, SB, L, grad, pn, pe, q, tol, max_iter, lmin);                                     \
     }
