@@ -12,7 +12,7 @@ from graphops.device import Device
 from graphops.errors import GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
-           "square_matrix", "finish_gradient", "NotConvergedError"]
+           "square_matrix", "finish_gradient", "not_converged", "stats_check", "NotConvergedError"]
 
 
 class NotConvergedError(GraphopsError, ArithmeticError):
@@ -106,6 +106,25 @@ def gram_pairs(n: int, m: int | None) -> np.ndarray:
 
 def pair_name(a: Prepared, b: Prepared, i: int, j: int) -> str:
     return f"graph {i} of {a.name!r} and graph {j} of {b.name!r}"
+
+
+def not_converged(a: Prepared, b: Prepared, i: int, j: int, tol: float, max_iter: int | None, count: str,
+                  float32: bool = False) -> NotConvergedError:
+    """The error for pair (i, j) (one of ``count`` such pairs) that did not reach ``tol``."""
+    limit = max_iter or "the number of unknowns + 100"
+    return NotConvergedError(
+        f"mg_kernel: {pair_name(a, b, i, j)} did not converge to tol={tol:g} within {limit} iterations "
+        f"({count}); raise max_iter or tol, or use a larger q{', or precision=float64' if float32 else ''}")
+
+
+def stats_check(stats: Any, a: Prepared, b: Prepared, tol: float, params: Any, float32: bool) -> tuple[int, int]:
+    """The GPU solvers' statistics (total iterations, most, pairs not converged, (i << 32 | j) + 1 of
+    one of them): raise for a pair that did not converge, else (total, most)."""
+    total, most, bad, which = (int(v) for v in stats)
+    if bad:
+        raise not_converged(a, b, (which - 1) >> 32, (which - 1) & 0xFFFFFFFF, tol, params.max_iter,
+                            f"{bad} such pair(s)", float32)
+    return total, most
 
 
 def square_matrix(values: np.ndarray, pairs: np.ndarray, n: int, m: int, mirror: bool) -> np.ndarray:

@@ -11,8 +11,8 @@ from graphops import Result
 from graphops.work import chunks
 
 from .codegen import cpu_module
-from .common import (NotConvergedError, Prepared, feature_columns, finish_gradient, gram_pairs, pair_name,
-                     square_matrix, start_probabilities)
+from .common import (Prepared, feature_columns, finish_gradient, gram_pairs, not_converged, square_matrix,
+                     start_probabilities)
 from .params import MGKernelParams
 
 __all__ = ["run"]
@@ -114,8 +114,6 @@ def _solve(module, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.nda
         bad = np.flatnonzero(its[lo:hi] < 0)
         if len(bad):
             i, j = (int(v) for v in pairs[lo + bad[0]])
-            limit = params.max_iter or "the number of unknowns + 100"
-            raise NotConvergedError(
-                f"mg_kernel: {pair_name(ga, gb, i, j)} did not converge to tol={params.tolerance():g} within {limit} "
-                f"iterations ({len(bad)} such pair(s) in this chunk); raise max_iter or tol, or use a larger q")
+            raise not_converged(ga, gb, i, j, params.tolerance(), params.max_iter,
+                                f"{len(bad)} such pair(s) in this chunk")
     return (values, its, grad) if gradient else (values, its)

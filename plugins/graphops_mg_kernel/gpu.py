@@ -21,7 +21,7 @@ from graphops.errors import InputError
 from graphops.gram import gram_rows
 from graphops.work import chunks
 
-from .common import NotConvergedError, Prepared, finish_gradient, gram_pairs, pair_name, square_matrix
+from .common import Prepared, finish_gradient, gram_pairs, square_matrix, stats_check
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
@@ -248,15 +248,7 @@ class _Plan:
 
     def check(self) -> tuple[int, int]:
         """Raise for a pair that did not converge; else (total iterations, most iterations)."""
-        total, most, bad, which = (int(v) for v in self.stats.get())
-        if bad:
-            i, j = (which - 1) >> 32, (which - 1) & 0xFFFFFFFF
-            limit = self.params.max_iter or "the number of unknowns + 100"
-            raise NotConvergedError(
-                f"mg_kernel: {pair_name(self.ga, self.gb, i, j)} did not converge to tol={self.tol:g} within "
-                f"{limit} iterations ({bad} such pair(s)); raise max_iter or tol, use a larger q, or "
-                f"precision='float64'")
-        return total, most
+        return stats_check(self.stats.get(), self.ga, self.gb, self.tol, self.params, self.real is np.float32)
 
 
 def _plan(ga: Prepared, gb: Prepared, params: MGKernelParams, real: type) -> _Plan:
@@ -423,10 +415,4 @@ def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: n
                 np.int32(params.max_iter or 0), np.int32(params.lmin))
         fn((grid,), (GLOBAL_WARPS * 32,), args)
         values[lo:hi], grads[lo:hi] = out.get(), g.get()
-    total, most, bad, which = (int(v) for v in stats.get())
-    if bad:
-        i, j = (which - 1) >> 32, (which - 1) & 0xFFFFFFFF
-        raise NotConvergedError(f"mg_kernel: {pair_name(ga, gb, i, j)} did not converge to tol={tol:g} within "
-                                f"{params.max_iter or 'the number of unknowns + 100'} iterations ({bad} such pair(s)); "
-                                f"raise max_iter or tol, use a larger q, or precision='float64'")
-    return values, grads, (total, most)
+    return values, grads, stats_check(stats.get(), ga, gb, tol, params, real is np.float32)
