@@ -9,6 +9,10 @@ import pytest
 
 from graphops.device import gpu_available, gpu_status, rapids_available
 
+# Tests never use the network: a data set that is neither bundled nor in GRAPHOPS_DATA is an
+# error, not a download (tests of the download path serve files from a local HTTP server).
+os.environ.setdefault("GRAPHOPS_OFFLINE", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("GRAPHOPS_DATA", REPO.parent / "shared" / "data"))
 
