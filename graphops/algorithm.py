@@ -140,6 +140,9 @@ class Algorithm:
     :param estimator_class: optional ``"module:Class"``, the plugin's own estimator (a
         :class:`graphops.kernels.GraphKernelEstimator` subclass, e.g. one that is also a
         scikit-learn GP kernel) exported under ``estimator``; without it the core makes one
+    :param plot: optional ``"module:function"`` ``(result, inputs, params, path) -> None`` drawing
+        the result as a PNG picture (a pipeline step with ``plot: true`` writes it beside its output;
+        helpers in :mod:`graphops.plots`)
     :param writers: extra output formats, file suffix (``".fa"``) -> ``"module:function"``
         ``(result, path) -> None`` writing the result there (the core makes the write atomic)
     :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
@@ -159,6 +162,7 @@ class Algorithm:
     cost: str | None = None
     estimator: str | None = None
     estimator_class: str | None = None
+    plot: str | None = None
     writers: Mapping[str, str] = field(default_factory=dict)
     functions: Mapping[str, str] = field(default_factory=dict)
     plugin: str = field(default="", compare=False)
@@ -166,6 +170,8 @@ class Algorithm:
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        if self.plot is not None and not _TARGET.match(self.plot):
+            raise ValueError(f"algorithm {self.name!r}: plot must look like 'package.module:function'; got {self.plot!r}")
         if self.estimator_class is not None and (self.estimator is None or not _TARGET.match(self.estimator_class)):
             raise ValueError(f"algorithm {self.name!r}: estimator_class must look like 'package.module:Class' and "
                              f"needs estimator (the exported name); got {self.estimator_class!r}")

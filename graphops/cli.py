@@ -116,6 +116,11 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(report.to_json())
     out.print(f"results written to {args.json}")
+    if args.plot:
+        from .plots import bench_picture
+
+        picture = bench_picture(report.rows, args.plot, title=f"graphops bench {report.date}")
+        out.print(f"picture written to {picture}")
     return 0
 
 
@@ -138,6 +143,9 @@ def _builtin_parsers(sub: Any) -> None:
     b.add_argument("--warmup", type=int, help="untimed runs first (default: the file's bench.warmup)")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",
+                   help="also draw the times (log scale, with the memory floor) as a picture "
+                        "(default bench-results.png; needs graphops[plot])")
 
 
 def build_parser(registry: Any = None) -> argparse.ArgumentParser:

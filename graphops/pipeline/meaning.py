@@ -129,6 +129,16 @@ def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
 
 
 def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: Any = None) -> Found:
+    if step.plot:
+        from ..plots import plot_problem
+
+        if step.output is None:
+            yield "plot", "plot: true writes a picture beside the step's output; give the step an output"
+        elif algo.plot is None:
+            drawn = sorted(a.name for a in loaded.registry.algorithms.values() if a.plot)
+            yield "plot", f"{algo.name} draws no picture (algorithms that do: {', '.join(drawn) or 'none'})"
+        elif plot_problem():
+            yield "plot", plot_problem()
     if step.output is None:
         return
     allowed = OUTPUT_SUFFIXES[algo.result] + tuple(algo.writers)

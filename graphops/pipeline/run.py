@@ -42,6 +42,7 @@ class StepRecord:
     prepare_seconds: float = 0.0
     reason: str = ""
     output: str | None = None
+    picture: str | None = None
     shape: list[int] = field(default_factory=list)
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -91,6 +92,13 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
     rec.shape = _shape(done.result)
     if step.output:
         rec.output = str(write_result(done.result, folder / step.output, algo.writers))
+    if step.plot and step.output:
+        from ..algorithm import load_target
+        from ..plots import picture_path
+
+        picture = picture_path(folder / step.output)
+        load_target(algo.plot)(done.result, inputs, planned.params, picture)
+        rec.picture = str(picture)
 
 
 def _check_outputs(loaded: LoadedPipeline) -> None:

@@ -68,6 +68,7 @@ class Step(_Model):
     backend: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     output: str | None = None
+    plot: bool = False  # also write the algorithm's picture beside the output (gram.npy -> gram.png)
 
     _lower_backend = field_validator("backend", mode="before")(_lower)  # CPU, Gpu: as on the CLI
 

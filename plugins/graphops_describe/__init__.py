@@ -26,6 +26,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
                                 prepare="graphops_describe.peer:to_networkx"),
         },
         outputs=OUTPUTS,
+        plot="graphops_describe.common:picture",
         optional_outputs=("graph",),  # one row per graph of a GraphSet
         summary="Vertex/edge counts, self-loops, multi-edges, degree min/mean/max/Gini, components",
         version_added="0.1",

@@ -62,3 +62,16 @@ def finish(xp: Any, csr: Any, stats: dict[str, Any]) -> dict[str, Any]:
     if csr.graph_ptr is None:
         stats = {k: v for k, v in stats.items() if k != "graph"}
     return stats
+
+
+def picture(result: Any, inputs: dict[str, Any], params: Any, path: Any) -> Any:
+    """The degree distribution of the described graph (or of all graphs of a GraphSet)."""
+    import numpy as np
+
+    from graphops.device import Device
+    from graphops.plots import histogram
+
+    graph = inputs["graph"]
+    degrees = np.diff(np.asarray(graph.csr(Device.CPU).indptr))
+    return histogram(degrees, path, title=f"degrees of {getattr(graph, 'name', 'the graph')} ({len(degrees):,} vertices)",
+                     xlabel="degree", log_y=True, bins=min(60, max(int(degrees.max(initial=0)) + 1, 2)))

@@ -27,6 +27,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
                                 prepare="graphops_jaccard.peer:to_networkx"),
         },
         outputs=OUTPUTS,
+        plot="graphops_jaccard.common:picture",
         vertex_columns=("first", "second"),
         summary="Jaccard coefficient of every edge or of given vertex pairs (cuGraph's semantics)",
         version_added="0.1",

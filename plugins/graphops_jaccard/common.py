@@ -126,3 +126,11 @@ def pair_costs(adj: Adjacency, first: Any, second: Any) -> Any:
 
     deg = adj.degrees()
     return np.concatenate([[0], np.cumsum(deg[first] + deg[second] + 1)])
+
+
+def picture(result: Any, inputs: dict[str, Any], params: Any, path: Any) -> Any:
+    """The distribution of the Jaccard coefficients (a pipeline step's ``plot: true``)."""
+    from graphops.plots import histogram
+
+    return histogram(result["jaccard_coeff"].to_numpy(), path, title=f"Jaccard coefficients ({len(result):,} pairs)",
+                     xlabel="jaccard_coeff", log_y=True)

@@ -23,6 +23,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_mg_kernel.params:cost",
+        plot="graphops.plots:gram_picture",
         summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
         estimator="MarginalizedGraphKernel",
         estimator_class="graphops_mg_kernel.estimator:MarginalizedGraphKernel",
