@@ -602,3 +602,17 @@ steps:
     with pytest.raises(go.GraphopsError, match=r"mg_kernel returns several arrays with these parameters; write it "
                                                r"to a file ending in .npz \(got 'grad.npy'\)"):
         go.run_pipeline(bad, out=tmp_path)  # refused by validation, before any computing
+
+
+def test_gpu_statistics_check():
+    """The GPU solvers' statistics array: (total, most) back, or the error naming one bad pair."""
+    from graphops_mg_kernel.common import NotConvergedError, prepare_cpu, stats_check
+
+    p = prepare_cpu(random_set(18))
+    params = get_registry().algorithm("mg_kernel").params(node_kernel=KroneckerDelta(0.5, on="element"),
+                                                           edge_kernel=KroneckerDelta(0.5, on="order"))
+    assert stats_check(np.array([120, 31, 0, 0], np.uint64), p, p, 1e-6, params, True) == (120, 31)
+    bad = np.array([120, 31, 2, (3 << 32 | 5) + 1], np.uint64)
+    with pytest.raises(NotConvergedError, match=r"graph 3 of .* and graph 5 of .* did not converge to tol=1e-06 .*"
+                                                r"\(2 such pair\(s\)\).*precision=float64"):
+        stats_check(bad, p, p, 1e-6, params, True)
