@@ -1,0 +1,75 @@
+"""graphops as a networkx backend: networkx's own functions dispatched to graphops, compared
+with networkx itself, and networkx's own test module for them run against the backend."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+nx = pytest.importorskip("networkx")
+
+
+@pytest.fixture(autouse=True)
+def quiet_cache():
+    """networkx says once per reuse that a cached conversion is used; that is the point here."""
+    nx.config.warnings_to_ignore.add("cache")
+    yield
+    nx.config.warnings_to_ignore.discard("cache")
+
+
+def test_jaccard_coefficient_matches_networkx():
+    G = nx.karate_club_graph()
+    pairs = [(0, 1), (2, 3), (0, 33), (5, 5)]
+    assert list(nx.jaccard_coefficient(G, pairs, backend="graphops")) == list(nx.jaccard_coefficient(G, pairs))
+    ours = sorted(nx.jaccard_coefficient(G, backend="graphops"))  # every non-edge
+    theirs = sorted(nx.jaccard_coefficient(G))
+    assert "graphops" in str(G.__networkx_cache__)  # converted once, kept on the graph
+    assert [p[:2] for p in ours] == [p[:2] for p in theirs]
+    assert max(abs(a[2] - b[2]) for a, b in zip(ours, theirs)) < 1e-12
+    S = nx.relabel_nodes(nx.path_graph(4), {0: "a", 1: "b", 2: "c", 3: "d"})  # string ids
+    assert list(nx.jaccard_coefficient(S, [("a", "c"), ("b", "d")], backend="graphops")) == [("a", "c", 0.5),
+                                                                                             ("b", "d", 0.5)]
+
+
+def test_errors_and_what_runs_in_networkx():
+    with pytest.raises(nx.NodeNotFound, match="Node 9 not in G."):
+        list(nx.jaccard_coefficient(nx.path_graph(3), [(0, 9)], backend="graphops"))
+    with pytest.raises(nx.NetworkXNotImplemented, match="not implemented for directed type"):
+        nx.jaccard_coefficient(nx.DiGraph([(0, 1)]), [(0, 1)], backend="graphops")
+    looped = nx.path_graph(4)
+    looped.add_edge(1, 1)  # networkx's semantics differ from graphops' with self-loops: refused here
+    with pytest.raises(NotImplementedError, match="not implemented by 'graphops' backend"):
+        nx.jaccard_coefficient(looped, [(0, 2)], backend="graphops")
+    with nx.config.backend_priority(algos=["graphops"]):  # ... and with priority, networkx runs it
+        assert list(nx.jaccard_coefficient(looped, [(0, 2)])) == list(nx.jaccard_coefficient(looped, [(0, 2)],
+                                                                                                backend="networkx"))
+
+
+def test_priority_dispatches_to_graphops(monkeypatch):
+    import graphops_networkx
+
+    calls = []
+    original = graphops_networkx._jaccard
+    monkeypatch.setattr(graphops_networkx, "_jaccard", lambda G, e: calls.append(1) or original(G, e))
+    with nx.config.backend_priority(algos=["graphops"]):
+        assert list(nx.jaccard_coefficient(nx.path_graph(3), [(0, 2)])) == [(0, 2, 1.0)]
+    assert calls == [1]
+
+
+def test_backend_info():
+    info = nx.utils.backends.backend_info["graphops"]
+    assert info["backend_name"] == "graphops" and "jaccard_coefficient" in info["functions"]
+    assert nx.config.backends.graphops.backend == "auto"
+
+
+def test_networkx_own_tests_pass_on_the_backend():
+    """networkx's test module for jaccard_coefficient, every graph converted to graphops where it
+    can run (the way nx-cugraph is tested); no test is marked as expected to fail."""
+    env = {**os.environ, "NETWORKX_TEST_BACKEND": "graphops", "NETWORKX_FALLBACK_TO_NX": "1"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "networkx.algorithms.tests.test_link_prediction",
+                           "-k", "Jaccard", "-q", "-p", "no:cacheprovider", "-W", "ignore"],
+                          capture_output=True, text=True, env=env, cwd=os.path.dirname(nx.__path__[0]))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "9 passed" in done.stdout
