@@ -10,7 +10,8 @@ and ``networkx.backend_info`` (:func:`backend_info`). networkx converts a graph 
 :meth:`BackendInterface.convert_from_nx` and caches the conversion on the graph
 (``nx.config.cache_converted_graphs``). Functions offered, with networkx's exact semantics:
 ``jaccard_coefficient`` (graphs without self-loops: networkx removes u and v from the common
-neighbours, graphops' Jaccard does not, so a graph with self-loops runs in networkx).
+neighbours, graphops' Jaccard does not, so a graph with self-loops runs in networkx),
+``eulerian_circuit`` and ``eulerian_path`` (a valid tour; networkx's own may differ in order).
 ``graphops.networkx_backend`` options: ``backend`` (graphops backend for the work, default
 ``auto``).
 """
@@ -24,6 +25,20 @@ NAME = "graphops"
 FUNCTIONS = {
     "jaccard_coefficient": "Computed by graphops' `jaccard` algorithm (cpu, gpu or hybrid backend) for all "
                            "pairs at once; graphs with self-loops run in networkx (the semantics differ there).",
+    "eulerian_circuit": "Computed by graphops' `euler` algorithm (Hierholzer, or parallel cycle merging on the "
+                        "GPU): a valid circuit from `source`, not necessarily the one networkx walks.",
+    "eulerian_path": "Computed by graphops' `euler` algorithm: a valid path (from `source` when given), not "
+                     "necessarily the one networkx walks.",
+}
+EULER = ("eulerian_circuit", "eulerian_path")
+
+_OTHER_WALK = ("checks networkx's own walk order; graphops returns another valid Euler circuit (here the "
+               "same cycle walked the other way round)")
+# networkx tests (in networkx/algorithms/tests/test_euler.py) that fail on graphops, and why
+EXPECTED_FAILURES = {
+    "TestEulerianCircuit::test_eulerian_circuit_cycle": _OTHER_WALK,
+    "TestEulerianCircuit::test_multigraph": _OTHER_WALK,
+    "TestEulerianCircuit::test_multigraph_with_keys": _OTHER_WALK,
 }
 
 
@@ -36,6 +51,8 @@ class GraphopsNxGraph:
     def __init__(self, nx_graph: Any, graph: Any):
         self.nx_graph = nx_graph
         self.graph = graph
+        # a multigraph's edge keys in the order of graphops' edge ids
+        self.keys = [k for _, _, k in nx_graph.edges(keys=True)] if nx_graph.is_multigraph() else None
         self.__networkx_cache__: dict = {}
 
     def is_directed(self) -> bool:
@@ -66,7 +83,7 @@ class BackendInterface:
                         graph_name: str | None = None) -> Any:
         import graphops as go
 
-        if graph.is_multigraph() or not _ids_supported(graph):
+        if not _ids_supported(graph):
             return graph  # nothing graphops offers takes it; can_run says so
         return GraphopsNxGraph(graph, go.Graph.from_networkx(graph))
 
@@ -80,10 +97,12 @@ class BackendInterface:
             return f"graphops does not offer {name}"
         G = args[0] if args else kwargs.get("G")
         G = G.nx_graph if isinstance(G, GraphopsNxGraph) else G
-        if G is None or G.is_directed() or G.is_multigraph():
-            return "graphops' jaccard_coefficient takes undirected simple graphs"
-        if not _ids_supported(G):
+        if G is None or not _ids_supported(G):
             return "node ids must be all integers or all strings"
+        if name in EULER:
+            return True
+        if G.is_directed() or G.is_multigraph():
+            return "graphops' jaccard_coefficient takes undirected simple graphs"
         if any(True for _ in _self_loops(G)):
             return "the graph has self-loops, where graphops' Jaccard semantics differ from networkx's"
         return True
@@ -93,8 +112,51 @@ class BackendInterface:
         return True
 
     @staticmethod
+    def on_start_tests(items: list) -> None:
+        """networkx's own tests with graphs converted to graphops: mark those that check
+        networkx's particular walk, not the result's validity (:data:`EXPECTED_FAILURES`)."""
+        import pytest
+
+        for item in items:
+            reason = EXPECTED_FAILURES.get(item.nodeid.split("::", 1)[-1])
+            if reason and str(getattr(item, "path", "")).endswith("test_euler.py"):
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+
+    @staticmethod
     def jaccard_coefficient(G: Any, ebunch: Any = None) -> Any:
         return _jaccard(G, ebunch)
+
+    @staticmethod
+    def eulerian_circuit(G: Any, source: Any = None, keys: bool = False) -> Any:
+        return _euler(G, "circuit", source, keys)
+
+    @staticmethod
+    def eulerian_path(G: Any, source: Any = None, keys: bool = False) -> Any:
+        return _euler(G, "path", source, keys)
+
+
+def _euler(G: Any, kind: str, source: Any, keys: bool) -> Any:
+    """networkx's generator: the same errors (raised when iterated), edges in walking order,
+    with their keys on multigraphs when asked."""
+    import networkx as nx
+
+    import graphops as go
+
+    wrapped = G if isinstance(G, GraphopsNxGraph) else BackendInterface.convert_from_nx(G)
+    nxg = wrapped.nx_graph
+    if kind == "circuit" and not nx.is_eulerian(nxg, backend="networkx"):
+        raise nx.NetworkXError("G is not Eulerian.")
+    if kind == "path" and not nx.has_eulerian_path(nxg, source, backend="networkx"):
+        raise nx.NetworkXError("Graph has no Eulerian paths.")
+    if wrapped.graph.n_edges == 0:
+        return
+    if kind == "path" and nx.is_eulerian(nxg, backend="networkx"):
+        kind = "circuit"  # a circuit is a path; networkx then starts at the first node
+        source = next(iter(nxg)) if source is None else source
+    tour = go.run("euler", wrapped.graph, kind=kind, source=source)
+    edge_keys = wrapped.keys if keys and nxg.is_multigraph() else None
+    for u, v, e in zip(tour["src"].tolist(), tour["dst"].tolist(), tour["edge_id"].tolist()):
+        yield (u, v, edge_keys[e]) if edge_keys is not None else (u, v)
 
 
 def _self_loops(G: Any) -> Any:
