@@ -12,7 +12,8 @@ from graphops.device import Device
 from graphops.errors import GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
-           "square_matrix", "finish_gradient", "not_converged", "stats_check", "NotConvergedError"]
+           "square_matrix", "finish_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
+           "stats_check", "NotConvergedError"]
 
 
 class NotConvergedError(GraphopsError, ArithmeticError):
@@ -136,15 +137,52 @@ def square_matrix(values: np.ndarray, pairs: np.ndarray, n: int, m: int, mirror:
     return out
 
 
-def finish_gradient(K: np.ndarray, dK: np.ndarray, params: Any, diagonals: tuple | None) -> tuple:
-    """(K, dK) as asked: normalized when ``diagonals`` = (da, ga, db, gb) are given (the
-    diagonals and their raw gradients), then dK restricted to the free hyperparameters and
-    scaled to their logarithms."""
-    if diagonals is not None:  # d(K / sqrt(Kaa Kbb)) = dK / s - K (dKaa / Kaa + dKbb / Kbb) / 2
-        da, ga, db, gb = diagonals
+def hyper_values(params: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The node and the edge kernel's hyperparameter values, as the solvers read them (an array
+    of at least one entry each)."""
+    return tuple(np.array([h.value for h in k.hyperparameters] or [0.0])
+                 for k in (params.node_kernel, params.edge_kernel))
+
+
+def diagonal_pairs(n: int) -> np.ndarray:
+    """The pairs (g, g) of a set of ``n`` graphs."""
+    return np.repeat(np.arange(n, dtype=np.int64), 2).reshape(n, 2)
+
+
+def finish_gradient(K: np.ndarray, dK: np.ndarray, params: Any, square: bool, diagonals_of: Any) -> tuple:
+    """(K, dK) as asked: normalized with the diagonals and their raw gradients (from K and dK
+    when square, else ``diagonals_of()`` = (da, ga, db, gb)), then dK restricted to the free
+    hyperparameters and scaled to their logarithms."""
+    if params.normalize:  # d(K / sqrt(Kaa Kbb)) = dK / s - K (dKaa / Kaa + dKbb / Kbb) / 2
+        if square:
+            da = db = np.diag(K).copy()
+            ga = gb = np.einsum("iih->ih", dK).copy()
+        else:
+            da, ga, db, gb = diagonals_of()
         scale = np.sqrt(np.outer(da, db))
         K = K / scale
         dK = dK / scale[:, :, None] - 0.5 * K[:, :, None] * (ga[:, None, :] / da[:, None, None]
                                                               + gb[None, :, :] / db[None, :, None])
     free, values = params.free()
     return K, dK[:, :, free] * np.asarray(values)
+
+
+def nodewise_matrix(flat: np.ndarray, offsets: np.ndarray, pairs: np.ndarray, ga: Prepared, gb: Prepared,
+                    square: bool, diagonals: tuple | None = None, perms: tuple | None = None) -> np.ndarray:
+    """The all-nodes matrix from each pair's n1 x n2 block ``flat[offsets[t]:offsets[t + 1]]``:
+    rows and columns taken through ``perms`` (each node's index in the solver's order) when
+    given, divided by ``sqrt(da db)`` when ``diagonals`` = (da, db) are given, and mirrored
+    below the diagonal when square."""
+    na, nb = np.diff(ga.node_ptr), np.diff(gb.node_ptr)
+    R = np.empty((ga.n_nodes, gb.n_nodes))
+    for t, (a, b) in enumerate(pairs.tolist()):
+        r0, r1, c0, c1 = ga.node_ptr[a], ga.node_ptr[a + 1], gb.node_ptr[b], gb.node_ptr[b + 1]
+        block = flat[offsets[t]:offsets[t + 1]].reshape(na[a], nb[b])
+        if perms is not None:
+            block = block[np.ix_(perms[0][r0:r1], perms[1][c0:c1])]
+        if diagonals is not None:
+            block = block / np.sqrt(diagonals[0][a] * diagonals[1][b])
+        R[r0:r1, c0:c1] = block
+        if square and a != b:
+            R[c0:c1, r0:r1] = block.T
+    return R

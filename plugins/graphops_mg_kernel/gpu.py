@@ -21,7 +21,8 @@ from graphops.errors import InputError
 from graphops.gram import gram_rows
 from graphops.work import chunks
 
-from .common import Prepared, finish_gradient, gram_pairs, square_matrix, stats_check
+from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, nodewise_matrix,
+                     square_matrix, stats_check)
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
@@ -185,8 +186,7 @@ class _Plan:
             self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
         self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
                         for c, k in self.classes.items() if k.kind == "global"}
-        self.hyper = tuple(cp.asarray(np.array([h.value for h in kern.hyperparameters] or [0.0]))
-                           for kern in (params.node_kernel, params.edge_kernel))
+        self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
@@ -234,10 +234,10 @@ class _Plan:
         if nodal is not None:
             nodal_off = nodal_off[order]
         p = self.params
-        common = (pairs, class_ptr, None, None, out, np.int64(ld), np.int32(row0), nodal, nodal_off, self.stats)
         tail = (np.float64(p.q), np.float64(self.tol), np.int32(p.max_iter or 0), np.int32(p.lmin))
         for c, k in self.classes.items():
-            head = (*common[:2], np.int32(c), counters[c:], *common[4:], np.int32(k.team_bytes))
+            head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int32(row0), nodal, nodal_off,
+                    self.stats, np.int32(k.team_bytes))
             if k.kind == "factored":
                 args = (*self.A.args, *self.B.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
             else:
@@ -329,31 +329,22 @@ def _nodewise(plan: _Plan, ga: Prepared, gb: Prepared, square: bool, params: MGK
     """The all-nodes matrix of node-wise values: every pair's block solved on the GPU (in the
     solver's node order), put in place on the host."""
     na, nb = np.diff(ga.node_ptr), np.diff(gb.node_ptr)
-    i, j = (np.triu_indices(len(ga)) if square else np.divmod(np.arange(len(ga) * len(gb)), len(gb)))
-    sizes = na[i] * nb[j]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    pairs = gram_pairs(len(ga), None if square else len(gb))
+    offsets = np.concatenate([[0], np.cumsum(na[pairs[:, 0]] * nb[pairs[:, 1]])]).astype(np.int64)
     flat = cp.empty(int(offsets[-1]))
     K = cp.empty((len(ga), len(gb)))
-    plan.solve(cp.asarray(i, dtype=cp.int64), cp.asarray(j, dtype=cp.int64), K, len(gb), 0, flat,
-               cp.asarray(offsets[:-1]))
+    plan.solve(cp.asarray(pairs[:, 0]), cp.asarray(pairs[:, 1]), K, len(gb), 0, flat, cp.asarray(offsets[:-1]))
     total, most = plan.check()
     flat, K = flat.get(), K.get()
+    scale = None
     if params.normalize:
-        da = np.diag(K) if square else _diagonal(ga, params, real).get()
-        db = da if square else _diagonal(gb, params, real).get()
-    pa = plan.A.perm if plan.A.perm is not None else np.arange(ga.n_nodes) - np.repeat(ga.node_ptr[:-1], na)
-    pb = plan.B.perm if plan.B.perm is not None else np.arange(gb.n_nodes) - np.repeat(gb.node_ptr[:-1], nb)
-    R = np.empty((ga.n_nodes, gb.n_nodes))
-    for t, (a, b) in enumerate(zip(i.tolist(), j.tolist())):
-        r0, r1, c0, c1 = ga.node_ptr[a], ga.node_ptr[a + 1], gb.node_ptr[b], gb.node_ptr[b + 1]
-        block = flat[offsets[t]:offsets[t + 1]].reshape(na[a], nb[b])[np.ix_(pa[r0:r1], pb[c0:c1])]
-        if params.normalize:
-            block = block / np.sqrt(da[a] * db[b])
-        R[r0:r1, c0:c1] = block
-        if square and a != b:
-            R[c0:c1, r0:r1] = block.T
-    pairs = len(i)
-    return Result(R, {"iterations_mean": total / max(pairs, 1), "iterations_max": most, "pairs": pairs})
+        scale = (np.diag(K),) * 2 if square else (_diagonal(ga, params, real).get(), _diagonal(gb, params, real).get())
+    perms = None  # the tile layout renumbers the nodes; the factored one keeps their order
+    if plan.A.perm is not None:
+        perms = (plan.A.perm, plan.B.perm)
+    R = nodewise_matrix(flat, offsets, pairs, ga, gb, square, scale, perms)
+    n = len(pairs)
+    return Result(R, {"iterations_mean": total / max(n, 1), "iterations_max": most, "pairs": n})
 
 
 # Work of the first chunk of gradient pairs (tile pairs) before any timing.
@@ -371,16 +362,12 @@ def _gradient(graphs: Prepared, other: Prepared | None, params: MGKernelParams, 
     values, grads, its = _gradient_pairs(graphs, second, A, B, pairs, wa, wb, params, real)
     K = square_matrix(values, pairs, len(graphs), len(second), square)
     dK = square_matrix(grads, pairs, len(graphs), len(second), square)
-    diagonals = None
-    if params.normalize and square:
-        diagonals = (np.diag(K).copy(), np.einsum("iih->ih", dK).copy()) * 2
-    elif params.normalize:
-        diag = []
-        for prep, G, w in ((graphs, A, wa), (second, B, wb)):
-            idx = np.repeat(np.arange(len(prep), dtype=np.int64), 2).reshape(-1, 2)
-            diag += _gradient_pairs(prep, prep, G, G, idx, w, w, params, real)[:2]
-        diagonals = tuple(diag)
-    K, dK = finish_gradient(K, dK, params, diagonals)
+
+    def diagonals() -> tuple:  # (da, ga, db, gb): the diagonals of both sets, solved on their own
+        return tuple(v for prep, G, w in ((graphs, A, wa), (second, B, wb))
+                     for v in _gradient_pairs(prep, prep, G, G, diagonal_pairs(len(prep)), w, w, params, real)[:2])
+
+    K, dK = finish_gradient(K, dK, params, square, diagonals)
     npairs = len(pairs)
     details = {"iterations_mean": its[0] / max(npairs, 1), "iterations_max": its[1], "pairs": npairs,
                "precision": np.dtype(real).name, "matvec": "tiles",
@@ -394,13 +381,12 @@ def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: n
     """K (pairs), raw gradients (pairs x hyperparameters) and (total, most) iterations."""
     module = _module(params, real)
     fn = module.get_function(f"mgk_gradient_w{GLOBAL_WARPS}")
-    H = 1 + sum(len(k.hyperparameters) for k in (params.node_kernel, params.edge_kernel))
+    H = len(params.hyperparameters())
     entries = int((A.key[pairs[:, 0]] * B.key[pairs[:, 1]]).max()) * 64 if len(pairs) else 64
     per_team = entries * (4 * np.dtype(real).itemsize + 16)
     grid = max(1, min(gpu_attribute("MultiProcessorCount") * 4, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
     scratch, xscratch = cp.empty(grid * 4 * entries, real), cp.empty(grid * 2 * entries)
-    hyper = tuple(cp.asarray(np.array([h.value for h in k.hyperparameters] or [0.0]))
-                  for k in (params.node_kernel, params.edge_kernel))
+    hyper = tuple(cp.asarray(v) for v in hyper_values(params))
     stats = cp.zeros(4, cp.uint64)
     values = np.empty(len(pairs))
     grads = np.empty((len(pairs), H))
