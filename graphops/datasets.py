@@ -152,15 +152,18 @@ def path(name: str, download: bool = True) -> Path:
              else "GRAPHOPS_DATA is not set")
     why = "GRAPHOPS_OFFLINE is set" if offline else "it is not downloaded yet"
     raise DatasetUnavailableError(
-        f"data set {ds.name!r} is not bundled with graphops, {where} and {why}. To use it, put its "
-        f"{'folder' if ds.kind == 'graphset' else 'file'} at <mirror>/{ds.relpath} and set "
-        f"GRAPHOPS_DATA=<mirror> ({_expected(ds)}), or allow the download. Origin: {ds.source}")
+        f"data set {ds.name!r} is not bundled with graphops, {where} and {why}. To use it, {_put(ds)}, or "
+        f"allow the download. Origin: {ds.source}")
 
 
-def _expected(ds: Dataset) -> str:
+def _put(ds: Dataset) -> str:
+    """How to provide a data set by hand: where its file or folder goes, from where, its hash."""
     if ds.kind == "graphset":
-        return f"from {ds.url}, unzipped; SHA-256 of its files (folder_sha256) {ds.sha256}"
-    return f"from {ds.url}; SHA-256 {ds.sha256}"
+        expected = f"from {ds.url}, unzipped; SHA-256 of its files (folder_sha256) {ds.sha256}"
+    else:
+        expected = f"from {ds.url}; SHA-256 {ds.sha256}"
+    return (f"put its {'folder' if ds.kind == 'graphset' else 'file'} at <mirror>/{ds.relpath} and set "
+            f"GRAPHOPS_DATA=<mirror> ({expected})")
 
 
 def _cache() -> Path:
@@ -220,8 +223,7 @@ def fetch(name: str) -> Path:
     except Exception as exc:  # noqa: BLE001 - network failures come in many types
         raise DatasetUnavailableError(
             f"data set {ds.name!r} could not be downloaded from {ds.url} ({type(exc).__name__}: {exc}). On a "
-            f"machine without network, put its {'folder' if ds.kind == 'graphset' else 'file'} at "
-            f"<mirror>/{ds.relpath} and set GRAPHOPS_DATA=<mirror> ({_expected(ds)})") from None
+            f"machine without network, {_put(ds)}") from None
     finally:
         bar.close()
 
