@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .device import Device, require
+from .device import Device, host_pandas, require
 from .frames import new_frame
 from .errors import InputError
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["graph_to_networkx", "graph_from_networkx", "graph_to_cugraph", "graph_from_cugraph"]
 

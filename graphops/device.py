@@ -28,6 +28,9 @@ __all__ = [
     "require",
     "synchronize",
     "to_device",
+    "host_pandas",
+    "unproxy",
+    "as_proxy",
 ]
 
 _INSTALL_HINT = {
@@ -70,9 +73,7 @@ class Device(str, enum.Enum):
     def xdf(self) -> Any:
         """The frame module of this device (pandas or cudf)."""
         if self is Device.CPU:
-            import pandas
-
-            return pandas
+            return host_pandas()
         return require("cudf", "GPU frames")
 
     @classmethod
@@ -125,11 +126,55 @@ def rapids_available(cugraph: bool = False) -> bool:
 
 
 def device_of(obj: Any) -> Device:
-    """Device of an array or frame: GPU for CuPy/cuDF objects, CPU otherwise."""
-    root = type(obj).__module__.split(".")[0]
+    """Device of an array or frame: GPU for CuPy/cuDF objects, CPU otherwise; a ``cudf.pandas``
+    proxy is where the object it wraps now is."""
+    module = type(obj).__module__
+    root = module.split(".")[0]
     if root in ("cupy", "cudf") and root in sys.modules:
+        if module.startswith("cudf.pandas"):
+            inner, proxied = unproxy(obj)
+            if proxied:
+                return device_of(inner)
         return Device.GPU
     return Device.CPU
+
+
+# cudf.pandas ---------------------------------------------------------------------------
+# Under ``python -m cudf.pandas`` (or ``cudf.pandas.install()``), ``import pandas`` gives a module
+# of proxy types, each wrapping a cuDF object (data on the GPU) or a pandas one (on the host), and
+# moving the data between them on demand. graphops takes a proxy frame apart at the door: a cuDF
+# frame inside stays on the GPU and makes a GPU graph, a pandas one a CPU graph; results go back
+# out as proxies around what graphops computed (see dispatch). Inside, graphops uses the real
+# pandas (host_pandas), so that its own host frames never wander to the GPU behind its back.
+
+def host_pandas() -> Any:
+    """The real pandas module, also when ``cudf.pandas`` has put its proxy module in its place."""
+    import pandas
+
+    return getattr(pandas, "_fsproxy_slow", pandas)  # the proxy module keeps the real one there
+
+
+def _proxy_api() -> Any:
+    return sys.modules.get("cudf.pandas") if "cudf.pandas.fast_slow_proxy" in sys.modules else None
+
+
+def unproxy(obj: Any) -> tuple[Any, bool]:
+    """``(the object a cudf.pandas proxy wraps, True)`` (a cuDF object, or a pandas one, without
+    copying either), or ``(obj, False)`` for anything that is no proxy."""
+    api = _proxy_api()
+    if api is None or not api.is_proxy_object(obj):
+        return obj, False
+    inner = getattr(obj, "_fsproxy_wrapped", None)  # the object wrapped now, wherever it is
+    if inner is None:  # a proxy of another make: ask for the GPU object (cudf.pandas' public call)
+        inner = obj.as_gpu_object()
+    return inner, True
+
+
+def as_proxy(obj: Any) -> Any:
+    """A cuDF or pandas result wrapped as the cudf.pandas proxy a caller under cudf.pandas expects
+    (no copy: GPU data stays on the GPU); ``obj`` itself when cudf.pandas is not active."""
+    api = _proxy_api()
+    return obj if api is None else api.as_proxy_object(obj)
 
 
 def to_device(arr: Any, device: "Device | str") -> Any:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .algorithm import Algorithm, Backend, Result, load_target
-from .device import Device, gpu_status, module_available, synchronize, to_device
+from .device import Device, as_proxy, gpu_status, module_available, synchronize, to_device
 from .errors import (BackendUnavailableError, GraphopsError, InputError, InputTypeError, PluginError, choices,
                      did_you_mean)
 from .frames import new_frame
@@ -210,7 +210,10 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
                 data[col] = graph.original_ids(index, copy=not (index is data[col] and _fresh(index, raw)))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
     owned = {c: v if c not in given and _fresh(v, raw) else v.copy() for c, v in data.items()}
-    return new_frame(home, owned, order, take=True)
+    frame = new_frame(home, owned, order, take=True)
+    if any(getattr(obj, "proxied", False) for obj in inputs.values()):
+        return as_proxy(frame)  # cudf.pandas in, cudf.pandas out (around the cuDF or pandas result)
+    return frame
 
 
 def _fresh(value: Any, raw: Mapping[str, Any]) -> bool:

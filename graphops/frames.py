@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .device import Device, device_of, to_device
+from .device import Device, device_of, host_pandas, to_device
 from .errors import InputError, InputTypeError, did_you_mean
 
 __all__ = [
@@ -95,7 +95,7 @@ def plain_values(col: Any, rows: Any) -> list[Any]:
 
 def _object_kind(series: Any, role: str) -> str:
     """``i`` for Python ints, ``U`` for strings; a clear error for anything else or a mix."""
-    import pandas as pd
+    pd = host_pandas()
 
     inferred = pd.api.types.infer_dtype(series, skipna=True)
     if inferred in ("string", "empty"):

@@ -9,16 +9,17 @@ thread count.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from typing import Any
 
-from .device import Device, device_of, to_device
+from .device import Device, device_of, host_pandas, to_device
 from .frames import new_frame
 from .graph import Graph
 from .jit import njit, prange
 from .work import chunks, holding_interrupts
 from .errors import InputError
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern", "random_cycles",
            "symmetric", "dna", "de_bruijn"]

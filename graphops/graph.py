@@ -5,7 +5,7 @@ import logging
 from typing import Any, Sequence
 
 from .csr import CSR, CSRViews, build_csr
-from .device import Device, device_of, to_device
+from .device import Device, device_of, to_device, unproxy
 from .errors import InputError
 from .frames import (check_columns, column_array, id_array, new_frame, plain_values, take_rows, to_family,
                      weight_array)
@@ -43,8 +43,9 @@ class Graph(CSRViews):
     """
 
     def __init__(self, edges: Any, nodes: Any, ids: IdMap, src: Any, dst: Any,
-                 weights: Any, directed: bool):
+                 weights: Any, directed: bool, proxied: bool = False):
         self.edges = edges
+        self.proxied = bool(proxied)  # built from cudf.pandas proxy frames: results go back as proxies
         self.nodes = nodes
         self.ids = ids
         self.directed = bool(directed)
@@ -64,6 +65,7 @@ class Graph(CSRViews):
         :param dedupe: keep only the first of repeated edges (``(u,v)``/``(v,u)`` are one
             edge when undirected), e.g. for files that list both directions
         """
+        df, proxied = unproxy(df)
         check_columns(df, {"src": src, "dst": dst, "weight": weight})
         s, d = id_array(df[src], "src"), id_array(df[dst], "dst")
         w = weight_array(df[weight]) if weight is not None else None
@@ -76,7 +78,7 @@ class Graph(CSRViews):
             keep = dedupe_rows(rs, rd, len(ids), directed)
             frame, rs, rd = take_rows(frame, keep), rs[keep], rd[keep]
             w = None if w is None else w[keep]
-        return cls(frame, node_frame, ids, rs, rd, w, directed)
+        return cls(frame, node_frame, ids, rs, rd, w, directed, proxied)
 
     @classmethod
     def from_arrays(cls, src: Any, dst: Any, weights: Any = None, directed: bool = False,
@@ -160,7 +162,7 @@ class Graph(CSRViews):
 
         return Graph(to_family(self.edges, device), to_family(self.nodes, device),
                      self.ids.to(device), move(self._src), move(self._dst), move(self._weights),
-                     self.directed)
+                     self.directed, self.proxied)
 
     # conversions (implemented in convert.py, kept here as methods for discoverability) ---
     def to_networkx(self):
@@ -210,6 +212,7 @@ def _edge_frame(df: Any, s: Any, d: Any, w: Any, attrs: list[str]) -> Any:
 def _node_frame(nodes: Any, node_id: str, device: Device) -> tuple[Any, Any]:
     if nodes is None:
         return None, None
+    nodes = unproxy(nodes)[0]
     check_columns(nodes, {"node_id": node_id}, what="node frame")
     nodes = to_family(nodes, device)
     ids = id_array(nodes[node_id], "node_id")

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .csr import CSR, CSRViews, build_csr
-from .device import Device, device_of, to_device
+from .device import Device, device_of, host_pandas, to_device
 from .frames import column_array, new_frame
 from .errors import InputError
 
@@ -38,7 +38,7 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
     """Named columns of every graph's node or edge frame, concatenated: integers and booleans
     as int64, floats as float64, anything else (strings, categories) as integer codes of its
     sorted distinct values, the same codes in every graph."""
-    import pandas as pd
+    pd = host_pandas()
 
     out: dict[str, Any] = {}
     for name in names or ():

@@ -14,12 +14,13 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-import pandas as pd
 
 from .algorithm import load_target
-from .device import Device
+from .device import Device, host_pandas
 from .errors import InputError, choices
 from .textio import resolve_column
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["read_graph", "read_parquet", "read_mtx"]
 

@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from .device import Device, device_of, to_device
+from .device import Device, device_of, to_device, unproxy
 from .errors import InputError, InputTypeError
 from .frames import check_columns, id_array, plain_values, to_family
 
@@ -51,8 +51,10 @@ class PairIndex:
 class Pairs:
     """Vertex pairs by original id (integer arrays or string Series, in one frame family)."""
 
-    def __init__(self, first: Any, second: Any, what: str = "pairs", digest: str | None = None):
+    def __init__(self, first: Any, second: Any, what: str = "pairs", digest: str | None = None,
+                 proxied: bool = False):
         self.first, self.second, self.what = first, second, what
+        self.proxied = proxied  # given as a cudf.pandas proxy frame
         self._digest = digest
         self._views: "weakref.WeakKeyDictionary[Any, dict[Device, PairIndex]]" = weakref.WeakKeyDictionary()
 
@@ -61,6 +63,7 @@ class Pairs:
 
     @classmethod
     def from_frame(cls, frame: Any) -> "Pairs":
+        frame, proxied = unproxy(frame)
         check_columns(frame, {}, what="pairs frame")
         cols = [str(c) for c in frame.columns]
         if "first" in cols and "second" in cols:
@@ -70,7 +73,8 @@ class Pairs:
         else:
             raise InputError(f"pairs frame must have columns 'first' and 'second' (or exactly two columns); "
                              f"it has {cols}")
-        return cls(id_array(frame[a], f"pairs {str(a)!r}"), id_array(frame[b], f"pairs {str(b)!r}"), "pairs frame")
+        return cls(id_array(frame[a], f"pairs {str(a)!r}"), id_array(frame[b], f"pairs {str(b)!r}"), "pairs frame",
+                   proxied=proxied)
 
     @classmethod
     def from_graph(cls, graph: Any) -> "Pairs":

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
-from .device import Device
+from .device import Device, host_pandas
 from .errors import InputError
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["read_text", "read_node_text", "resolve_column"]
 

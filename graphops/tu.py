@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .graphset import GraphSet
 from .errors import InputError
+from .device import host_pandas
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["read_tu"]
 

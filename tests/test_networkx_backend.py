@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import graphops as go
+
 nx = pytest.importorskip("networkx")
 
 
@@ -97,15 +99,26 @@ def test_backend_info():
     assert nx.config.backends.graphops.backend == "auto"
 
 
+def test_configured_backend_does_the_work(monkeypatch):
+    """nx.config.backends.graphops.backend picks graphops' backend for every function."""
+    monkeypatch.setattr(nx.config.backends.graphops, "backend", "no-such")
+    with pytest.raises(go.errors.InputError, match="unknown backend 'no-such'"):
+        list(nx.eulerian_circuit(nx.cycle_graph(4), backend="graphops"))
+    with pytest.raises(go.errors.InputError, match="unknown backend 'no-such'"):
+        list(nx.jaccard_coefficient(nx.cycle_graph(4), [(0, 2)], backend="graphops"))
+
+
 @pytest.mark.parametrize("module,select,expect", [
     ("networkx.algorithms.tests.test_link_prediction", "Jaccard", "9 passed"),
     ("networkx.algorithms.tests.test_euler", "", "31 passed, 3 xfailed"),
 ])
-def test_networkx_own_tests_pass_on_the_backend(module, select, expect):
+@pytest.mark.parametrize("work", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_networkx_own_tests_pass_on_the_backend(module, select, expect, work):
     """networkx's own test modules with every graph converted to graphops where it can run (the
-    way nx-cugraph is tested). The xfails are graphops_networkx.EXPECTED_FAILURES: tests of
-    networkx's particular walk order."""
-    env = {**os.environ, "NETWORKX_TEST_BACKEND": "graphops", "NETWORKX_FALLBACK_TO_NX": "1"}
+    way nx-cugraph is tested), the work done by graphops' cpu, then gpu backend. The xfails are
+    graphops_networkx.EXPECTED_FAILURES: tests of networkx's particular walk order."""
+    env = {**os.environ, "NETWORKX_TEST_BACKEND": "graphops", "NETWORKX_FALLBACK_TO_NX": "1",
+           "GRAPHOPS_NETWORKX_BACKEND": work}
     done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", module, *(["-k", select] if select else []),
                            "-q", "-p", "no:cacheprovider", "-W", "ignore"],
                           capture_output=True, text=True, env=env, cwd=os.path.dirname(nx.__path__[0]))

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from graphops import Graph, InputError
-from graphops.device import Device
+from graphops.device import Device, host_pandas
 from graphops.frames import to_family
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 # pandas before 3.0 reads doubles correctly rounded only with float_precision="round_trip";
 # from 3.0 that is the default and the argument is deprecated.

@@ -20,7 +20,9 @@ def read_kmers(path: str | Path, device: Device = Device.CPU, names: Any = None)
     """A k-mer file (whitespace-separated k-mers, all of one length k >= 2; lines starting
     with '#' or '>' are skipped) as the edge frame of its de Bruijn graph: ``src`` (the
     k-mer's first k-1 letters), ``dst`` (its last k-1), ``kmer``, one row per k-mer in file order."""
-    import pandas as pd
+    from graphops.device import host_pandas
+
+    pd = host_pandas()
 
     path = Path(path)
     kmers: list[str] = []

@@ -12,11 +12,13 @@ and ``networkx.backend_info`` (:func:`backend_info`). networkx converts a graph 
 ``jaccard_coefficient`` (graphs without self-loops: networkx removes u and v from the common
 neighbours, graphops' Jaccard does not, so a graph with self-loops runs in networkx),
 ``eulerian_circuit`` and ``eulerian_path`` (a valid tour; networkx's own may differ in order).
-``graphops.networkx_backend`` options: ``backend`` (graphops backend for the work, default
-``auto``).
+``nx.config.backends.graphops`` options: ``backend``, the graphops backend doing the work (``auto``
+by default, or the environment variable ``GRAPHOPS_NETWORKX_BACKEND``, e.g. ``gpu`` to run
+networkx's own tests on the GPU backend).
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = ["BackendInterface", "backend_interface", "backend_info", "GraphopsNxGraph"]
@@ -153,10 +155,18 @@ def _euler(G: Any, kind: str, source: Any, keys: bool) -> Any:
     if kind == "path" and nx.is_eulerian(nxg, backend="networkx"):
         kind = "circuit"  # a circuit is a path; networkx then starts at the first node
         source = next(iter(nxg)) if source is None else source
-    tour = go.run("euler", wrapped.graph, kind=kind, source=source)
+    tour = go.run("euler", wrapped.graph, kind=kind, source=source, backend=_configured_backend())
     edge_keys = wrapped.keys if keys and nxg.is_multigraph() else None
     for u, v, e in zip(tour["src"].tolist(), tour["dst"].tolist(), tour["edge_id"].tolist()):
         yield (u, v, edge_keys[e]) if edge_keys is not None else (u, v)
+
+
+def _configured_backend() -> str:
+    """The graphops backend named in ``nx.config.backends.graphops.backend``."""
+    import networkx as nx
+
+    config = getattr(nx.config.backends, NAME, None)
+    return getattr(config, "backend", "auto") if config is not None else "auto"
 
 
 def _self_loops(G: Any) -> Any:
@@ -165,7 +175,9 @@ def _self_loops(G: Any) -> Any:
 
 def _jaccard(G: Any, ebunch: Any) -> Any:
     import networkx as nx
-    import pandas as pd
+    from graphops.device import host_pandas
+
+    pd = host_pandas()
 
     import graphops as go
 
@@ -181,9 +193,7 @@ def _jaccard(G: Any, ebunch: Any) -> Any:
         if not pairs:
             return
         frame = pd.DataFrame({"first": [u for u, _ in pairs], "second": [v for _, v in pairs]})
-        config = getattr(nx.config.backends, NAME, None)
-        backend = getattr(config, "backend", "auto") if config is not None else "auto"
-        out = go.run("jaccard", graph, pairs=frame, backend=backend)
+        out = go.run("jaccard", graph, pairs=frame, backend=_configured_backend())
         for (u, v), p in zip(pairs, out["jaccard_coeff"].to_numpy().tolist()):
             yield u, v, float(p)
 
@@ -201,5 +211,5 @@ def backend_info() -> dict[str, Any]:
         "package": "graphops",
         "short_summary": "GPU (CuPy) and CPU (Numba) graph analytics",
         "functions": {name: {"additional_docs": doc} for name, doc in FUNCTIONS.items()},
-        "default_config": {"backend": "auto"},
+        "default_config": {"backend": os.environ.get("GRAPHOPS_NETWORKX_BACKEND", "auto")},
     }
