@@ -531,32 +531,37 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         const int* rb0 = SH(int, B.rptr);
         while (!done && its < limit) {
             team_sync<W>();  // p written
-            // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row)
-            const int kc = (n2 + 31) >> 5, ic = (n1 + 31) >> 5;
-            for (int item = warp; item < terms * n1 * kc; item += W) {
-                const int t = item / (n1 * kc), rest = item - t * n1 * kc, i = rest / kc;
-                const int l = (rest - i * kc) * 32 + lane;
+            // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row;
+            // nested loops: no integer division in the mat-vec)
+            for (int t = 0; t < terms; ++t) {
                 const int* ra = ra0 + t * (n1 + 1);
                 const int* rb = rb0 + t * (n2 + 1);
-                if (l >= n2 || ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
-                real acc = 0;
-                for (int e = ra[i]; e < ra[i + 1]; ++e) acc += SH(real, A.val)[e] * p[SH(int, A.col)[e] * n2p + l];
-                SH(real, U0)[t * Npad + i * n2p + l] = acc;
+                if (ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
+                real* Ut = SH(real, U0) + t * Npad;
+                const int i0 = (warp - (t * n1) % W + W) % W;  // the rows of all terms dealt round-robin
+                for (int i = i0; i < n1; i += W) {
+                    const int e0 = ra[i], e1 = ra[i + 1];
+                    for (int l = lane; l < n2; l += 32) {
+                        real acc = 0;
+                        for (int e = e0; e < e1; ++e) acc += SH(real, A.val)[e] * p[SH(int, A.col)[e] * n2p + l];
+                        Ut[i * n2p + l] = acc;
+                    }
+                }
             }
             team_sync<W>();
             // step 2: Y = Σ_t U_t G_tᵀ (a warp per row k of the G_t, lanes down the column)
-            for (int item = warp; item < n2 * ic; item += W) {
-                const int k = item / ic, i = (item - k * ic) * 32 + lane;
-                if (i >= n1) continue;
-                real acc = 0;
-                for (int t = 0; t < terms; ++t) {
-                    const int* ra = ra0 + t * (n1 + 1);
-                    const int* rb = rb0 + t * (n2 + 1);
-                    if (ra[0] == ra[n1]) continue;
-                    const real* Ut = SH(real, U0) + t * Npad + i * n2p;
-                    for (int e = rb[k]; e < rb[k + 1]; ++e) acc += SH(real, B.val)[e] * Ut[SH(int, B.col)[e]];
+            for (int k = warp; k < n2; k += W) {
+                for (int i = lane; i < n1; i += 32) {
+                    real acc = 0;
+                    for (int t = 0; t < terms; ++t) {
+                        const int* ra = ra0 + t * (n1 + 1);
+                        const int* rb = rb0 + t * (n2 + 1);
+                        if (ra[0] == ra[n1]) continue;
+                        const real* Ut = SH(real, U0) + t * Npad + i * n2p;
+                        for (int e = rb[k]; e < rb[k + 1]; ++e) acc += SH(real, B.val)[e] * Ut[SH(int, B.col)[e]];
+                    }
+                    Y[i * n2p + k] = acc;
                 }
-                Y[i * n2p + k] = acc;
             }
             team_sync<W>();
             double pAp = 0.0, unused = 0.0;
