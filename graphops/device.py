@@ -128,14 +128,13 @@ def rapids_available(cugraph: bool = False) -> bool:
 def device_of(obj: Any) -> Device:
     """Device of an array or frame: GPU for CuPy/cuDF objects, CPU otherwise; a ``cudf.pandas``
     proxy is where the object it wraps now is."""
-    module = type(obj).__module__
-    root = module.split(".")[0]
+    root = type(obj).__module__.split(".")[0]
     if root in ("cupy", "cudf") and root in sys.modules:
-        if module.startswith("cudf.pandas"):
-            inner, proxied = unproxy(obj)
-            if proxied:
-                return device_of(inner)
         return Device.GPU
+    if _proxy_api() is not None:  # proxies name the module of the pandas type they stand for
+        inner, proxied = unproxy(obj)
+        if proxied:
+            return device_of(inner)
     return Device.CPU
 
 

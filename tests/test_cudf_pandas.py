@@ -35,7 +35,7 @@ class _Proxy:
         return self._fsproxy_wrapped[key]
 
 
-_Proxy.__module__ = "cudf.pandas._wrappers.pandas"
+_Proxy.__module__ = "pandas.core.frame"  # as cudf.pandas names its proxy types
 
 
 @pytest.fixture
