@@ -86,9 +86,12 @@ def test_ctrl_c_stops_a_long_step_within_a_second(tmp_path, backend, size):
     subprocess.run([sys.executable, "-m", "graphops.cli", "run", str(tmp_path / "warm.yaml"), "--out",
                     str(tmp_path / "w")], env=env, check=True, capture_output=True)
     stopped, rest = None, []
+    # the CLI as a terminal starts it: Ctrl-C not ignored (a test run started in the background
+    # by a shell without job control has SIGINT ignored, and children inherit that)
     with subprocess.Popen([sys.executable, "-m", "graphops.cli", "-v", "run", str(tmp_path / "long.yaml"),
                            "--out", str(tmp_path / "o")], env=env, stderr=subprocess.PIPE,
-                          stdout=subprocess.DEVNULL, text=True) as proc:
+                          stdout=subprocess.DEVNULL, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
         try:
             for line in proc.stderr:  # the step has started computing
                 if f"sp_kernel: backend '{backend}'" in line:
@@ -115,7 +118,16 @@ def test_ctrl_c_stops_a_long_step_within_a_second(tmp_path, backend, size):
     assert not (tmp_path / "o" / "gram.npy").exists() and not list((tmp_path / "o").glob(".gram*"))
 
 
-def test_ctrl_c_is_held_until_the_chunk_ends_and_a_second_one_raises_at_once():
+@pytest.fixture
+def python_sigint():
+    """Python's own Ctrl-C handler during the test, also when the test run was started with
+    SIGINT ignored (a shell without job control ignores it for background commands)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_is_held_until_the_chunk_ends_and_a_second_one_raises_at_once(python_sigint):
     import signal as sig
 
     from graphops.work import holding_interrupts
