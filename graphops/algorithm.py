@@ -147,6 +147,9 @@ class Algorithm:
         ``(result, path) -> None`` writing the result there (the core makes the write atomic)
     :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
         the algorithm's results), name -> ``"module:function"``, imported on first use
+    :param split: optional ``"module:function"`` ``(inputs, params, workers) -> graphops.cluster.Split``:
+        how a call's work cuts into tasks for a Dask cluster (``client=``); without it the
+        algorithm runs on one device and a call with a client says so
     """
 
     name: str
@@ -165,13 +168,17 @@ class Algorithm:
     plot: str | None = None
     writers: Mapping[str, str] = field(default_factory=dict)
     functions: Mapping[str, str] = field(default_factory=dict)
+    split: str | None = None
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
-        if self.plot is not None and not _TARGET.match(self.plot):
-            raise ValueError(f"algorithm {self.name!r}: plot must look like 'package.module:function'; got {self.plot!r}")
+        for what in ("plot", "split"):
+            target = getattr(self, what)
+            if target is not None and not _TARGET.match(target):
+                raise ValueError(f"algorithm {self.name!r}: {what} must look like 'package.module:function'; "
+                                 f"got {target!r}")
         if self.estimator_class is not None and (self.estimator is None or not _TARGET.match(self.estimator_class)):
             raise ValueError(f"algorithm {self.name!r}: estimator_class must look like 'package.module:Class' and "
                              f"needs estimator (the exported name); got {self.estimator_class!r}")

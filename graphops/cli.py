@@ -45,7 +45,8 @@ def cmd_run(args: argparse.Namespace, out: Console) -> int:
     from .pipeline import run_pipeline
 
     try:
-        summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going)
+        summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going,
+                               cluster=args.cluster)
     except (PipelineError, Interrupted) as exc:
         _print_steps(exc.summary, out)
         raise
@@ -133,6 +134,8 @@ def _builtin_parsers(sub: Any) -> None:
     r.add_argument("--backend", help="override every step's backend (cpu, gpu, auto, ...)")
     r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
     r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
+    r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
+                   "(e.g. tcp://host:8786), instead of the file's cluster: section")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")

@@ -147,6 +147,10 @@ class CSRViews:
             views[device] = home.to(device)
         return views[device]
 
+    def __getstate__(self) -> dict:
+        """Pickled (e.g. sent to a Dask worker) without its caches: they are rebuilt there."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_csr_views", "_memo")}
+
     def cached(self, key: Any, factory: Any) -> Any:
         """Memo for objects derived from this graph (e.g. a peer library's own graph)."""
         memo = self.__dict__.setdefault("_memo", {})

@@ -39,6 +39,8 @@ _INSTALL_HINT = {
     "cugraph": "pip install 'graphops[gpu]' (or cugraph-cu13)",
     "networkx": "pip install 'graphops[peers]' (or networkx)",
     "scipy": "pip install 'graphops[peers]' (or scipy)",
+    "distributed": "pip install 'graphops[dask]' (or distributed)",
+    "dask_cuda": "pip install dask-cuda (RAPIDS)",
 }
 
 

@@ -51,26 +51,48 @@ class Outcome:
 
 
 def run(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry | None = None,
-        **params: Any) -> Any:
+        client: Any = None, **params: Any) -> Any:
     """Run a registered algorithm on graphs; the result follows the input's frame family.
 
     :param algorithm: a registered name (``graphops plugins`` lists them)
     :param inputs: :class:`Graph`/:class:`GraphSet` objects, in the algorithm's slot order
         (an input slot may also be given by keyword, e.g. ``pairs=frame``)
     :param backend: ``auto`` (default), ``cpu``, ``gpu``, ``hybrid`` or another offered name
+    :param client: a ``dask.distributed.Client``: the work is cut into tasks run by its workers
+        (:mod:`graphops.cluster`), with the same result
     :param params: the algorithm's parameters, validated by its Params model
     """
-    return execute_call(algorithm, *inputs, backend=backend, registry=registry, **params).result
+    return execute_call(algorithm, *inputs, backend=backend, registry=registry, client=client, **params).result
 
 
 def execute_call(algorithm: str, *inputs: Any, backend: str = "auto", registry: Registry | None = None,
-                 **params: Any) -> "Outcome":
+                 client: Any = None, **params: Any) -> "Outcome":
     """As :func:`run`, returning the :class:`Outcome`: the result with the backend that ran, its
     device, times, why it was chosen and the backend's ``details`` (e.g. a hybrid split)."""
     registry = registry or get_registry()
     algo = registry.algorithm(algorithm)
     by_name = {k: params.pop(k) for k in list(params) if k in algo.slot_names}
-    return execute(algo, bind_inputs(algo, inputs, by_name), backend, params, registry)
+    bound = bind_inputs(algo, inputs, by_name)
+    if client is not None:
+        return execute_on_cluster(algo, bound, backend, params, client)
+    return execute(algo, bound, backend, params, registry)
+
+
+def execute_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
+                       client: Any) -> "Outcome":
+    """Validate here, then run the call's parts on a Dask client's workers (:mod:`graphops.cluster`)."""
+    from .cluster import run_on_cluster
+
+    if algo.split is None:
+        raise InputError(f"{algo.name} does not run on a Dask cluster (it declares no split of its work); "
+                         f"leave client out to run it on one device")
+    inputs, p = validate(algo, inputs, params)
+    t0 = time.perf_counter()
+    result, name, reason, details = run_on_cluster(algo, inputs, backend, p, client,
+                                                   progress=getattr(p, "progress", None))
+    log.info("%s: backend %r on a Dask cluster (%s)", algo.name, name, reason)
+    return Outcome(result, algo.name, name, algo.backends[name].device, time.perf_counter() - t0, reason, 0.0,
+                   details)
 
 
 def _kind_names(kinds: Sequence[str]) -> str:
@@ -236,10 +258,8 @@ class Plan:
     reason: str
 
 
-def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
-         registry: Registry | None = None) -> Plan:
-    """Validate parameters and inputs on the host and choose the backend; nothing runs yet."""
-    registry = registry or get_registry()
+def validate(algo: Algorithm, inputs: Mapping[str, Any], params: Mapping[str, Any] | Any) -> tuple[dict, Any]:
+    """Bound inputs and the Params instance, checked on the host (nothing runs, no backend yet)."""
     inputs = bind_inputs(algo, [], inputs)  # by slot name; a pairs slot may hold a frame or Graph
     p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
     try:
@@ -249,6 +269,14 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         raise
     except ValueError as exc:  # by contract, check_inputs' ValueErrors are about the input
         raise InputError(str(exc)) from exc
+    return inputs, p
+
+
+def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
+         registry: Registry | None = None) -> Plan:
+    """Validate parameters and inputs on the host and choose the backend; nothing runs yet."""
+    registry = registry or get_registry()
+    inputs, p = validate(algo, inputs, params)
     name, reason = choose_backend(algo, backend, inputs, p, registry.pm)
     log.info("%s: backend %r (%s)", algo.name, name, reason)
     return Plan(algo, inputs, p, name, reason)

@@ -61,6 +61,20 @@ class Pairs:
     def __len__(self) -> int:
         return int(len(self.first))
 
+    def __getstate__(self) -> dict:
+        """Pickled without the per-graph index views (rebuilt where it is unpickled)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_views"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views = weakref.WeakKeyDictionary()
+
+    def slice(self, lo: int, hi: int) -> "Pairs":
+        """Pairs ``lo:hi``, in order."""
+        def part(ids: Any) -> Any:
+            return ids.iloc[lo:hi].reset_index(drop=True) if hasattr(ids, "iloc") else ids[lo:hi]
+        return Pairs(part(self.first), part(self.second), self.what, proxied=self.proxied)
+
     @classmethod
     def from_frame(cls, frame: Any) -> "Pairs":
         frame, proxied = unproxy(frame)

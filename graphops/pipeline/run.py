@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..dispatch import execute_plan, plan
+from ..dispatch import execute_on_cluster, execute_plan, plan, validate
 from ..errors import Interrupted, OutputError, PipelineError
 from ..outputs import atomic_path, outside, prepare_folder, write_result
 from ..plugins import call_hook
@@ -79,13 +79,24 @@ def _shape(result: Any) -> list[int]:
     return [int(x) for x in getattr(result, "shape", (len(result),))]
 
 
-def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord) -> None:
+def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord,
+              client: Any = None) -> None:
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
-    planned = plan(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry)
-    rec.backend, rec.device, rec.reason = planned.backend, algo.backends[planned.backend].device, planned.reason
-    call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
-    done = execute_plan(planned)
+    wanted = step_backend(loaded, step, backend)
+    if client is not None and algo.split is not None:  # its parts on the cluster's workers
+        inputs, params = validate(algo, inputs, step.params)
+        call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=wanted)
+        done = execute_on_cluster(algo, inputs, wanted, params, client)
+        rec.backend, rec.device, rec.reason = done.backend, done.device, done.reason
+    else:
+        planned = plan(algo, inputs, wanted, step.params, loaded.registry)
+        rec.backend, rec.device, rec.reason = planned.backend, algo.backends[planned.backend].device, planned.reason
+        if client is not None:
+            rec.reason += "; here, not on the cluster: the algorithm does not split its work"
+        call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
+        done = execute_plan(planned)
+        params = planned.params
     call_hook(loaded.registry.pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
               result=done.result, seconds=done.seconds)
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
@@ -97,7 +108,7 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
         from ..plots import picture_path
 
         picture = picture_path(folder / step.output)
-        load_target(algo.plot)(done.result, inputs, planned.params, picture)
+        load_target(algo.plot)(done.result, inputs, params, picture)
         rec.picture = str(picture)
 
 
@@ -119,17 +130,28 @@ def _write_summary(summary: RunSummary, path: Path) -> None:
 
 def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | None = None,
                  out: str | os.PathLike | None = None, registry: Registry | None = None,
-                 keep_going: bool = False) -> RunSummary:
+                 keep_going: bool = False, cluster: str | None = None) -> RunSummary:
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
     :param out: folder that outputs and the summary are written under, instead of the
         file's ``output_dir`` (default ``out`` beside the pipeline file)
     :param keep_going: run the remaining steps after one fails (they read no step's output)
+    :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section
     :raises PipelineError: a step failed (the summary is written first)
     :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
+    settings = {"address": cluster} if cluster else (loaded.model.cluster.model_dump() if loaded.model.cluster else None)
+    if settings is None:
+        return _run_all(loaded, backend, out, keep_going, None)
+    from ..cluster import connect
+
+    with connect(**settings) as client:
+        return _run_all(loaded, backend, out, keep_going, client)
+
+
+def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool, client: Any) -> RunSummary:
     _check_outputs(loaded)
     folder = prepare_folder(loaded.output_dir(out))
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
@@ -143,7 +165,7 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
                 break
             t0 = time.perf_counter()
             try:
-                _run_step(loaded, step, backend, folder, rec)
+                _run_step(loaded, step, backend, folder, rec, client)
                 rec.status = "ok"
             except Exception as exc:  # recorded, reported after the summary is written
                 rec.status, rec.seconds = "failed", time.perf_counter() - t0

@@ -39,17 +39,21 @@ A pipeline file is a YAML mapping::
       repeat: 5
       warmup: 1
       baseline: cpu             # backend whose time the others are compared with
+    cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
+                                #   {kind: local, workers: 4} (CPU worker processes),
+                                #   {kind: local-cuda} (a worker per GPU, dask-cuda),
+                                #   {address: tcp://host:8786} (a running scheduler)
 """
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from ..sources import GraphSource, _lower
 from ..validation import NAME_PATTERN
 
-__all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "NAME_PATTERN"]
+__all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN"]
 
 SCHEMA_VERSION = 1
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
@@ -81,6 +85,26 @@ class BenchSettings(_Model):
     baseline: str | None = None
 
 
+class ClusterSettings(_Model):
+    """Where the steps that split their work run (``graphops.cluster``): a local cluster started
+    for the run, or a running scheduler's address."""
+
+    kind: Literal["local", "local-cuda"] | None = None
+    workers: int | None = Field(None, ge=1, le=4096)
+    address: str | None = Field(None, min_length=1)
+
+    _lower_kind = field_validator("kind", mode="before")(_lower)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "ClusterSettings":
+        if (self.kind is None) == (self.address is None):
+            raise ValueError("give either kind (local | local-cuda) or address (e.g. tcp://host:8786), not both "
+                             "and not neither")
+        if self.address is not None and self.workers is not None:
+            raise ValueError("workers applies to a local cluster (kind: local), not to a running scheduler's address")
+        return self
+
+
 class Pipeline(_Model):
     """A whole pipeline file."""
 
@@ -93,5 +117,6 @@ class Pipeline(_Model):
     graphs: dict[Name, GraphSource] = Field(min_length=1)
     steps: list[Step] = Field(min_length=1)
     bench: BenchSettings | None = None
+    cluster: ClusterSettings | None = None
 
     _lower_device = field_validator("device", mode="before")(_lower)

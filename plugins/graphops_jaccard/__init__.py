@@ -32,6 +32,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         summary="Jaccard coefficient of every edge or of given vertex pairs (cuGraph's semantics)",
         version_added="0.1",
         cost="graphops_jaccard.params:cost",
+        split="graphops_jaccard.dist:split",
     )]
 
 

@@ -23,6 +23,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_mg_kernel.params:cost",
+        split="graphops_mg_kernel.dist:split",
         plot="graphops.plots:gram_picture",
         summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
         estimator="MarginalizedGraphKernel",

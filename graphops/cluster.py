@@ -1,0 +1,266 @@
+"""A call on a Dask cluster: the plugin says how its work cuts into tasks, the core does the rest.
+
+``go.run(name, *inputs, client=client)`` (any ``dask.distributed.Client``: a ``LocalCluster``,
+``dask_cuda.LocalCUDACluster`` or a remote scheduler) runs an algorithm that declares
+``Algorithm(split="pkg.mod:split")``. That function, ``split(inputs, params, workers)``, returns
+a :class:`Split`: the parts (what each task computes, a small value such as a row range, and
+its estimated cost), a ``run(inputs, params, backend, select)`` that computes one part on a
+worker from the whole inputs, and a ``merge(values)`` that makes the result from the parts'
+values in order. The core
+
+* validates parameters and inputs here, before any work, and asks every worker what it can run:
+  ``backend="gpu"`` with a worker that has no usable GPU is an error naming the worker;
+  ``auto`` is ``gpu`` when every worker has one, else ``cpu``;
+* sends each input to every worker once (``scatter(broadcast=True)``), kept with the input
+  object for the next call on the same client;
+* submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
+  hub pairs and big graphs do not end up last on one worker;
+* gathers the values in part order, with the progress bar; Ctrl-C cancels the tasks;
+* reports the parts each worker ran and their seconds in the outcome's ``details["workers"]``.
+
+A worker lost mid-run is Dask's to survive: its tasks run again elsewhere, and a part's value
+does not depend on where it ran. Nothing here imports Dask until a client is given.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from .algorithm import Algorithm, load_target
+from .errors import BackendUnavailableError, InputError, choices, did_you_mean
+
+__all__ = ["Part", "Split", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One task: ``select`` (picklable, small) tells ``Split.run`` what to compute; ``cost`` is
+    its estimated work in any unit (only the ratios matter)."""
+
+    select: Any
+    cost: float = 1.0
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a call cuts into tasks; ``run`` and ``merge`` must be module-level functions (a worker
+    imports ``run`` by name)."""
+
+    parts: Sequence[Part]
+    run: Callable[[Mapping[str, Any], Any, str, Any], Any]
+    merge: Callable[[list[Any]], Any]
+
+
+def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
+    """Rows ``0..n-1`` of given costs cut into at most ``pieces`` ranges of about equal cost, as
+    parts selecting ``(r0, r1)``."""
+    import numpy as np
+
+    from .work import even_ranges
+
+    cost = np.concatenate([[0.0], np.cumsum(np.asarray(row_cost, dtype=np.float64))])
+    return [Part((r0, r1), float(cost[r1] - cost[r0])) for r0, r1 in even_ranges(len(row_cost), pieces, cost)]
+
+
+# Tasks per worker: enough that idle workers can steal from busy ones, few enough that the
+# per-task overhead (milliseconds) stays small.
+PARTS_PER_WORKER = 4
+
+_SENT: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _device_status() -> tuple[bool, str]:  # runs on each worker
+    from graphops.device import gpu_status
+
+    return gpu_status()
+
+
+def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: str, select: Any) -> tuple:
+    """On a worker: one part's value, its seconds and the worker's address."""
+    from distributed import get_worker
+
+    t0 = time.perf_counter()
+    value = run(inputs, params, backend, select)
+    return value, time.perf_counter() - t0, get_worker().address
+
+
+def _backend(algo: Algorithm, requested: str, status: Mapping[str, tuple[bool, str]]) -> tuple[str, str]:
+    requested = str(requested).lower()
+    no_gpu = {addr: why for addr, (ok, why) in status.items() if not ok}
+    if requested == "auto":
+        if "gpu" in algo.backends and not no_gpu:
+            return "gpu", "auto: every worker has a usable GPU"
+        return "cpu", "auto: " + ("no gpu backend offered" if "gpu" not in algo.backends else
+                                  f"{len(no_gpu)} worker(s) without a usable GPU")
+    if requested not in algo.backends:
+        raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
+                         f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
+    if algo.backends[requested].device == "gpu" and no_gpu:
+        shown = "; ".join(f"{addr}: {why}" for addr, why in sorted(no_gpu.items())[:4])
+        raise BackendUnavailableError(
+            f"{algo.name}: backend {requested!r} was requested on the cluster, but {len(no_gpu)} of "
+            f"{len(status)} worker(s) have no usable GPU ({shown}). To remedy this: start the workers "
+            f"with dask_cuda (LocalCUDACluster or dask-cuda-worker), or ask for backend='cpu' or 'auto'")
+    return requested, "requested"
+
+
+def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Each input on every worker once per client (futures kept with the input object)."""
+    futures = {}
+    for slot, obj in inputs.items():
+        try:
+            kept = _SENT.setdefault(obj, {})
+        except TypeError:  # not weak-referenceable: sent for this call only
+            kept = {}
+        key = client.id
+        if key not in kept or kept[key].status != "finished":
+            kept[key] = client.scatter(obj, broadcast=True, hash=False)
+        futures[slot] = kept[key]
+    return futures
+
+
+def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
+                   progress: bool | None = None) -> tuple[Any, str, str, dict]:
+    """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
+    from distributed import as_completed
+
+    from .work import _Bar
+
+    status = client.run(_device_status)
+    if not status:
+        raise InputError("the Dask cluster has no workers; start some (or wait for them) and call again")
+    name, reason = _backend(algo, backend, status)
+    split = load_target(algo.split)(dict(inputs), params, len(status))
+    sent = _send(client, inputs)
+    order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
+    futures: dict[Any, int] = {}
+    for rank, k in enumerate(order):
+        fut = client.submit(_run_part, split.run, sent, params, name, split.parts[k].select, pure=False,
+                            priority=len(order) - rank)
+        futures[fut] = k
+    values: list[Any] = [None] * len(split.parts)
+    workers: dict[str, dict[str, float]] = {}
+    bar = _Bar(progress, f"{algo.name} on {len(status)} Dask worker(s)", len(split.parts))
+    try:
+        for done, fut in enumerate(as_completed(list(futures)), 1):
+            value, seconds, where = fut.result()
+            values[futures[fut]] = value
+            mine = workers.setdefault(where, {"parts": 0, "seconds": 0.0})
+            mine["parts"] += 1
+            mine["seconds"] += seconds
+            bar.advance(done)
+    except BaseException:
+        client.cancel(list(futures))
+        raise
+    finally:
+        bar.close()
+    details = {"workers": workers, "parts": len(split.parts)}
+    return split.merge(values), name, f"{reason} (Dask, {len(status)} worker(s))", details
+
+
+# Gram matrices ---------------------------------------------------------------------------
+# K[a, b] over one set (square) or a set against another: blocks of rows, each on a worker from
+# the whole sets; raw values (normalize=False) put together, the lower triangle mirrored from
+# the upper (as one process does), then normalized here with the raw diagonals. Each pair is
+# solved by the same code on the same two graphs as in one process, so the values are equal.
+
+def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, second: str,
+               weight: Callable[[Any], Any]) -> Split:
+    """The :class:`Split` of a Gram-matrix algorithm ``name`` whose inputs are ``graphs`` and,
+    optionally, ``second`` (the other set). A pair's work is taken as ``w_a w_b + 1``, with
+    ``w = weight(node counts)`` per graph (e.g. the node counts themselves: a product graph's size)."""
+    import numpy as np
+
+    from .device import Device, to_device
+
+    graphs, other = inputs["graphs"], inputs.get(second)
+    w = [np.asarray(weight(np.diff(to_device(s.node_ptr, Device.CPU)).astype(np.float64)), dtype=np.float64)
+         for s in (graphs, other) if s is not None]
+    wa = w[0]
+    if other is None:  # row i: the pairs (i, j >= i)
+        per_row = wa * np.cumsum(wa[::-1])[::-1] + np.arange(len(wa), 0, -1)
+    else:
+        per_row = wa * w[1].sum() + len(w[1])
+    parts = [Part(("rows", name, second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
+    if other is not None and getattr(params, "normalize", False):  # the diagonals of both sets
+        for slot, ws in (("graphs", w[0]), (second, w[1])):
+            parts += [Part(("diagonal", name, slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
+    shape = (len(wa), len(wa) if other is None else len(w[1]))
+    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, bool(getattr(params, "normalize", False)))
+    return Split(parts, gram_part, merge)
+
+
+def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple) -> Any:
+    """On a worker: a block of raw Gram rows, or raw diagonal entries of one set."""
+    from .dispatch import execute
+    from .registry import get_registry
+
+    kind, name, slot, r0, r1 = select
+    algo = get_registry().algorithm(name)
+    raw = params.model_copy(update={"normalize": False})
+    if kind == "rows":
+        other = inputs.get(slot)
+        graphs = inputs["graphs"]
+        both = {"graphs": graphs[r0:r1], slot: graphs[r0:] if other is None else other}
+        return execute(algo, both, backend, raw).result
+    subset = inputs[slot][r0:r1]
+    if "diagonal" in type(params).model_fields:
+        return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
+    return [execute(algo, {"graphs": subset[[k]]}, backend, raw).result[0, 0] for k in range(len(subset))]
+
+
+@dataclass(frozen=True)
+class _GramMerge:
+    selects: tuple
+    shape: tuple[int, int]
+    square: bool
+    normalize: bool
+
+    def __call__(self, values: list[Any]) -> Any:
+        from .device import device_of
+        from .gram import mirror_upper, normalize
+
+        xp = device_of(values[0]).xp
+        K = xp.empty(self.shape, dtype=xp.float64)
+        diag: dict[str, Any] = {"graphs": xp.empty(self.shape[0]), "other": xp.empty(self.shape[1])}
+        for (kind, _, slot, r0, r1), v in zip(self.selects, values):
+            if kind == "rows":
+                if self.square:
+                    K[r0:r1, r0:] = v
+                else:
+                    K[r0:r1] = v
+            else:
+                diag["graphs" if slot == "graphs" else "other"][r0:r1] = xp.asarray(v)
+        if self.square:
+            K = mirror_upper(K)
+        if not self.normalize:
+            return K
+        if self.square:
+            d = xp.diag(K).copy()
+            return normalize(xp, K, d, d)
+        return normalize(xp, K, diag["graphs"], diag["other"])
+
+
+@contextlib.contextmanager
+def connect(kind: str | None = None, workers: int | None = None, address: str | None = None) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` for a pipeline run: to a running scheduler (``address``), or
+    to a cluster started here and closed after: ``local`` (CPU worker processes, one thread each;
+    ``workers`` of them, default one per core) or ``local-cuda`` (dask-cuda, a worker per GPU)."""
+    from .device import require
+
+    distributed = require("distributed", "running steps on a Dask cluster")
+    if address is not None:
+        with distributed.Client(address) as client:
+            yield client
+        return
+    if kind == "local-cuda":
+        dask_cuda = require("dask_cuda", "a local-cuda cluster (a Dask worker per GPU)")
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0")
+    else:
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as client:
+        yield client
