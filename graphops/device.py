@@ -189,7 +189,7 @@ def to_device(arr: Any, device: "Device | str") -> Any:
 def synchronize() -> None:
     """Wait for queued GPU work, if CuPy is already in use; a no-op otherwise."""
     cupy = sys.modules.get("cupy")
-    if cupy is not None:
+    if cupy is not None and gpu_available():  # CuPy imported where no device is visible: nothing queued
         cupy.cuda.Device().synchronize()
 
 

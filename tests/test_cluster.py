@@ -24,7 +24,9 @@ KD = KroneckerDelta(0.5, on="label")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    """Two CPU worker processes, no GPU visible to them (also on a GPU host)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       env={"CUDA_VISIBLE_DEVICES": ""})
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -147,3 +149,27 @@ def test_cli_cluster_address(tmp_path, client):
                  client.scheduler.address]) == 0
     summary = (tmp_path / "o" / "on_dask.summary.json").read_text()
     assert "Dask, 2 worker(s)" in summary
+
+
+@pytest.fixture(scope="module")
+def cuda_client():
+    dask_cuda = pytest.importorskip("dask_cuda")
+    cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.mark.rapids
+def test_gpu_backends_on_a_local_cuda_cluster(cuda_client):
+    """dask-cuda workers (a worker per GPU) run the gpu backends: cuDF in, cuDF out, the values of
+    one GPU; auto picks gpu when every worker has one."""
+    g = rmat(14, 8, seed=2).to("gpu")
+    out = go.execute_call("jaccard", g, client=cuda_client)
+    assert out.backend == "gpu" and type(out.result).__module__.split(".")[0] == "cudf"
+    pd.testing.assert_frame_equal(out.result.to_pandas(), go.run("jaccard", g, backend="gpu").to_pandas())
+    gs = go.datasets.load("MUTAG")
+    kw = dict(node_kernel=KD, edge_kernel=KD, normalize=True)
+    np.testing.assert_array_equal(go.run("mg_kernel", gs, backend="gpu", client=cuda_client, **kw),
+                                  go.run("mg_kernel", gs, backend="gpu", **kw))

@@ -23,9 +23,11 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
     from graphops.work import even_ranges
 
     graph = inputs["graph"]
-    index = _pairs(inputs).index(graph, Device.CPU)
-    deg = np.diff(to_device(graph.csr(Device.CPU).indptr, Device.CPU))
-    work = np.concatenate([[0.0], np.cumsum(deg[index.first] + deg[index.second] + 1.0)])
+    index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
+    xp = graph.device.xp
+    deg = xp.diff(graph.csr().indptr)
+    cost = to_device(xp.cumsum(deg[index.first] + deg[index.second] + 1.0), Device.CPU)
+    work = np.concatenate([[0.0], cost])
     ranges = even_ranges(len(index), workers * PARTS_PER_WORKER, work)
     return Split([Part((lo, hi), float(work[hi] - work[lo])) for lo, hi in ranges], run, merge)
 
