@@ -58,6 +58,51 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
                                   go.run("mg_kernel", test, train, backend="cpu", **kw))
 
 
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("kernels", [{}, {"node_kernel": {"gaussian": {"gamma": 0.5}}, "length_kernel": {"gaussian": {"gamma": 1.0}},
+                                      "path": "fcsp"}], ids=["delta", "gaussian"])
+def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kernels):
+    from graphops.generate import gnp_set
+
+    gs = gnp_set({8: 20, 14: 16}, p=0.3, seed=4) if kernels else go.datasets.load("MUTAG")[:40]
+    kw = dict(normalize=normalize, **kernels)
+    np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu", client=client, **kw),
+                                  go.run("sp_kernel", gs, backend="cpu", **kw))
+    np.testing.assert_array_equal(go.run("sp_kernel", gs[:9], gs[9:], backend="cpu", client=client, **kw),
+                                  go.run("sp_kernel", gs[:9], gs[9:], backend="cpu", **kw))
+
+
+def test_ctrl_c_cancels_the_tasks():
+    """Ctrl-C while the parts run: KeyboardInterrupt here, and the cluster drops the call's tasks
+    (a part already running finishes on its worker: Dask does not stop a running task, so this
+    test has a cluster of its own)."""
+    import signal
+
+    from graphops.generate import gnp_set
+
+    gs = gnp_set({60: 400}, p=0.5, seed=1)  # minutes of work on two CPU workers
+    kw = dict(node_kernel={"gaussian": {"gamma": 0.5}}, length_kernel={"gaussian": {"gamma": 1.0}},
+              path="fcsp", fcsp_form="walk")
+    def ours(dask_scheduler) -> int:
+        return sum(str(key).startswith("_run_part") for key in dask_scheduler.tasks)
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as client:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+        try:
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                go.run("sp_kernel", gs, backend="cpu", client=client, **kw)
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+        deadline = time.monotonic() + 10
+        while client.run_on_scheduler(ours) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.run_on_scheduler(ours) == 0
+
+
 def test_clear_errors_before_any_work(client):
     g = rmat(6, 4, seed=1)
     with pytest.raises(InputError, match="euler does not run on a Dask cluster"):

@@ -24,6 +24,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_sp_kernel.params:cost",
+        split="graphops_sp_kernel.dist:split",
         estimator="ShortestPathKernel",  # from graphops.kernels import ShortestPathKernel
         plot="graphops.plots:gram_picture",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",

@@ -1,0 +1,14 @@
+"""sp_kernel on a Dask cluster: Gram matrices (square or test × train, raw or normalized) in
+blocks of rows, balanced by the graphs' shortest-path counts (n² a graph)
+(:func:`graphops.cluster.gram_split`)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from graphops.cluster import Split, gram_split
+
+__all__ = ["split"]
+
+
+def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
+    return gram_split("sp_kernel", inputs, params, workers, "train", lambda nodes: nodes * nodes)
