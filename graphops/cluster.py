@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .algorithm import Algorithm, load_target
-from .errors import BackendUnavailableError, InputError, choices, did_you_mean
+from .errors import BackendUnavailableError, InputError
 
 __all__ = ["Part", "Split", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
 
@@ -55,8 +55,8 @@ class Split:
 
 
 def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
-    """Rows ``0..n-1`` of given costs cut into at most ``pieces`` ranges of about equal cost, as
-    parts selecting ``(r0, r1)``."""
+    """Items ``0..n-1`` (rows, pairs) of given costs cut into at most ``pieces`` ranges of about
+    equal cost, as parts selecting ``(r0, r1)``."""
     import numpy as np
 
     from .work import even_ranges
@@ -95,9 +95,9 @@ def _backend(algo: Algorithm, requested: str, status: Mapping[str, tuple[bool, s
             return "gpu", "auto: every worker has a usable GPU"
         return "cpu", "auto: " + ("no gpu backend offered" if "gpu" not in algo.backends else
                                   f"{len(no_gpu)} worker(s) without a usable GPU")
-    if requested not in algo.backends:
-        raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
-                         f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
+    from .dispatch import check_backend_name
+
+    check_backend_name(algo, requested)
     if algo.backends[requested].device == "gpu" and no_gpu:
         shown = "; ".join(f"{addr}: {why}" for addr, why in sorted(no_gpu.items())[:4])
         raise BackendUnavailableError(

@@ -149,14 +149,19 @@ def _fix_hint(spec: Backend) -> str:
     return f"install {', '.join(spec.requires)} (pip install {' '.join(spec.requires)})"
 
 
+def check_backend_name(algo: Algorithm, requested: str) -> None:
+    """An explicit backend name must be one the algorithm offers (lower case)."""
+    if requested not in algo.backends:
+        raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
+                         f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
+
+
 def choose_backend(algo: Algorithm, requested: str, inputs: Mapping[str, Any], params: Any,
                    pm: Any) -> tuple[str, str]:
     """The backend to run and the reason; strict when explicit, explained when ``auto``."""
     requested = str(requested).lower()
     if requested != "auto":
-        if requested not in algo.backends:
-            raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
-                             f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")
+        check_backend_name(algo, requested)
         ok, why = _usable(algo.backends[requested])
         if not ok:
             raise BackendUnavailableError(

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
-from graphops.cluster import PARTS_PER_WORKER, Part, Split
-from graphops.device import Device, to_device
+from graphops.cluster import PARTS_PER_WORKER, Split, rows_by_cost
+from graphops.device import Device, device_of, to_device
 from graphops.pairs import Pairs
 
 __all__ = ["split"]
@@ -20,16 +18,11 @@ def _pairs(inputs: Mapping[str, Any]) -> Pairs:
 
 
 def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
-    from graphops.work import even_ranges
-
     graph = inputs["graph"]
     index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
-    xp = graph.device.xp
-    deg = xp.diff(graph.csr().indptr)
-    cost = to_device(xp.cumsum(deg[index.first] + deg[index.second] + 1.0), Device.CPU)
-    work = np.concatenate([[0.0], cost])
-    ranges = even_ranges(len(index), workers * PARTS_PER_WORKER, work)
-    return Split([Part((lo, hi), float(work[hi] - work[lo])) for lo, hi in ranges], run, merge)
+    deg = graph.device.xp.diff(graph.csr().indptr)
+    work = to_device(deg[index.first] + deg[index.second] + 1.0, Device.CPU)
+    return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, merge)
 
 
 def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
@@ -42,11 +35,4 @@ def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int,
 
 
 def merge(values: list[Any]) -> Any:
-    first = values[0]
-    if type(first).__module__.split(".")[0] == "cudf":
-        import cudf
-
-        return cudf.concat(values, ignore_index=True)
-    from graphops.device import host_pandas
-
-    return host_pandas().concat(values, ignore_index=True)
+    return device_of(values[0]).xdf.concat(values, ignore_index=True)
