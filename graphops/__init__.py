@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from . import datasets
 from .algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
+from .daskgraph import DaskGraph
 from .device import Device, gpu_available, rapids_available
 from .dispatch import execute, execute_call, run
+from . import errors
 from .errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
 from .graph import Graph
 from .graphset import GraphSet
@@ -20,7 +22,7 @@ from .version import __version__
 
 
 __all__ = [
-    "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet",
+    "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet", "DaskGraph",
     "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .algorithm import Algorithm, load_target
 from .errors import BackendUnavailableError, InputError
 
-__all__ = ["Part", "Split", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
+__all__ = ["Part", "Split", "Distributed", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,16 @@ class Split:
     parts: Sequence[Part]
     run: Callable[[Mapping[str, Any], Any, str, Any], Any]
     merge: Callable[[list[Any]], Any]
+
+
+@dataclass(frozen=True)
+class Distributed:
+    """How a call on inputs that are already distributed (a :class:`~graphops.daskgraph.DaskGraph`)
+    runs: ``submit(client, inputs, params, backend, workers)`` submits the plugin's own tasks and
+    returns ``(futures, finish)``; the core waits for the futures (progress bar; Ctrl-C cancels
+    them) and returns ``finish()``, e.g. a Dask frame on those futures."""
+
+    submit: Callable[..., tuple[list[Any], Callable[[], Any]]]
 
 
 def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
@@ -134,6 +144,10 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         raise InputError("the Dask cluster has no workers; start some (or wait for them) and call again")
     name, reason = _backend(algo, backend, status)
     split = load_target(algo.split)(dict(inputs), params, len(status))
+    reason = f"{reason} (Dask, {len(status)} worker(s))"
+    if isinstance(split, Distributed):
+        result, details = _run_distributed(algo, split, inputs, params, name, client, len(status), progress)
+        return result, name, reason, details
     sent = _send(client, inputs)
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     futures: dict[Any, int] = {}
@@ -158,7 +172,37 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
     finally:
         bar.close()
     details = {"workers": workers, "parts": len(split.parts)}
-    return split.merge(values), name, f"{reason} (Dask, {len(status)} worker(s))", details
+    return split.merge(values), name, reason, details
+
+
+def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, Any], params: Any, backend: str,
+                     client: Any, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
+    """A plugin's own task graph on distributed inputs: waited for with the progress bar, the
+    per-worker task seconds read from the scheduler's task stream."""
+    from distributed import as_completed, get_task_stream
+
+    from .work import _Bar
+
+    futures: list[Any] = []
+    with get_task_stream(client=client) as stream:
+        try:
+            futures, finish = split.submit(client, dict(inputs), params, backend, n_workers)
+            bar = _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures))
+            try:
+                for done, fut in enumerate(as_completed(futures), 1):
+                    fut.result()  # raises a task's error here
+                    bar.advance(done)
+            finally:
+                bar.close()
+        except BaseException:
+            client.cancel(futures)
+            raise
+    workers: dict[str, dict[str, float]] = {}
+    for task in stream.data:
+        mine = workers.setdefault(task["worker"], {"tasks": 0, "seconds": 0.0})
+        mine["tasks"] += 1
+        mine["seconds"] += sum(s["stop"] - s["start"] for s in task.get("startstops", ()) if s["action"] == "compute")
+    return finish(), {"workers": workers, "tasks": len(stream.data)}
 
 
 # Gram matrices ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .device import Device, as_proxy, gpu_status, module_available, synchronize,
 from .errors import (BackendUnavailableError, GraphopsError, InputError, InputTypeError, PluginError, choices,
                      did_you_mean)
 from .frames import new_frame
+from .daskgraph import DaskGraph, is_dask_frame
 from .graph import Graph
 from .graphset import GraphSet
 from .pairs import PairIndex, Pairs, as_pairs
@@ -29,7 +30,7 @@ log = logging.getLogger("graphops")
 __all__ = ["run", "execute", "execute_call", "plan", "prepare", "execute_plan", "Plan", "Outcome",
            "choose_backend", "bind_inputs"]
 
-_KIND = {Graph: "graph", GraphSet: "graphset", Pairs: "pairs"}
+_KIND = {Graph: "graph", GraphSet: "graphset", Pairs: "pairs", DaskGraph: "daskgraph"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ def execute_call(algorithm: str, *inputs: Any, backend: str = "auto", registry: 
     bound = bind_inputs(algo, inputs, by_name)
     if client is not None:
         return execute_on_cluster(algo, bound, backend, params, client)
+    if any(isinstance(obj, DaskGraph) for obj in bound.values()):
+        raise InputError(f"{algo.name}: the graph is a Dask edge frame (a DaskGraph), which runs only on a Dask "
+                         f"cluster: pass client=<dask.distributed.Client>, or build a Graph from ddf.compute()")
     return execute(algo, bound, backend, params, registry)
 
 
@@ -121,6 +125,12 @@ def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any]
 
 def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
     kind = _KIND.get(type(obj))
+    if kind == "daskgraph" and "graph" in slot.kinds and "pairs" not in slot.kinds:
+        return obj
+    if kind == "daskgraph" or is_dask_frame(obj):
+        raise InputTypeError(f"{algo.name}: input {slot.name!r} cannot be a Dask frame or DaskGraph; a Dask edge "
+                             f"frame is a graph input (graphops.Graph.from_edgelist(ddf)) of algorithms that run "
+                             f"on column slices (jaccard), or compute() it first")
     if "pairs" in slot.kinds and kind != "graphset":
         return as_pairs(obj)
     if kind not in slot.kinds:

@@ -64,7 +64,18 @@ class Graph(CSRViews):
             defines the vertex set (isolated vertices allowed, unknown edge ids rejected)
         :param dedupe: keep only the first of repeated edges (``(u,v)``/``(v,u)`` are one
             edge when undirected), e.g. for files that list both directions
+
+        A Dask frame (``dask_cudf`` or ``dask.dataframe``) gives a :class:`~graphops.daskgraph.DaskGraph`
+        instead, kept in its partitions on a Dask cluster (integer ids, no weights or attributes).
         """
+        from .daskgraph import DaskGraph, is_dask_frame
+
+        if is_dask_frame(df):
+            extra = [k for k, v in (("edge_attrs", edge_attrs), ("nodes", nodes), ("dedupe", dedupe)) if v]
+            if extra:
+                raise InputError(f"a graph on a Dask edge frame takes src, dst and directed only; drop {extra}, "
+                                 f"or build the Graph from ddf.compute()")
+            return DaskGraph.from_edgelist(df, src, dst, weight, directed)
         df, proxied = unproxy(df)
         check_columns(df, {"src": src, "dst": dst, "weight": weight})
         s, d = id_array(df[src], "src"), id_array(df[dst], "dst")

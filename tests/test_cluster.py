@@ -47,6 +47,69 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
                                   go.run("jaccard", gn, pairs=pairs, backend="cpu"))
 
 
+def _messy_edges(n: int = 150, m: int = 2000, seed: int = 1) -> pd.DataFrame:
+    """Edges with arbitrary ids, repeats in both orientations and self-loops."""
+    rng = np.random.default_rng(seed)
+    s, d = rng.integers(0, n, m) * 7 + 1000, rng.integers(0, n, m) * 7 + 1000
+    s[::50] = d[::50]  # self-loops
+    df = pd.DataFrame({"src": s, "dst": d})
+    flipped = df.iloc[::9].rename(columns={"src": "dst", "dst": "src"})[["src", "dst"]]
+    return pd.concat([df, flipped, df.iloc[::13]], ignore_index=True)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_jaccard_on_a_dask_edge_frame_equals_one_process(client, directed):
+    """A Dask edge frame stays in its partitions (column slices on the workers); the result is a
+    Dask frame whose rows equal one process's result, bit for bit and in order."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = _messy_edges()
+    params = {"symmetrize": True} if directed else {}
+    ref = go.run("jaccard", go.Graph.from_edgelist(df, directed=directed), backend="cpu", **params)
+    dg = go.Graph.from_edgelist(dd.from_pandas(df, npartitions=5), directed=directed)
+    assert isinstance(dg, go.DaskGraph) and dg.device is go.Device.CPU
+    out = go.execute_call("jaccard", dg, backend="cpu", client=client, **params)
+    assert type(out.result).__module__.split(".")[0] == "dask" and out.result.npartitions == 5
+    pd.testing.assert_frame_equal(out.result.compute(), ref)
+    assert set(out.details["workers"]) == set(client.scheduler_info()["workers"])
+
+
+def test_column_slices_hold_a_share_of_the_graph_each(client):
+    """Each worker's slice holds about 1/k of the adjacency entries, and together exactly the
+    set adjacency of one process."""
+    dd = pytest.importorskip("dask.dataframe")
+    from graphops.daskgraph import column_slices
+    from graphops_jaccard.common import adjacency
+
+    g = rmat(10, 8, seed=4)
+    frame = g.edges[["src", "dst"]]
+    sl = column_slices(client, go.Graph.from_edgelist(dd.from_pandas(frame, npartitions=3)), 2)
+    sizes = [len(client.submit(lambda a: a[1], f).result()) for f in sl.adjacency]
+    whole = adjacency(g.csr(), False, False)
+    assert sum(sizes) == len(whole.indices) and max(sizes) < 0.6 * len(whole.indices)
+    np.testing.assert_array_equal(sl.degrees.result(), whole.degrees())
+
+
+def test_dask_edge_frame_errors(client):
+    dd = pytest.importorskip("dask.dataframe")
+    df = _messy_edges(30, 60)
+    ddf = dd.from_pandas(df, npartitions=2)
+    dg = go.Graph.from_edgelist(ddf)
+    with pytest.raises(InputError, match="pass client="):
+        go.run("jaccard", dg)
+    with pytest.raises(InputError, match="explicit pairs"):
+        go.run("jaccard", dg, pairs=df.iloc[:3], client=client)
+    with pytest.raises(InputError, match="describe does not run on a Dask cluster"):
+        go.run("describe", dg, client=client)
+    with pytest.raises(go.errors.InputTypeError, match="cannot be a Dask frame"):
+        go.run("jaccard", go.Graph.from_edgelist(df), pairs=ddf, client=client)
+    with pytest.raises(InputError, match="unweighted"):
+        go.Graph.from_edgelist(ddf.assign(w=1.0), weight="w")
+    with pytest.raises(InputError, match="integer vertex ids"):
+        go.Graph.from_edgelist(dd.from_pandas(pd.DataFrame({"src": ["a", "b"], "dst": ["b", "c"]}), npartitions=1))
+    with pytest.raises(InputError, match="no column"):
+        go.Graph.from_edgelist(ddf, src="u")
+
+
 @pytest.mark.parametrize("normalize", [False, True])
 def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
     gs = go.datasets.load("MUTAG")[:48]
@@ -114,18 +177,38 @@ def test_clear_errors_before_any_work(client):
     assert go.execute_call("jaccard", g, client=client).backend == "cpu"  # auto: workers without GPUs
 
 
-# distributed leaves a socket of the killed worker's connection to be collected: its affair
-@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
-def test_a_worker_lost_mid_run_changes_nothing():
-    """Three workers; one is killed while the Gram matrix is being computed: its tasks run again
-    on the others (Dask), and the matrix is the one of a single process."""
+def _gram_case() -> tuple:
     gs = go.datasets.load("MUTAG")
     kw = dict(node_kernel=KD, edge_kernel=KD)
-    ref = go.run("mg_kernel", gs, backend="cpu", **kw)
+    return (lambda **c: go.execute_call("mg_kernel", gs, backend="cpu", **kw, **c),
+            lambda **c: go.run("mg_kernel", gs[:4], backend="cpu", **kw, **c), np.testing.assert_array_equal,
+            lambda r: r, lambda: go.run("mg_kernel", gs, backend="cpu", **kw))
+
+
+def _dask_frame_case() -> tuple:
+    import dask.dataframe as dd
+
+    frame = rmat(15, 16, seed=6).edges[["src", "dst"]]
+    small = go.Graph.from_edgelist(dd.from_pandas(frame.iloc[:500], npartitions=3))
+    g = go.Graph.from_edgelist(dd.from_pandas(frame, npartitions=6))
+    return (lambda **c: go.execute_call("jaccard", g, backend="cpu", **c),
+            lambda **c: go.run("jaccard", small, backend="cpu", **c).compute(), pd.testing.assert_frame_equal,
+            lambda r: r.compute(), lambda: go.run("jaccard", go.Graph.from_edgelist(frame), backend="cpu"))
+
+
+# distributed leaves a socket of the killed worker's connection to be collected: its affair
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("case", [_gram_case, _dask_frame_case], ids=["mg_kernel-gram", "jaccard-dask-frame"])
+def test_a_worker_lost_mid_run_changes_nothing(case):
+    """Three workers; one is killed while the call runs: its tasks (and, for a Dask edge frame,
+    the slice it held, from the tasks that made it) run again on the others (Dask), and the
+    result is the one of a single process."""
+    call, warm, same, local, reference = case()
+    ref = reference()
     killed: list[float] = []
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
-            distributed.Client(cl) as c:
-        go.run("mg_kernel", gs[:4], backend="cpu", client=c, **kw)  # compile on every worker first
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        warm(client=c)  # compile on every worker first
         victim = sorted(c.scheduler_info()["workers"])[0]
 
         def kill() -> None:
@@ -134,11 +217,12 @@ def test_a_worker_lost_mid_run_changes_nothing():
             killed.append(time.perf_counter())
 
         threading.Thread(target=kill, daemon=True).start()
-        out = go.execute_call("mg_kernel", gs, backend="cpu", client=c, **kw)
+        t0 = time.perf_counter()
+        out = local(call(client=c).result)
         finished = time.perf_counter()
-        assert killed and killed[0] < finished, "the worker was not killed while the call ran"
+        assert killed and killed[0] < finished, f"the worker was not killed while the call ran ({finished - t0:.2f} s)"
         assert victim not in c.scheduler_info()["workers"]
-    np.testing.assert_array_equal(out.result, ref)
+    same(out, ref)
 
 
 def test_no_dask_import_without_a_client():

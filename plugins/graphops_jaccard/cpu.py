@@ -31,25 +31,28 @@ def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
 
 
 def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
-                 select: np.ndarray | None = None) -> np.ndarray:
+                 select: np.ndarray | None = None, shared: bool = False) -> np.ndarray:
     """J of every pair, or of the pairs at positions ``select`` (then ``len(select)`` values),
-    in interruptible chunks of about equal work."""
+    in interruptible chunks of about equal work; with ``shared``, the counts |N(u) ∩ N(v)|
+    instead (as float64, exact)."""
     sel = None if select is None else np.ascontiguousarray(select, dtype=np.int64)
     f, s = (first, second) if sel is None else (first[sel], second[sel])
     out = np.empty(len(f), np.float64)
     for lo, hi in chunks(len(f), what="jaccard (cpu)", cost=pair_costs(adj, f, s), first=FIRST_CHUNK_WORK):
-        score(adj, f[lo:hi], s[lo:hi], out[lo:hi])
+        score(adj, f[lo:hi], s[lo:hi], out[lo:hi], shared)
     return out
 
 
-def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
-    """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs)."""
+def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray, shared: bool = False) -> None:
+    """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs); with
+    ``shared``, the shared counts (mode 2, as in kernels/jaccard.cu)."""
     weighted = adj.weights is not None
+    mode = 2 if shared else int(weighted)
     w = adj.weights if weighted else np.zeros(1)
     wdeg = adj.wdeg if weighted else np.zeros(1)
     if len(out):
         lanes = max(1, min(len(out), 8 * numba.get_num_threads()))
-        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, weighted, out, lanes)
+        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, mode, out, lanes)
 
 
 @njit(inline="always")
@@ -64,8 +67,10 @@ def _lower_bound(indices, lo, hi, x):
 
 
 @njit
-def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
-    """J(u, v) on the set adjacency; the same visiting order as the GPU's per-thread path."""
+def jaccard_pair(indptr, indices, w, wdeg, u, v, mode):
+    """J(u, v) on the set adjacency (mode 0; weighted: 1), or the shared count (mode 2); the same
+    visiting order as the GPU's per-thread path."""
+    weighted = mode == 1
     a0, a1, b0, b1 = indptr[u], indptr[u + 1], indptr[v], indptr[v + 1]
     na, nb = a1 - a0, b1 - b0
     if na > nb:
@@ -100,6 +105,8 @@ def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
                     i += 1
                 else:
                     j += 1
+    if mode == 2:
+        return float(shared)
     if weighted:
         union = wdeg[u] + wdeg[v] - wmin
         return 0.0 if union <= 0.0 else wmin / union
@@ -108,13 +115,13 @@ def jaccard_pair(indptr, indices, w, wdeg, u, v, weighted):
 
 
 @njit(parallel=True)
-def _pairs(indptr, indices, w, wdeg, first, second, weighted, out, lanes):
+def _pairs(indptr, indices, w, wdeg, first, second, mode, out, lanes):
     """Pairs dealt round-robin to ``lanes`` (a few per thread): a chunk's hub pairs spread over all
     threads instead of landing in one thread's contiguous block."""
     n = len(out)
     for lane in prange(lanes):
         for t in range(lane, n, lanes):
-            out[t] = jaccard_pair(indptr, indices, w, wdeg, first[t], second[t], weighted)
+            out[t] = jaccard_pair(indptr, indices, w, wdeg, first[t], second[t], mode)
 
 
 @njit

@@ -1,12 +1,23 @@
-"""jaccard on a Dask cluster: the pairs cut into ranges of about equal work (d_u + d_v + 1 per
-pair), each range scored by the chosen backend on a worker that holds the whole graph, the
-frames put back together in pair order (:mod:`graphops.cluster`)."""
+"""jaccard on a Dask cluster (:mod:`graphops.cluster`).
+
+* A :class:`Graph`: the pairs cut into ranges of about equal work (d_u + d_v + 1 per pair), each
+  range scored by the chosen backend on a worker that holds the whole graph, the frames put
+  back together in pair order.
+* A :class:`~graphops.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
+  one column slice per worker; the distinct edges living in slice ``s`` get their shared counts
+  ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
+  mode), the counts are summed and J = c / (d_u + d_v - c) is formed as the kernels form it;
+  the result is a Dask frame of the graph's family in edge-frame order.
+"""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from graphops.cluster import PARTS_PER_WORKER, Split, rows_by_cost
+from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost
+from graphops.daskgraph import DaskGraph, column_slices, in_input_order
 from graphops.device import Device, device_of, to_device
+from graphops.errors import InputError
+from graphops.frames import new_frame
 from graphops.pairs import Pairs
 
 __all__ = ["split"]
@@ -17,8 +28,13 @@ def _pairs(inputs: Mapping[str, Any]) -> Pairs:
     return Pairs.edges_of(inputs["graph"]) if given is None else given
 
 
-def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
+def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distributed:
     graph = inputs["graph"]
+    if isinstance(graph, DaskGraph):
+        if inputs.get("pairs") is not None:
+            raise InputError("jaccard on a graph given as a Dask edge frame scores its edges; explicit pairs "
+                             "are not taken there yet. Leave pairs out, or build a Graph from the computed frame")
+        return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
     deg = graph.device.xp.diff(graph.csr().indptr)
     work = to_device(deg[index.first] + deg[index.second] + 1.0, Device.CPU)
@@ -36,3 +52,56 @@ def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int,
 
 def merge(values: list[Any]) -> Any:
     return device_of(values[0]).xdf.concat(values, ignore_index=True)
+
+
+def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, workers: int) -> tuple[list, Any]:
+    """Submit the column-slice tasks (module docstring); ``(futures, finish)``."""
+    if backend not in ("cpu", "gpu"):
+        raise InputError(f"jaccard on a Dask edge frame runs the 'cpu' or 'gpu' backend on each slice; "
+                         f"got backend={backend!r}")
+    graph = inputs["graph"]
+    sl = column_slices(client, graph, workers)
+    sub = client.submit
+    scored = []
+    for s in range(workers):
+        counts = [sub(_shared, sl.adjacency[t], sl.edges[s], backend, pure=False) for t in range(workers)]
+        scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, sl.ids, graph.device, *counts,
+                          pure=False))
+    xp = graph.device.xp
+    empty = xp.zeros(0, xp.int64)
+    meta = new_frame(graph.device, {"first": empty, "second": empty, "jaccard_coeff": xp.zeros(0, xp.float64)})
+    futures, frame = in_input_order(sl, scored, meta)
+    return futures, lambda: frame
+
+
+def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) -> Any:
+    """On a worker: |N_t(u) ∩ N_t(v)| of a slice's edges in slice t's adjacency (float64, exact)."""
+    from .common import Adjacency
+
+    device = Device.GPU if backend == "gpu" else Device.CPU
+    adj = Adjacency(*(to_device(a, device) for a in adjacency))
+    first, second = (to_device(a, device).astype(device.xp.int64) for a in edges)
+    if device is Device.GPU:
+        from . import gpu
+
+        return gpu.coefficients(adj, first, second, shared=True)
+    from . import cpu
+
+    return cpu.coefficients(adj, first, second, shared=True)
+
+
+def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
+    """On a worker: the slice's edges as original ids with J and their input positions."""
+    device = device_of(counts[0])
+    xp = device.xp
+    c = to_device(counts[0], device).copy()
+    for more in counts[1:]:
+        c += to_device(more, device)
+    first, second = (to_device(a, device) for a in edges)
+    pos = to_device(positions, device)
+    deg = to_device(degrees, device)
+    union = (deg[first] + deg[second]).astype(xp.float64) - c
+    empty = union == 0
+    coeff = xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))  # as the kernels: shared / union, or 0
+    ids = to_device(ids, device)
+    return new_frame(home, {"first": ids[first], "second": ids[second], "jaccard_coeff": coeff, "position": pos})

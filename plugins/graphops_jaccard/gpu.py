@@ -37,21 +37,24 @@ FIRST_CHUNK_PAIRS = 1 << 24
 
 
 def coefficients(adj: Adjacency, first: Any, second: Any, cpu_key: int = -1, cpu_cut: int = 0,
-                 out: Any = None) -> Any:
-    """J of every pair not in a CPU share (see :func:`launch`), in chunks of about 0.2 s."""
+                 out: Any = None, shared: bool = False) -> Any:
+    """J of every pair not in a CPU share (see :func:`launch`), in chunks of about 0.2 s; with
+    ``shared``, the counts |N(u) ∩ N(v)| instead (as float64, exact)."""
     out = cp.empty(len(first), cp.float64) if out is None else out
     for lo, hi in chunks(len(first), what="jaccard (gpu)", first=FIRST_CHUNK_PAIRS, sync=wait_idle):
-        launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], cpu_key, min(max(cpu_cut - lo, 0), hi - lo))
+        launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], cpu_key, min(max(cpu_cut - lo, 0), hi - lo), shared)
     return out
 
 
-def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1, cpu_cut: int = 0) -> None:
+def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1, cpu_cut: int = 0,
+           shared: bool = False) -> None:
     """Queue the kernels that write ``out[i]`` for every pair not in the CPU's share: those
     whose key d_u + d_v is below ``cpu_key``, or equal to it at a position below ``cpu_cut``."""
     n = len(first)
     if n == 0:
         return
     weighted = adj.weights is not None
+    mode = 2 if shared else int(weighted)
     w = adj.weights if weighted else cp.zeros(1, cp.float64)
     wdeg = adj.wdeg if weighted else w
     lists = cp.empty(n, cp.int64)
@@ -60,11 +63,11 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1,
     _MODULE.get_function("jaccard_thread")(
         grid(n, _THREADS), (_THREADS,),
         (*common, cp.int64(n), cp.int64(cpu_key), cp.int64(cpu_cut), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
-         cp.int32(weighted), out, lists, counts))
+         cp.int32(mode), out, lists, counts))
     _MODULE.get_function("jaccard_warp")(grid(32 * n, _THREADS, per_sm=8), (_THREADS,),
-                                         (*common, cp.int32(weighted), out, lists, counts))
+                                         (*common, cp.int32(mode), out, lists, counts))
     _MODULE.get_function("jaccard_block")(grid(_THREADS * n, _THREADS, per_sm=4), (_THREADS,),
-                                          (*common, cp.int32(weighted), out, lists, counts, cp.int64(n)))
+                                          (*common, cp.int32(mode), out, lists, counts, cp.int64(n)))
 
 
 def pair_keys(adj: Adjacency, first: Any, second: Any) -> Any:

@@ -8,6 +8,8 @@
 // two work lists (warp pairs from the front of `lists`, block pairs from the back), so
 // binning costs no extra pass; jaccard_warp / jaccard_block then run with grids sized
 // for the device and read the list lengths on the device (no host round trip).
+// mode: 0 = J of the set adjacency, 1 = weighted J, 2 = the shared count |N(u) ∩ N(v)| itself
+// (exact in a double), which a graph cut into column slices adds up over its slices.
 // Pairs of the CPU share (hybrid backend) are skipped: key = d_u + d_v below cpu_key, or equal
 // to it at a position below cpu_cut (ties split by position, so any share can be asked for).
 
@@ -23,8 +25,9 @@ __device__ __forceinline__ i64 lower_bound(const int* __restrict__ idx, i64 lo, 
 }
 
 __device__ __forceinline__ double finish(i64 na, i64 nb, i64 shared, double wmin,
-                                         const double* __restrict__ wdeg, i64 u, i64 v, bool weighted) {
-    if (weighted) {
+                                         const double* __restrict__ wdeg, i64 u, i64 v, int mode) {
+    if (mode == 2) return (double)shared;
+    if (mode == 1) {
         double uni = wdeg[u] + wdeg[v] - wmin;
         return uni <= 0.0 ? 0.0 : wmin / uni;
     }
@@ -42,7 +45,7 @@ __device__ __forceinline__ void order_lists(const i64* __restrict__ indptr, i64 
 extern "C" __global__ void jaccard_thread(
         const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
         const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
-        i64 n_pairs, i64 cpu_key, i64 cpu_cut, i64 thread_max, i64 warp_max, int weighted,
+        i64 n_pairs, i64 cpu_key, i64 cpu_cut, i64 thread_max, i64 warp_max, int mode,
         double* __restrict__ out, i64* __restrict__ lists, unsigned long long* __restrict__ counts) {
     for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n_pairs; i += (i64)gridDim.x * blockDim.x) {
         i64 u = first[i], v = second[i];
@@ -56,6 +59,7 @@ extern "C" __global__ void jaccard_thread(
             else lists[n_pairs - 1 - (i64)atomicAdd(&counts[1], 1ULL)] = i;
             continue;
         }
+        const bool weighted = mode == 1;
         i64 shared = 0;
         double wmin = 0.0;
         if (na > 0) {
@@ -87,7 +91,7 @@ extern "C" __global__ void jaccard_thread(
                 }
             }
         }
-        out[i] = finish(na, nb, shared, wmin, wdeg, u, v, weighted != 0);
+        out[i] = finish(na, nb, shared, wmin, wdeg, u, v, mode);
     }
 }
 
@@ -115,7 +119,7 @@ __device__ __forceinline__ void warp_sum(i64& shared, double& wmin) {
 extern "C" __global__ void jaccard_warp(
         const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
         const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
-        int weighted, double* __restrict__ out, const i64* __restrict__ lists,
+        int mode, double* __restrict__ out, const i64* __restrict__ lists,
         const unsigned long long* __restrict__ counts) {
     const i64 n = (i64)counts[0];
     const int lane = threadIdx.x & 31;
@@ -127,16 +131,16 @@ extern "C" __global__ void jaccard_warp(
         order_lists(indptr, u, v, a0, a1, b0, b1);
         i64 shared = 0;
         double wmin = 0.0;
-        strided_search(idx, w, a0, a1, b0, b1, lane, 32, weighted != 0, shared, wmin);
+        strided_search(idx, w, a0, a1, b0, b1, lane, 32, mode == 1, shared, wmin);
         warp_sum(shared, wmin);
-        if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, weighted != 0);
+        if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, mode);
     }
 }
 
 extern "C" __global__ void jaccard_block(
         const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
         const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
-        int weighted, double* __restrict__ out, const i64* __restrict__ lists,
+        int mode, double* __restrict__ out, const i64* __restrict__ lists,
         const unsigned long long* __restrict__ counts, i64 n_pairs) {
     __shared__ i64 s_shared[32];
     __shared__ double s_wmin[32];
@@ -149,7 +153,7 @@ extern "C" __global__ void jaccard_block(
         order_lists(indptr, u, v, a0, a1, b0, b1);
         i64 shared = 0;
         double wmin = 0.0;
-        strided_search(idx, w, a0, a1, b0, b1, threadIdx.x, blockDim.x, weighted != 0, shared, wmin);
+        strided_search(idx, w, a0, a1, b0, b1, threadIdx.x, blockDim.x, mode == 1, shared, wmin);
         warp_sum(shared, wmin);
         if (lane == 0) { s_shared[warp] = shared; s_wmin[warp] = wmin; }
         __syncthreads();
@@ -157,7 +161,7 @@ extern "C" __global__ void jaccard_block(
             shared = lane < n_warps ? s_shared[lane] : 0;
             wmin = lane < n_warps ? s_wmin[lane] : 0.0;
             warp_sum(shared, wmin);
-            if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, weighted != 0);
+            if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, mode);
         }
         __syncthreads();
     }

@@ -1,0 +1,300 @@
+"""Graphs whose edge frame is a Dask DataFrame (``dask_cudf`` or pandas partitions), never
+gathered in one place.
+
+``Graph.from_edgelist(ddf)`` with a Dask frame gives a :class:`DaskGraph`. Algorithms that
+declare a split for it (``jaccard``) run on the client's workers with the graph cut into
+**column slices**: worker ``s`` holds every adjacency entry ``(x, w)`` whose column ``w`` lies in
+its range of vertices (both directions of each edge, repeated edges once), so each holds about
+``1/k`` of the graph and a graph larger than one GPU's memory fits on several. A quantity that
+adds up over the columns of a row, such as ``|N(u) ∩ N(v)| = Σ_s |N_s(u) ∩ N_s(v)|`` or a
+degree, is computed slice by slice and summed, in integers, so the result equals one process's.
+
+:func:`column_slices` builds the slices with tasks on the workers (futures; nothing comes to
+the client but the vertex count and the slice bounds):
+
+1. the distinct vertex ids (sorted), kept on the workers; each edge partition maps its ids to
+   indices ``0..n-1`` by binary search;
+2. the column bounds, cut so that the slices hold about equal numbers of entries;
+3. each edge partition cuts its entries (both directions) by slice; each slice puts its pieces
+   together, drops repeated entries and builds a CSR of all ``n`` rows over its columns, plus
+   the distinct edges ``{u, v}`` whose larger end is in its range (each edge thus has one home),
+   with the position of its first stored row and its stored orientation.
+
+:func:`in_input_order` turns values per slice's edges back into a Dask frame with one
+partition per input partition, rows in the input's order: the same rows, in the same order,
+as one process's result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .device import Device, device_of
+from .errors import InputError
+
+__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order"]
+
+# A row's position: its partition's number in the high bits, its row in the partition below.
+_ROW_BITS = 40
+
+
+def is_dask_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask DataFrame (dask.dataframe or dask_cudf), without importing Dask."""
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_cudf", "dask_expr") and hasattr(obj, "npartitions")
+
+
+class DaskGraph:
+    """An undirected (or symmetrized) graph held as a Dask edge frame of integer vertex ids.
+
+    It is a description, not data in this process: it runs only with ``client=`` (see the module
+    docstring). Its device is its partitions' family: cuDF partitions (``dask_cudf``) are GPU
+    data, pandas ones CPU data; the result of a call is a Dask frame of the same family.
+    """
+
+    weighted = False
+    proxied = False
+
+    def __init__(self, edges: Any, src: str, dst: str, directed: bool):
+        self.edges, self.src, self.dst, self.directed = edges, src, dst, bool(directed)
+
+    @classmethod
+    def from_edgelist(cls, ddf: Any, src: str = "src", dst: str = "dst", weight: str | None = None,
+                      directed: bool = False) -> "DaskGraph":
+        import numpy as np
+
+        missing = [c for c in (src, dst) if c not in ddf.columns]
+        if missing:
+            raise InputError(f"the Dask edge frame has no column(s) {missing}; its columns are {list(ddf.columns)}. "
+                             f"Name the id columns with src=... and dst=...")
+        if weight is not None:
+            raise InputError("a Dask edge frame makes an unweighted graph (no algorithm on column slices uses "
+                             "weights yet); drop weight=, or build a Graph from ddf.compute() to use them")
+        for role, col in (("src", src), ("dst", dst)):
+            dtype = ddf.dtypes[col]
+            if (np.dtype(str(dtype).lower()).kind if _numpy_dtype(dtype) else "U") not in "iu":
+                raise InputError(f"{role} column {col!r} of the Dask edge frame has dtype {dtype}; a graph on a "
+                                 f"Dask frame takes integer vertex ids. Map names to integers first (e.g. with "
+                                 f"categorize()), or build a Graph from ddf.compute()")
+        return cls(ddf[[src, dst]], src, dst, directed)
+
+    @property
+    def device(self) -> Device:
+        return device_of(self.edges._meta)
+
+    @property
+    def npartitions(self) -> int:
+        return int(self.edges.npartitions)
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"DaskGraph({kind}, {self.npartitions} partition(s) of {self.device.value} frames)"
+
+
+def _numpy_dtype(dtype: Any) -> bool:
+    import numpy as np
+
+    try:
+        np.dtype(str(dtype).lower())
+        return True
+    except TypeError:
+        return False
+
+
+@dataclass
+class Slices:
+    """A :class:`DaskGraph` cut into column slices on a client's workers (futures)."""
+
+    client: Any
+    graph: DaskGraph
+    n_vertices: int
+    bounds: list[int]     # slice s holds the columns bounds[s] <= w < bounds[s + 1]
+    ids: Any              # future: the sorted distinct original ids (index -> id)
+    adjacency: list[Any]  # futures per slice: (indptr int64 n+1, indices int32), rows sorted
+    edges: list[Any]      # futures per slice: (first, second) of its distinct edges, as first stored
+    positions: list[Any]  # futures per slice: those edges' first rows (partition << 40 | row)
+    degrees: Any          # future: |N(x)| per vertex, over all slices
+    offsets: Any          # future: rows of distinct edges before each input partition (n_parts + 1)
+
+
+def column_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
+    """Cut ``graph`` into ``k`` column slices held by ``client``'s workers."""
+    parts = client.compute(graph.edges.to_delayed())
+    sub = client.submit
+    ids = sub(_distinct, *[sub(_part_ids, p, graph.src, graph.dst, pure=False) for p in parts], pure=False)
+    n = int(sub(len, ids).result())
+    indexed = [sub(_part_index, p, graph.src, graph.dst, ids, pure=False) for p in parts]
+    bounds = sub(_bounds, n, k, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False).result()
+    pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
+    built = [sub(_slice, n, *[sub(_piece, p, s, pure=False) for p in pieces], pure=False) for s in range(k)]
+    adjacency = [sub(_pick, b, 0, pure=False) for b in built]
+    edges = [sub(_pick, b, 1, pure=False) for b in built]
+    positions = [sub(_pick, b, 2, pure=False) for b in built]
+    degrees = sub(_total, *[sub(_row_lengths, a, pure=False) for a in adjacency], pure=False)
+    offsets = sub(_offsets, len(parts), *[sub(_origins, p, len(parts), pure=False) for p in positions], pure=False)
+    return Slices(client, graph, n, list(bounds), ids, adjacency, edges, positions, degrees, offsets)
+
+
+def in_input_order(slices: Slices, values: list[Any], meta: Any) -> tuple[list[Any], Any]:
+    """Frames per slice (columns as in ``meta`` plus ``position``) as futures of one frame per
+    input partition, rows in input order, indexed as one frame would be; and a Dask frame on them."""
+    sub = slices.client.submit
+    p = slices.graph.npartitions
+    cut = [sub(_by_origin, v, p, pure=False) for v in values]
+    out = [sub(_origin_frame, j, slices.offsets, *[sub(_piece, c, j, pure=False) for c in cut], pure=False)
+           for j in range(p)]
+    return out, _frame_on(out, meta)
+
+
+def _frame_on(futures: list[Any], meta: Any) -> Any:
+    import dask
+    import dask.dataframe as dd
+
+    return dd.from_delayed([dask.delayed(f) for f in futures], meta=meta, verify_meta=False)
+
+
+# Tasks (run on the workers) ---------------------------------------------------------------
+
+def _xp(a: Any) -> Any:
+    return device_of(a).xp
+
+
+def _part_ids(frame: Any, src: str, dst: str) -> Any:
+    from .frames import id_array
+
+    s, d = id_array(frame[src], "src"), id_array(frame[dst], "dst")
+    xp = _xp(s)
+    return xp.unique(xp.concatenate([s, d]))
+
+
+def _distinct(*arrays: Any) -> Any:
+    xp = _xp(arrays[0])
+    return xp.unique(xp.concatenate(arrays))
+
+
+def _part_index(frame: Any, src: str, dst: str, ids: Any) -> tuple[Any, Any]:
+    from .device import to_device
+    from .frames import id_array
+
+    s, d = id_array(frame[src], "src"), id_array(frame[dst], "dst")
+    xp, ids = _xp(s), to_device(ids, device_of(s))
+    return xp.searchsorted(ids, s), xp.searchsorted(ids, d)
+
+
+def _histogram(index: tuple[Any, Any], n: int) -> Any:
+    s, d = index
+    xp = _xp(s)
+    return xp.bincount(s, minlength=n) + xp.bincount(d, minlength=n)
+
+
+def _bounds(n: int, k: int, *histograms: Any) -> list[int]:
+    """Column bounds giving each slice about the same number of entries."""
+    import numpy as np
+
+    from .device import to_device
+
+    total = np.zeros(n, np.int64)
+    for h in histograms:
+        total += to_device(h, Device.CPU)
+    cum = np.cumsum(total)
+    inner = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="right") if n else np.zeros(k - 1, np.int64)
+    return [0, *(int(b) for b in np.maximum.accumulate(inner)), n]
+
+
+def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any, ...]]:
+    """The partition's entries, both directions of each edge, cut by column slice: per slice
+    (rows, columns, positions, flipped), ``flipped`` marking the entry that reverses the row."""
+    s, d = index
+    xp = _xp(s)
+    m = len(s)
+    small = xp.int32 if bounds[-1] < 2**31 else xp.int64  # vertex indices: 4 bytes while they fit
+    pos = (xp.int64(part) << _ROW_BITS) + xp.arange(m, dtype=xp.int64)
+    rows, cols = xp.concatenate([s, d]).astype(small), xp.concatenate([d, s]).astype(small)
+    pos = xp.concatenate([pos, pos])
+    flipped = xp.concatenate([xp.zeros(m, xp.int8), xp.ones(m, xp.int8)])
+    which = xp.searchsorted(xp.asarray(bounds[1:-1], dtype=small), cols, side="right")
+    order = xp.argsort(which, kind="stable")
+    starts = xp.searchsorted(which[order], xp.arange(len(bounds)), side="left").tolist()
+    cols, rows, pos, flipped = cols[order], rows[order], pos[order], flipped[order]
+    return [(rows[a:b], cols[a:b], pos[a:b], flipped[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def _piece(pieces: list[Any], s: int) -> Any:
+    return pieces[s]
+
+
+def _pick(pair: tuple, k: int) -> Any:
+    return pair[k]
+
+
+def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any, Any], Any]:
+    """A slice's set adjacency (CSR of all ``n`` rows over its columns), its distinct edges
+    ``{u, v}`` (those with ``u <= v`` entries here, i.e. whose larger end is in the slice) as
+    stored first, and those first rows' positions."""
+    xp = _xp(pieces[0][0])
+    rows, cols, pos, flipped = (xp.concatenate([p[c] for p in pieces]) for c in range(4))
+    small = rows.dtype
+    key = rows.astype(xp.int64) * max(n, 1) + cols
+    order = xp.lexsort(xp.stack([flipped.astype(xp.int64), pos, key]))  # by key, then first stored
+    key, pos, flipped = key[order], pos[order], flipped[order]
+    first = xp.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    key, pos, flipped = key[first], pos[first], flipped[first]
+    r, c = (key // max(n, 1)).astype(small), (key % max(n, 1)).astype(small)
+    del key
+    indptr = xp.zeros(n + 1, dtype=xp.int64)
+    if n:
+        xp.cumsum(xp.bincount(r, minlength=n), out=indptr[1:])
+    adjacency = (indptr, xp.ascontiguousarray(c.astype(xp.int32)))
+    edge = r <= c
+    u, v, pos, flipped = r[edge], c[edge], pos[edge], flipped[edge].astype(bool)
+    first_end, second_end = xp.where(flipped, v, u), xp.where(flipped, u, v)  # as first stored
+    return adjacency, (first_end, second_end), pos
+
+
+def _row_lengths(adjacency: tuple[Any, Any]) -> Any:
+    indptr = adjacency[0]
+    return indptr[1:] - indptr[:-1]
+
+
+def _total(*arrays: Any) -> Any:
+    out = arrays[0].copy()
+    for a in arrays[1:]:
+        out += a
+    return out
+
+
+def _origins(positions: Any, parts: int) -> Any:
+    import numpy as np
+
+    from .device import to_device
+
+    pos = to_device(positions, Device.CPU)
+    return np.bincount(pos >> _ROW_BITS, minlength=parts)
+
+
+def _offsets(parts: int, *counts: Any) -> Any:
+    import numpy as np
+
+    return np.concatenate([[0], np.cumsum(np.sum(counts, axis=0))]).astype(np.int64)
+
+
+def _by_origin(frame: Any, parts: int) -> list[Any]:
+    """A frame with a ``position`` column cut by input partition."""
+    import numpy as np
+
+    from .device import to_device
+
+    part = to_device(frame["position"].values, Device.CPU) >> _ROW_BITS
+    order = np.argsort(part, kind="stable")
+    starts = np.searchsorted(part[order], np.arange(parts + 1), side="left")
+    rows = frame.iloc[order]
+    return [rows.iloc[a:b] for a, b in zip(starts[:-1], starts[1:])]
+
+
+def _origin_frame(j: int, offsets: Any, *pieces: Any) -> Any:
+    """Input partition ``j``'s rows in input order, without positions, indexed from its offset."""
+    xdf = device_of(pieces[0]).xdf
+    frame = xdf.concat(list(pieces)).sort_values("position").drop(columns=["position"])
+    start = int(offsets[j])
+    frame.index = xdf.RangeIndex(start, start + len(frame))
+    return frame
