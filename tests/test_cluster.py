@@ -302,3 +302,25 @@ def test_gpu_backends_on_a_local_cuda_cluster(cuda_client):
     kw = dict(node_kernel=KD, edge_kernel=KD, normalize=True)
     np.testing.assert_array_equal(go.run("mg_kernel", gs, backend="gpu", client=cuda_client, **kw),
                                   go.run("mg_kernel", gs, backend="gpu", **kw))
+
+
+@pytest.mark.rapids
+def test_dask_cudf_edge_frame_on_a_local_cuda_cluster(cuda_client):
+    """A dask-cuDF edge frame: column slices on the GPU workers, a dask-cuDF frame out, the values
+    and row order of one GPU."""
+    dask_cudf = pytest.importorskip("dask_cudf")
+    g = rmat(14, 8, seed=2).to("gpu")
+    frame = go.Graph.from_edgelist(_messy_edges().astype("int64")).edges[["src", "dst"]]
+    for edges in (g.edges[["src", "dst"]], cudf_of(frame)):
+        dg = go.Graph.from_edgelist(dask_cudf.from_cudf(edges, npartitions=5))
+        out = go.execute_call("jaccard", dg, client=cuda_client)
+        got = out.result.compute()
+        assert out.backend == "gpu" and type(got).__module__.split(".")[0] == "cudf"
+        ref = go.run("jaccard", go.Graph.from_edgelist(edges), backend="gpu")
+        pd.testing.assert_frame_equal(got.to_pandas(), ref.to_pandas())
+
+
+def cudf_of(frame: pd.DataFrame):
+    import cudf
+
+    return cudf.from_pandas(frame)
