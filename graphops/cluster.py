@@ -15,7 +15,8 @@ values in order. The core
   object for the next call on the same client;
 * submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
   hub pairs and big graphs do not end up last on one worker;
-* gathers the values in part order, with the progress bar; Ctrl-C cancels the tasks;
+* gathers the values in part order, with the progress bar; Ctrl-C cancels the tasks, and the
+  parts already running stop at their next chunk boundary (a stop event they poll);
 * reports the parts each worker ran and their seconds in the outcome's ``details["workers"]``.
 
 A worker lost mid-run is Dask's to survive: its tasks run again elsewhere, and a part's value
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -65,14 +67,16 @@ class Distributed:
 
 
 def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
-    """Items ``0..n-1`` (rows, pairs) of given costs cut into at most ``pieces`` ranges of about
-    equal cost, as parts selecting ``(r0, r1)``."""
-    import numpy as np
-
+    """Items ``0..n-1`` (rows, pairs) of given costs (NumPy or CuPy) cut into at most ``pieces``
+    ranges of about equal cost, as parts selecting ``(r0, r1)``."""
+    from .device import Device, device_of, to_device
     from .work import even_ranges
 
-    cost = np.concatenate([[0.0], np.cumsum(np.asarray(row_cost, dtype=np.float64))])
-    return [Part((r0, r1), float(cost[r1] - cost[r0])) for r0, r1 in even_ranges(len(row_cost), pieces, cost)]
+    xp = device_of(row_cost).xp  # NumPy or CuPy: a GPU's costs are summed and cut there
+    cost = xp.concatenate([xp.zeros(1), xp.cumsum(xp.asarray(row_cost, dtype=xp.float64))])
+    ranges = even_ranges(len(row_cost), pieces, cost)
+    at = to_device(cost[[r for rng in ranges for r in rng]], Device.CPU) if ranges else []
+    return [Part(rng, float(at[2 * k + 1] - at[2 * k])) for k, rng in enumerate(ranges)]
 
 
 # Tasks per worker: enough that idle workers can steal from busy ones, few enough that the
@@ -88,12 +92,17 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
     return gpu_status()
 
 
-def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: str, select: Any) -> tuple:
-    """On a worker: one part's value, its seconds and the worker's address."""
-    from distributed import get_worker
+def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
+              stop: str) -> tuple:
+    """On a worker: one part's value, its seconds and the worker's address. The work ends at its
+    next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client)."""
+    from distributed import Event, get_worker
+
+    from .work import stop_when
 
     t0 = time.perf_counter()
-    value = run(inputs, params, backend, select)
+    with stop_when(Event(stop).is_set):
+        value = run(inputs, params, backend, select)
     return value, time.perf_counter() - t0, get_worker().address
 
 
@@ -135,7 +144,7 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
 def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
                    progress: bool | None = None) -> tuple[Any, str, str, dict]:
     """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
-    from distributed import as_completed
+    from distributed import Event, as_completed
 
     from .work import _Bar
 
@@ -150,9 +159,10 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         return result, name, reason, details
     sent = _send(client, inputs)
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
+    stop = Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
-        fut = client.submit(_run_part, split.run, sent, params, name, split.parts[k].select, pure=False,
+        fut = client.submit(_run_part, split.run, sent, params, name, split.parts[k].select, stop.name, pure=False,
                             priority=len(order) - rank)
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
@@ -167,6 +177,7 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
             mine["seconds"] += seconds
             bar.advance(done)
     except BaseException:
+        stop.set()  # running parts end at their next chunk boundary
         client.cancel(list(futures))
         raise
     finally:

@@ -76,9 +76,11 @@ def _sync_frame(frame: Any) -> Any:
 
 
 class Table:
-    def __init__(self, out: str | None):
+    """Rows printed as they come (and written to ``out``), then as a Markdown table."""
+
+    def __init__(self, out: str | None, device: str = "gpu"):
         self.rows: list[dict[str, Any]] = []
-        self.out = out
+        self.out, self.device = out, device
 
     def add(self, **row: Any) -> None:
         self.rows.append(row)
@@ -89,11 +91,11 @@ class Table:
         print(line, flush=True)
         if self.out:
             with open(self.out, "w") as f:
-                json.dump({"machine": _machine(), "date": time.strftime("%Y-%m-%d %H:%M"), "rows": self.rows}, f,
+                json.dump({"machine": _machine(self.device), "date": time.strftime("%Y-%m-%d %H:%M"), "rows": self.rows}, f,
                           indent=1, default=str)
 
     def markdown(self) -> str:
-        lines = ["| case | run | GPUs | first call s | median s | speed-up vs 1 GPU | equal | note |",
+        lines = [f"| case | run | {'GPUs' if self.device == 'gpu' else 'workers'} | first call s | median s | speed-up vs one device | equal | note |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
             lines.append(f"| {r['case']} | {r['run']} | {r['gpus']} | {_fmt(r.get('first'))} | {_fmt(r.get('median'))} | "
@@ -109,43 +111,61 @@ def _fmt(v: Any, suffix: str = "") -> str:
     return str(v)
 
 
-def _machine() -> dict[str, Any]:
+def _machine(device: str = "gpu") -> dict[str, Any]:
+    import platform
+
+    if device == "cpu":
+        return {"workers of": "CPU processes", "cpus": os.cpu_count(), "cpu": platform.processor() or platform.machine()}
     import cupy as cp
 
     n = cp.cuda.runtime.getDeviceCount()
     return {"gpus": n, "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cpus": os.cpu_count()}
 
 
-def _cluster(k: int) -> Any:
+def _cluster(k: int, device: str = "gpu") -> Any:
+    """k GPU workers (dask-cuda), or k CPU worker processes sharing the cores (``--device cpu``,
+    to try this benchmark on a machine without GPUs)."""
+    if device == "cpu":
+        from distributed import LocalCluster
+
+        return LocalCluster(n_workers=k, threads_per_worker=max(1, (os.cpu_count() or 1) // k), processes=True,
+                            dashboard_address=":0", env={"CUDA_VISIBLE_DEVICES": ""})
     from dask_cuda import LocalCUDACluster
 
     return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(k)), dashboard_address=":0")
 
 
-def jaccard(scale: int, gpus: list[int], repeat: int, table: Table) -> None:
-    import cupy as cp
+def _equal(a: Any, b: Any) -> bool:
+    from .device import device_of
+
+    return bool(device_of(a).xp.array_equal(a, b))
+
+
+def jaccard(scale: int, gpus: list[int], repeat: int, table: Table, device: str = "gpu") -> None:
     from distributed import Client
 
     from .generate import rmat
 
-    g = rmat(scale, 16, seed=42, device="gpu")
-    case = f"jaccard R-MAT {scale} ({g.n_edges / 1e6:.0f} M edges)"
-    first, times, ref = _timed(lambda: go.run("jaccard", g, backend="gpu"), repeat)
-    table.add(case=case, run="graphops gpu", gpus=1, first=first, median=statistics.median(times), baseline=True)
+    g = rmat(scale, 16, seed=42, device=device)
+    case = f"jaccard R-MAT {scale} ({g.n_edges:,} edges)"
+    first, times, ref = _timed(lambda: go.run("jaccard", g, backend=device), repeat)
+    table.add(case=case, run=f"graphops {device}", gpus=1, first=first, median=statistics.median(times), baseline=True)
     ref_j = ref["jaccard_coeff"].values
-    first, times, peer = _timed(lambda: go.run("jaccard", g, backend="cugraph"), 1)
-    table.add(case=case, run="cugraph.jaccard", gpus=1, first=first, median=statistics.median(times),
-              note="same pairs; its own order")
-    del peer
+    if device == "gpu":
+        first, times, peer = _timed(lambda: go.run("jaccard", g, backend="cugraph"), 1)
+        table.add(case=case, run="cugraph.jaccard", gpus=1, first=first, median=statistics.median(times),
+                  note="same pairs; its own order")
+        del peer
     for k in gpus:
-        with _cluster(k) as cluster, Client(cluster) as client:
-            first, times, out = _timed(lambda: go.run("jaccard", g, backend="gpu", client=client), repeat)
-            table.add(case=case, run="graphops gpu, graph on every worker", gpus=k, first=first,
-                      median=statistics.median(times), equal=bool(cp.array_equal(out["jaccard_coeff"].values, ref_j)),
+        with _cluster(k, device) as cluster, Client(cluster) as client:
+            first, times, out = _timed(lambda: go.run("jaccard", g, backend=device, client=client), repeat)
+            table.add(case=case, run=f"graphops {device}, graph on every worker", gpus=k, first=first,
+                      median=statistics.median(times), equal=_equal(out["jaccard_coeff"].values, ref_j),
                       note="first call sends the graph")
             del out
-            _cugraph_dask(g, k, client, repeat, case, table)
-            _dask_frame(g, k, client, ref_j, repeat, case, table)
+            if device == "gpu":
+                _cugraph_dask(g, k, client, repeat, case, table)
+            _dask_frame(g, k, client, ref_j, repeat, case, table, device)
 
 
 def _cugraph_dask(g: Any, k: int, client: Any, repeat: int, case: str, table: Table) -> None:
@@ -170,42 +190,47 @@ def _cugraph_dask(g: Any, k: int, client: Any, repeat: int, case: str, table: Ta
         comms.destroy()
 
 
-def _dask_frame(g: Any, k: int, client: Any, ref_j: Any, repeat: int, case: str, table: Table) -> None:
-    import cupy as cp
-    import dask_cudf
+def _dask_frame(g: Any, k: int, client: Any, ref_j: Any, repeat: int, case: str, table: Table,
+                device: str = "gpu") -> None:
+    if device == "gpu":
+        import dask_cudf
 
-    ddf = _sync_frame(dask_cudf.from_cudf(g.edges[["src", "dst"]], npartitions=4 * k))
-    dg = go.Graph.from_edgelist(ddf)
-    first, times, out = _timed(lambda: _sync_frame(go.run("jaccard", dg, backend="gpu", client=client)), repeat)
+        ddf = dask_cudf.from_cudf(g.edges[["src", "dst"]], npartitions=4 * k)
+    else:
+        import dask.dataframe as dd
+
+        ddf = dd.from_pandas(g.edges[["src", "dst"]], npartitions=4 * k)
+    dg = go.Graph.from_edgelist(_sync_frame(ddf))
+    first, times, out = _timed(lambda: _sync_frame(go.run("jaccard", dg, backend=device, client=client)), repeat)
     got = out.compute()["jaccard_coeff"].values
-    table.add(case=case, run="graphops gpu, dask-cuDF edge frame (column slices)", gpus=k, first=first,
-              median=statistics.median(times), equal=bool(cp.array_equal(got, ref_j)),
-              note="slices built in every call")
+    table.add(case=case, run=f"graphops {device}, Dask edge frame (column slices)", gpus=k, first=first,
+              median=statistics.median(times), equal=_equal(got, ref_j), note="slices built in every call")
 
 
-def gram(train: int, test: int, gpus: list[int], repeat: int, table: Table) -> None:
+def gram(train: int, test: int, gpus: list[int], repeat: int, table: Table, device: str = "gpu") -> None:
     import numpy as np
     from distributed import Client
 
     from .generate import gnp_set
-    from .kernels import KroneckerDelta
+    from .kernels import Constant, KroneckerDelta
 
     sizes = {12: train // 4, 18: train // 4, 24: train // 4, 30: train - 3 * (train // 4)}
     train_set = gnp_set(sizes, p=0.12, seed=7)
     test_set = gnp_set({20: test}, p=0.12, seed=8)
     kd = KroneckerDelta(0.5, on="label")
-    calls = {"mg_kernel": dict(node_kernel=kd, edge_kernel=kd), "sp_kernel": {}}
+    calls = {"mg_kernel": dict(node_kernel=kd, edge_kernel=Constant(1.0)), "sp_kernel": {}}
     for name, kw in calls.items():
         case = f"{name} {test} x {train:,} molecule-sized graphs"
-        first, times, ref = _timed(lambda: go.run(name, test_set, train_set, backend="gpu", **kw), repeat)
+        first, times, ref = _timed(lambda: go.run(name, test_set, train_set, backend=device, **kw), repeat)
         ref = np.asarray(ref.get() if hasattr(ref, "get") else ref)
-        table.add(case=case, run="graphops gpu", gpus=1, first=first, median=statistics.median(times), baseline=True)
+        table.add(case=case, run=f"graphops {device}", gpus=1, first=first, median=statistics.median(times),
+                  baseline=True)
         for k in gpus:
-            with _cluster(k) as cluster, Client(cluster) as client:
-                first, times, out = _timed(lambda: go.run(name, test_set, train_set, backend="gpu", client=client,
+            with _cluster(k, device) as cluster, Client(cluster) as client:
+                first, times, out = _timed(lambda: go.run(name, test_set, train_set, backend=device, client=client,
                                                           **kw), repeat)
                 out = np.asarray(out.get() if hasattr(out, "get") else out)
-                table.add(case=case, run="graphops gpu, row blocks on workers", gpus=k, first=first,
+                table.add(case=case, run=f"graphops {device}, row blocks on workers", gpus=k, first=first,
                           median=statistics.median(times), equal=bool(np.array_equal(out, ref)))
 
 
@@ -275,21 +300,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", choices=["jaccard", "gram", "big"], nargs="*")
     ap.add_argument("--out", help="JSON of the rows, written as they come")
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu",
+                    help="cpu: worker processes instead of GPUs (no cuGraph, no --big-scale), to try it anywhere")
     args = ap.parse_args(argv)
-    import cupy as cp
+    if args.device == "gpu":
+        import cupy as cp
 
-    have = cp.cuda.runtime.getDeviceCount()
+        have = cp.cuda.runtime.getDeviceCount()
+    else:
+        have = os.cpu_count() or 1
     gpus = [k for k in args.gpus if 1 <= k <= have]
-    table = Table(args.out)
+    table = Table(args.out, args.device)
     only = set(args.only or ["jaccard", "gram", "big"])
     if "jaccard" in only:
         for scale in args.scales:
-            jaccard(scale, gpus, args.repeat, table)
+            jaccard(scale, gpus, args.repeat, table, args.device)
     if "gram" in only and args.train:
-        gram(args.train, args.test, gpus, args.repeat, table)
+        gram(args.train, args.test, gpus, args.repeat, table, args.device)
     if "big" in only and args.big_scale:
+        if args.device != "gpu":
+            ap.error("--big-scale draws its graph with pylibraft on GPU workers: it needs --device gpu")
         big(args.big_scale, max(gpus), table)
-    print(f"\n{_machine()}, {time.strftime('%Y-%m-%d %H:%M')}\n")
+    print(f"\n{_machine(args.device)}, {time.strftime('%Y-%m-%d %H:%M')}\n")
     print(table.markdown())
     return 0
 

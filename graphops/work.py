@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["chunks", "even_ranges", "holding_interrupts", "TARGET_SECONDS", "target_seconds"]
+__all__ = ["chunks", "even_ranges", "holding_interrupts", "stop_when", "Stopped", "TARGET_SECONDS",
+           "target_seconds"]
 
 TARGET_SECONDS = 0.2
 _SHOW_AFTER = 1.0  # seconds of work before a progress bar appears (when not asked for)
@@ -118,6 +119,39 @@ def _held_check() -> None:
         handler.check()
 
 
+class Stopped(Exception):
+    """Work ended at a chunk boundary because its :func:`stop_when` check said so."""
+
+
+_STOP = threading.local()
+_STOP_EVERY = 0.5  # seconds between two asks of a stop check (it may cost a round trip)
+
+
+@contextlib.contextmanager
+def stop_when(check: Callable[[], bool]) -> Iterator[None]:
+    """Within the block, on this thread, :func:`chunks` ends the work by raising :class:`Stopped`
+    at a chunk boundary once ``check()`` is true (asked at most every half second): how a Dask
+    task of a call cancelled by Ctrl-C stops on its worker instead of running to its end."""
+    before = getattr(_STOP, "entry", None)
+    _STOP.entry = (check, [time.monotonic()])
+    try:
+        yield
+    finally:
+        _STOP.entry = before
+
+
+def _stop_check() -> None:
+    entry = getattr(_STOP, "entry", None)
+    if entry is None:
+        return
+    check, last = entry
+    now = time.monotonic()
+    if now - last[0] >= _STOP_EVERY:
+        last[0] = now
+        if check():
+            raise Stopped("stopped: the call this work belongs to was cancelled")
+
+
 def _next_hi(lo: int, budget: float, cost: Any, total: int, max_items: int | None) -> int:
     if cost is None:
         hi = lo + max(1, int(budget))
@@ -157,6 +191,7 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             if sync is not None:
                 sync()
             _held_check()
+            _stop_check()
             took = time.perf_counter() - start
             spent = float(cost[hi] - cost[lo]) if cost is not None else float(hi - lo)
             rate = spent / max(took, 1e-6)
@@ -175,9 +210,12 @@ def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, in
     pieces = max(1, min(int(pieces), total))
     if cost is None:
         bounds = np.linspace(0, total, pieces + 1).round().astype(np.int64)
-    else:
-        marks = np.linspace(float(cost[0]), float(cost[total]), pieces + 1)
-        bounds = np.searchsorted(cost, marks, side="left").astype(np.int64)
+    else:  # on the cost's own device (a GPU's cumulative costs stay there; only the cuts come back)
+        from .device import Device, device_of, to_device
+
+        xp = device_of(cost).xp
+        marks = xp.linspace(float(cost[0]), float(cost[total]), pieces + 1)
+        bounds = to_device(xp.searchsorted(cost, marks, side="left"), Device.CPU).astype(np.int64)
         bounds[0], bounds[-1] = 0, total
     bounds = np.unique(bounds)
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -136,9 +136,9 @@ def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kern
 
 
 def test_ctrl_c_cancels_the_tasks():
-    """Ctrl-C while the parts run: KeyboardInterrupt here, and the cluster drops the call's tasks
-    (a part already running finishes on its worker: Dask does not stop a running task, so this
-    test has a cluster of its own)."""
+    """Ctrl-C while the parts run: KeyboardInterrupt here, the cluster drops the call's tasks, and
+    the parts already running stop at their next chunk boundary (Dask does not stop a running
+    task itself); a cluster of its own."""
     import signal
 
     from graphops.generate import gnp_set
@@ -160,10 +160,15 @@ def test_ctrl_c_cancels_the_tasks():
         finally:
             timer.cancel()
             signal.signal(signal.SIGINT, previous)
-        deadline = time.monotonic() + 10
+        stopped = time.monotonic()
+        deadline = stopped + 10
         while client.run_on_scheduler(ours) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert client.run_on_scheduler(ours) == 0
+        # the parts that were running stopped at a chunk boundary: each worker (one thread) is free
+        for worker in client.scheduler_info()["workers"]:
+            client.submit(int, 1, workers=[worker], pure=False).result(timeout=30)
+        assert time.monotonic() - stopped < 5, "a running part went on after Ctrl-C"
 
 
 def test_clear_errors_before_any_work(client):

@@ -37,7 +37,7 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distr
         return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
     deg = graph.device.xp.diff(graph.csr().indptr)
-    work = to_device(deg[index.first] + deg[index.second] + 1.0, Device.CPU)
+    work = deg[index.first] + deg[index.second] + 1.0  # cut where it is (a GPU's pairs: on the GPU)
     return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, merge)
 
 
