@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .algorithm import Algorithm, load_target
 from .errors import BackendUnavailableError, InputError
 
-__all__ = ["Part", "Split", "Distributed", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
+__all__ = ["Part", "Split", "Distributed", "stoppable", "run_on_cluster", "rows_by_cost", "gram_split", "gram_part", "connect"]
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,10 @@ class Split:
 @dataclass(frozen=True)
 class Distributed:
     """How a call on inputs that are already distributed (a :class:`~graphops.daskgraph.DaskGraph`)
-    runs: ``submit(client, inputs, params, backend, workers)`` submits the plugin's own tasks and
-    returns ``(futures, finish)``; the core waits for the futures (progress bar; Ctrl-C cancels
-    them) and returns ``finish()``, e.g. a Dask frame on those futures."""
+    runs: ``submit(client, inputs, params, backend, workers, stop)`` submits the plugin's own tasks
+    and returns ``(futures, finish)``; the core waits for the futures (progress bar; Ctrl-C cancels
+    them and sets the event named ``stop``, which long tasks submitted through :func:`stoppable`
+    read at their chunk boundaries) and returns ``finish()``, e.g. a Dask frame on those futures."""
 
     submit: Callable[..., tuple[list[Any], Callable[[], Any]]]
 
@@ -92,18 +93,33 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
     return gpu_status()
 
 
+def stoppable(stop: str, fn: Callable, *args: Any) -> Any:
+    """On a worker: ``fn(*args)``, ended at its next chunk boundary once the Dask event ``stop``
+    is set (submit long tasks of a :class:`Distributed` call through it)."""
+    from distributed import Event
+
+    from .work import stop_when
+
+    with stop_when(Event(stop).is_set):
+        return fn(*args)
+
+
 def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
               stop: str) -> tuple:
     """On a worker: one part's value, its seconds and the worker's address. The work ends at its
     next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client)."""
-    from distributed import Event, get_worker
-
-    from .work import stop_when
+    from distributed import get_worker
 
     t0 = time.perf_counter()
-    with stop_when(Event(stop).is_set):
-        value = run(inputs, params, backend, select)
+    value = stoppable(stop, run, inputs, params, backend, select)
     return value, time.perf_counter() - t0, get_worker().address
+
+
+def _stop_event(client: Any) -> Any:
+    """A call's stop event: set on Ctrl-C or an error, read by its running tasks (:func:`stoppable`)."""
+    from distributed import Event
+
+    return Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
 
 
 def _backend(algo: Algorithm, requested: str, status: Mapping[str, tuple[bool, str]]) -> tuple[str, str]:
@@ -144,7 +160,7 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
 def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
                    progress: bool | None = None) -> tuple[Any, str, str, dict]:
     """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
-    from distributed import Event, as_completed
+    from distributed import as_completed
 
     from .work import _Bar
 
@@ -159,7 +175,7 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         return result, name, reason, details
     sent = _send(client, inputs)
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
-    stop = Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
+    stop = _stop_event(client)
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
         fut = client.submit(_run_part, split.run, sent, params, name, split.parts[k].select, stop.name, pure=False,
@@ -195,9 +211,10 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
     from .work import _Bar
 
     futures: list[Any] = []
+    stop = _stop_event(client)
     with get_task_stream(client=client) as stream:
         try:
-            futures, finish = split.submit(client, dict(inputs), params, backend, n_workers)
+            futures, finish = split.submit(client, dict(inputs), params, backend, n_workers, stop.name)
             bar = _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures))
             try:
                 for done, fut in enumerate(as_completed(futures), 1):
@@ -206,6 +223,7 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
             finally:
                 bar.close()
         except BaseException:
+            stop.set()
             client.cancel(futures)
             raise
     workers: dict[str, dict[str, float]] = {}

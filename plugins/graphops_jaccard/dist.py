@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost
+from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
 from graphops.daskgraph import DaskGraph, column_slices, in_input_order
 from graphops.device import Device, device_of, to_device
 from graphops.errors import InputError
@@ -54,7 +54,8 @@ def merge(values: list[Any]) -> Any:
     return device_of(values[0]).xdf.concat(values, ignore_index=True)
 
 
-def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, workers: int) -> tuple[list, Any]:
+def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, workers: int,
+           stop: str) -> tuple[list, Any]:
     """Submit the column-slice tasks (module docstring); ``(futures, finish)``."""
     if backend not in ("cpu", "gpu"):
         raise InputError(f"jaccard on a Dask edge frame runs the 'cpu' or 'gpu' backend on each slice; "
@@ -64,7 +65,8 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     sub = client.submit
     scored = []
     for s in range(workers):
-        counts = [sub(_shared, sl.adjacency[t], sl.edges[s], backend, pure=False) for t in range(workers)]
+        counts = [sub(stoppable, stop, _shared, sl.adjacency[t], sl.edges[s], backend, pure=False)
+                  for t in range(workers)]
         scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, sl.ids, graph.device, *counts,
                           pure=False))
     xp = graph.device.xp
