@@ -211,7 +211,10 @@ def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any
     rows, cols = xp.concatenate([s, d]).astype(small), xp.concatenate([d, s]).astype(small)
     pos = xp.concatenate([pos, pos])
     flipped = xp.concatenate([xp.zeros(m, xp.int8), xp.ones(m, xp.int8)])
-    which = xp.searchsorted(xp.asarray(bounds[1:-1], dtype=small), cols, side="right")
+    if len(bounds) > 2:
+        which = xp.searchsorted(xp.asarray(bounds[1:-1], dtype=small), cols, side="right")
+    else:  # one slice
+        which = xp.zeros(len(cols), xp.int64)
     order = xp.argsort(which, kind="stable")
     starts = xp.searchsorted(which[order], xp.arange(len(bounds)), side="left").tolist()
     cols, rows, pos, flipped = cols[order], rows[order], pos[order], flipped[order]

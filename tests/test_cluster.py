@@ -82,6 +82,7 @@ def test_column_slices_hold_a_share_of_the_graph_each(client):
 
     g = rmat(10, 8, seed=4)
     frame = g.edges[["src", "dst"]]
+    assert len(column_slices(client, go.Graph.from_edgelist(dd.from_pandas(frame, npartitions=2)), 1).bounds) == 2
     sl = column_slices(client, go.Graph.from_edgelist(dd.from_pandas(frame, npartitions=3)), 2)
     sizes = [len(client.submit(lambda a: a[1], f).result()) for f in sl.adjacency]
     whole = adjacency(g.csr(), False, False)
