@@ -160,8 +160,6 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
 def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
                    progress: bool | None = None) -> tuple[Any, str, str, dict]:
     """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
-    from distributed import as_completed
-
     from .work import _Bar
 
     status = client.run(_device_status)
@@ -183,49 +181,52 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
     workers: dict[str, dict[str, float]] = {}
-    bar = _Bar(progress, f"{algo.name} on {len(status)} Dask worker(s)", len(split.parts))
+
+    def keep(fut: Any, got: tuple) -> None:
+        value, seconds, where = got
+        values[futures[fut]] = value
+        mine = workers.setdefault(where, {"parts": 0, "seconds": 0.0})
+        mine["parts"] += 1
+        mine["seconds"] += seconds
+
+    _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {len(status)} Dask worker(s)", len(futures)),
+          keep)
+    details = {"workers": workers, "parts": len(split.parts)}
+    return split.merge(values), name, reason, details
+
+
+def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None) -> None:
+    """Wait for a call's futures, advancing ``bar``; ``each(future, value)`` as they finish (a
+    task's error is raised here). On Ctrl-C or an error: set the call's stop event (running tasks
+    end at their next chunk boundary), cancel the futures, re-raise."""
+    from distributed import as_completed
+
     try:
-        for done, fut in enumerate(as_completed(list(futures)), 1):
-            value, seconds, where = fut.result()
-            values[futures[fut]] = value
-            mine = workers.setdefault(where, {"parts": 0, "seconds": 0.0})
-            mine["parts"] += 1
-            mine["seconds"] += seconds
+        for done, fut in enumerate(as_completed(futures), 1):
+            value = fut.result()
+            if each is not None:
+                each(fut, value)
             bar.advance(done)
     except BaseException:
-        stop.set()  # running parts end at their next chunk boundary
-        client.cancel(list(futures))
+        stop.set()
+        client.cancel(futures)
         raise
     finally:
         bar.close()
-    details = {"workers": workers, "parts": len(split.parts)}
-    return split.merge(values), name, reason, details
 
 
 def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, Any], params: Any, backend: str,
                      client: Any, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
     """A plugin's own task graph on distributed inputs: waited for with the progress bar, the
     per-worker task seconds read from the scheduler's task stream."""
-    from distributed import as_completed, get_task_stream
+    from distributed import get_task_stream
 
     from .work import _Bar
 
-    futures: list[Any] = []
     stop = _stop_event(client)
     with get_task_stream(client=client) as stream:
-        try:
-            futures, finish = split.submit(client, dict(inputs), params, backend, n_workers, stop.name)
-            bar = _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures))
-            try:
-                for done, fut in enumerate(as_completed(futures), 1):
-                    fut.result()  # raises a task's error here
-                    bar.advance(done)
-            finally:
-                bar.close()
-        except BaseException:
-            stop.set()
-            client.cancel(futures)
-            raise
+        futures, finish = split.submit(client, dict(inputs), params, backend, n_workers, stop.name)
+        _wait(client, futures, stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)))
     workers: dict[str, dict[str, float]] = {}
     for task in stream.data:
         mine = workers.setdefault(task["worker"], {"tasks": 0, "seconds": 0.0})

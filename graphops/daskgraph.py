@@ -26,13 +26,14 @@ as one process's result.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 from .device import Device, device_of
 from .errors import InputError
 
-__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order"]
+__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "add_up"]
 
 # A row's position: its partition's number in the high bits, its row in the partition below.
 _ROW_BITS = 40
@@ -62,6 +63,8 @@ class DaskGraph:
                       directed: bool = False) -> "DaskGraph":
         import numpy as np
 
+        from .frames import _numpy_dtype
+
         missing = [c for c in (src, dst) if c not in ddf.columns]
         if missing:
             raise InputError(f"the Dask edge frame has no column(s) {missing}; its columns are {list(ddf.columns)}. "
@@ -70,8 +73,8 @@ class DaskGraph:
             raise InputError("a Dask edge frame makes an unweighted graph (no algorithm on column slices uses "
                              "weights yet); drop weight=, or build a Graph from ddf.compute() to use them")
         for role, col in (("src", src), ("dst", dst)):
-            dtype = ddf.dtypes[col]
-            if (np.dtype(str(dtype).lower()).kind if _numpy_dtype(dtype) else "U") not in "iu":
+            dtype = ddf[col].dtype
+            if (np.dtype(str(dtype).lower()).kind if _numpy_dtype(ddf[col]) else "U") not in "iu":
                 raise InputError(f"{role} column {col!r} of the Dask edge frame has dtype {dtype}; a graph on a "
                                  f"Dask frame takes integer vertex ids. Map names to integers first (e.g. with "
                                  f"categorize()), or build a Graph from ddf.compute()")
@@ -88,16 +91,6 @@ class DaskGraph:
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"DaskGraph({kind}, {self.npartitions} partition(s) of {self.device.value} frames)"
-
-
-def _numpy_dtype(dtype: Any) -> bool:
-    import numpy as np
-
-    try:
-        np.dtype(str(dtype).lower())
-        return True
-    except TypeError:
-        return False
 
 
 @dataclass
@@ -120,16 +113,16 @@ def column_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     """Cut ``graph`` into ``k`` column slices held by ``client``'s workers."""
     parts = client.compute(graph.edges.to_delayed())
     sub = client.submit
-    ids = sub(_distinct, *[sub(_part_ids, p, graph.src, graph.dst, pure=False) for p in parts], pure=False)
+    arrays = [sub(_part_arrays, p, graph.src, graph.dst, pure=False) for p in parts]
+    ids = sub(_distinct, *[sub(_part_ids, a, pure=False) for a in arrays], pure=False)
     n = int(sub(len, ids).result())
-    indexed = [sub(_part_index, p, graph.src, graph.dst, ids, pure=False) for p in parts]
+    indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
     bounds = sub(_bounds, n, k, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False).result()
     pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
-    built = [sub(_slice, n, *[sub(_piece, p, s, pure=False) for p in pieces], pure=False) for s in range(k)]
-    adjacency = [sub(_pick, b, 0, pure=False) for b in built]
-    edges = [sub(_pick, b, 1, pure=False) for b in built]
-    positions = [sub(_pick, b, 2, pure=False) for b in built]
-    degrees = sub(_total, *[sub(_row_lengths, a, pure=False) for a in adjacency], pure=False)
+    get = operator.getitem
+    built = [sub(_slice, n, *[sub(get, p, s, pure=False) for p in pieces], pure=False) for s in range(k)]
+    adjacency, edges, positions = ([sub(get, b, c, pure=False) for b in built] for c in range(3))
+    degrees = sub(add_up, *[sub(_row_lengths, a, pure=False) for a in adjacency], pure=False)
     offsets = sub(_offsets, len(parts), *[sub(_origins, p, len(parts), pure=False) for p in positions], pure=False)
     return Slices(client, graph, n, list(bounds), ids, adjacency, edges, positions, degrees, offsets)
 
@@ -140,7 +133,8 @@ def in_input_order(slices: Slices, values: list[Any], meta: Any) -> tuple[list[A
     sub = slices.client.submit
     p = slices.graph.npartitions
     cut = [sub(_by_origin, v, p, pure=False) for v in values]
-    out = [sub(_origin_frame, j, slices.offsets, *[sub(_piece, c, j, pure=False) for c in cut], pure=False)
+    out = [sub(_origin_frame, j, slices.offsets, *[sub(operator.getitem, c, j, pure=False) for c in cut],
+               pure=False)
            for j in range(p)]
     return out, _frame_on(out, meta)
 
@@ -158,12 +152,16 @@ def _xp(a: Any) -> Any:
     return device_of(a).xp
 
 
-def _part_ids(frame: Any, src: str, dst: str) -> Any:
+def _part_arrays(frame: Any, src: str, dst: str) -> tuple[Any, Any]:
+    """A partition's id columns as int64 arrays (checked once, used twice)."""
     from .frames import id_array
 
-    s, d = id_array(frame[src], "src"), id_array(frame[dst], "dst")
-    xp = _xp(s)
-    return xp.unique(xp.concatenate([s, d]))
+    return id_array(frame[src], "src"), id_array(frame[dst], "dst")
+
+
+def _part_ids(arrays: tuple[Any, Any]) -> Any:
+    xp = _xp(arrays[0])
+    return xp.unique(xp.concatenate(arrays))
 
 
 def _distinct(*arrays: Any) -> Any:
@@ -171,11 +169,10 @@ def _distinct(*arrays: Any) -> Any:
     return xp.unique(xp.concatenate(arrays))
 
 
-def _part_index(frame: Any, src: str, dst: str, ids: Any) -> tuple[Any, Any]:
+def _part_index(arrays: tuple[Any, Any], ids: Any) -> tuple[Any, Any]:
     from .device import to_device
-    from .frames import id_array
 
-    s, d = id_array(frame[src], "src"), id_array(frame[dst], "dst")
+    s, d = arrays
     xp, ids = _xp(s), to_device(ids, device_of(s))
     return xp.searchsorted(ids, s), xp.searchsorted(ids, d)
 
@@ -221,14 +218,6 @@ def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any
     return [(rows[a:b], cols[a:b], pos[a:b], flipped[a:b]) for a, b in zip(starts[:-1], starts[1:])]
 
 
-def _piece(pieces: list[Any], s: int) -> Any:
-    return pieces[s]
-
-
-def _pick(pair: tuple, k: int) -> Any:
-    return pair[k]
-
-
 def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any, Any], Any]:
     """A slice's set adjacency (CSR of all ``n`` rows over its columns), its distinct edges
     ``{u, v}`` (those with ``u <= v`` entries here, i.e. whose larger end is in the slice) as
@@ -259,7 +248,8 @@ def _row_lengths(adjacency: tuple[Any, Any]) -> Any:
     return indptr[1:] - indptr[:-1]
 
 
-def _total(*arrays: Any) -> Any:
+def add_up(*arrays: Any) -> Any:
+    """The element-wise sum of equal-length arrays (a new array), added in the order given."""
     out = arrays[0].copy()
     for a in arrays[1:]:
         out += a

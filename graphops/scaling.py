@@ -211,6 +211,7 @@ def gram(train: int, test: int, gpus: list[int], repeat: int, table: Table, devi
     import numpy as np
     from distributed import Client
 
+    from .device import Device, to_device
     from .generate import gnp_set
     from .kernels import Constant, KroneckerDelta
 
@@ -222,14 +223,14 @@ def gram(train: int, test: int, gpus: list[int], repeat: int, table: Table, devi
     for name, kw in calls.items():
         case = f"{name} {test} x {train:,} molecule-sized graphs"
         first, times, ref = _timed(lambda: go.run(name, test_set, train_set, backend=device, **kw), repeat)
-        ref = np.asarray(ref.get() if hasattr(ref, "get") else ref)
+        ref = to_device(ref, Device.CPU)
         table.add(case=case, run=f"graphops {device}", gpus=1, first=first, median=statistics.median(times),
                   baseline=True)
         for k in gpus:
             with _cluster(k, device) as cluster, Client(cluster) as client:
                 first, times, out = _timed(lambda: go.run(name, test_set, train_set, backend=device, client=client,
                                                           **kw), repeat)
-                out = np.asarray(out.get() if hasattr(out, "get") else out)
+                out = to_device(out, Device.CPU)
                 table.add(case=case, run=f"graphops {device}, row blocks on workers", gpus=k, first=first,
                           median=statistics.median(times), equal=bool(np.array_equal(out, ref)))
 

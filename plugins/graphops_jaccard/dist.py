@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
-from graphops.daskgraph import DaskGraph, column_slices, in_input_order
+from graphops.daskgraph import DaskGraph, add_up, column_slices, in_input_order
 from graphops.device import Device, device_of, to_device
 from graphops.errors import InputError
 from graphops.frames import new_frame
@@ -96,9 +96,7 @@ def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, ids: Any, home:
     """On a worker: the slice's edges as original ids with J and their input positions."""
     device = device_of(counts[0])
     xp = device.xp
-    c = to_device(counts[0], device).copy()
-    for more in counts[1:]:
-        c += to_device(more, device)
+    c = add_up(*(to_device(x, device) for x in counts))
     first, second = (to_device(a, device) for a in edges)
     pos = to_device(positions, device)
     deg = to_device(degrees, device)
