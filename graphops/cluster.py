@@ -15,7 +15,8 @@ values in order. The core
   object for the next call on the same client;
 * submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
   hub pairs and big graphs do not end up last on one worker;
-* gathers the values in part order, with the progress bar; Ctrl-C cancels the tasks, and the
+* gathers the values in part order, with the progress bar, and wraps the merged result as a
+  backend's result is wrapped (the caller's frame family and ids); Ctrl-C cancels the tasks, and the
   parts already running stop at their next chunk boundary (a stop event they poll);
 * reports the parts each worker ran and their seconds in the outcome's ``details["workers"]``.
 
@@ -48,12 +49,16 @@ class Part:
 
 @dataclass(frozen=True)
 class Split:
-    """How a call cuts into tasks; ``run`` and ``merge`` must be module-level functions (a worker
-    imports ``run`` by name)."""
+    """How a call cuts into tasks; ``run`` must be a module-level function (a worker imports it
+    by name). ``merge`` makes, here, what a backend returns (an array, or a dict of columns) from
+    the parts' values in order; graphops wraps it as it wraps a backend's result, with ``views``
+    as the backend's arguments (e.g. a :class:`~graphops.pairs.PairIndex` whose arrays are
+    result columns: they become the caller's ids without a search)."""
 
     parts: Sequence[Part]
     run: Callable[[Mapping[str, Any], Any, str, Any], Any]
     merge: Callable[[list[Any]], Any]
+    views: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -192,7 +197,9 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {len(status)} Dask worker(s)", len(futures)),
           keep)
     details = {"workers": workers, "parts": len(split.parts)}
-    return split.merge(values), name, reason, details
+    from .dispatch import wrap_result
+
+    return wrap_result(algo, name, split.merge(values), inputs, split.views), name, reason, details
 
 
 def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None) -> None:
@@ -319,10 +326,13 @@ class _GramMerge:
 
 
 @contextlib.contextmanager
-def connect(kind: str | None = None, workers: int | None = None, address: str | None = None) -> Iterator[Any]:
+def connect(kind: str | None = None, workers: int | None = None, address: str | None = None,
+            protocol: str | None = None) -> Iterator[Any]:
     """A ``dask.distributed.Client`` for a pipeline run: to a running scheduler (``address``), or
     to a cluster started here and closed after: ``local`` (CPU worker processes, one thread each;
-    ``workers`` of them, default one per core) or ``local-cuda`` (dask-cuda, a worker per GPU)."""
+    ``workers`` of them, default one per core) or ``local-cuda`` (dask-cuda, a worker per GPU;
+    ``protocol="ucx"`` moves GPU data between the processes over NVLink / CUDA IPC instead of
+    copying it through host sockets, which needs UCX-Py: ``distributed-ucxx``)."""
     from .device import require
 
     distributed = require("distributed", "running steps on a Dask cluster")
@@ -332,7 +342,9 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         return
     if kind == "local-cuda":
         dask_cuda = require("dask_cuda", "a local-cuda cluster (a Dask worker per GPU)")
-        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0")
+        if protocol == "ucx":
+            require("distributed_ucxx", "a local-cuda cluster with protocol ucx")
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", **({"protocol": protocol} if protocol else {}))
     else:
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=":0")

@@ -41,6 +41,7 @@ _INSTALL_HINT = {
     "scipy": "pip install 'graphops[peers]' (or scipy)",
     "distributed": "pip install 'graphops[dask]' (or distributed)",
     "dask_cuda": "pip install dask-cuda (RAPIDS)",
+    "distributed_ucxx": "pip install distributed-ucxx-cu13 (RAPIDS), or leave protocol out (tcp)",
 }
 
 

@@ -27,7 +27,7 @@ from .work import holding_interrupts
 
 log = logging.getLogger("graphops")
 
-__all__ = ["run", "execute", "execute_call", "plan", "prepare", "execute_plan", "Plan", "Outcome",
+__all__ = ["run", "execute", "execute_call", "plan", "prepare", "execute_plan", "wrap_result", "Plan", "Outcome",
            "choose_backend", "bind_inputs"]
 
 _KIND = {Graph: "graph", GraphSet: "graphset", Pairs: "pairs", DaskGraph: "daskgraph"}
@@ -316,8 +316,7 @@ def execute_plan(planned: Plan) -> Outcome:
         raw = fn(*args, planned.params)
     details = raw.details if isinstance(raw, Result) else {}
     raw = raw.value if isinstance(raw, Result) else raw
-    _check_result(algo, planned.backend, raw)
-    result = _wrap(algo, raw, planned.inputs, args)
+    result = wrap_result(algo, planned.backend, raw, planned.inputs, args)
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
                    planned.reason, t1 - t0, details)
@@ -330,6 +329,15 @@ def _allocations(device: str) -> Any:
     from .cuda import pooled_allocations
 
     return pooled_allocations()
+
+
+def wrap_result(algo: Algorithm, backend: str, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
+    """A backend's raw result (or a cluster call's merged one), checked against what ``algo``
+    declares, as the caller gets it: on the inputs' device, a frame of their family with
+    vertex columns mapped back to the caller's ids (through ``args``' pair views where they are
+    the pairs)."""
+    _check_result(algo, backend, raw)
+    return _wrap(algo, raw, inputs, args)
 
 
 def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:

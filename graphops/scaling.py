@@ -119,7 +119,11 @@ def _machine(device: str = "gpu") -> dict[str, Any]:
     import cupy as cp
 
     n = cp.cuda.runtime.getDeviceCount()
-    return {"gpus": n, "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cpus": os.cpu_count()}
+    return {"gpus": n, "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cpus": os.cpu_count(),
+            "protocol": PROTOCOL}
+
+
+PROTOCOL = "tcp"  # --protocol: how GPU workers and this process move data (ucx: NVLink / CUDA IPC)
 
 
 def _cluster(k: int, device: str = "gpu") -> Any:
@@ -132,7 +136,8 @@ def _cluster(k: int, device: str = "gpu") -> Any:
                             dashboard_address=":0", env={"CUDA_VISIBLE_DEVICES": ""})
     from dask_cuda import LocalCUDACluster
 
-    return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(k)), dashboard_address=":0")
+    return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(k)), dashboard_address=":0",
+                            protocol=PROTOCOL)
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -303,7 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="JSON of the rows, written as they come")
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu",
                     help="cpu: worker processes instead of GPUs (no cuGraph, no --big-scale), to try it anywhere")
+    ap.add_argument("--protocol", choices=["tcp", "ucx"], default="tcp",
+                    help="GPU clusters: tcp (Dask's default) or ucx (NVLink / CUDA IPC; needs distributed-ucxx)")
     args = ap.parse_args(argv)
+    global PROTOCOL
+    PROTOCOL = args.protocol
     if args.device == "gpu":
         import cupy as cp
 
@@ -328,4 +337,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run from the imported module, not from __main__: functions sent to workers (client.run,
+    # submit) are then pickled by reference, and module state such as _PEAK lives on the workers.
+    from graphops import scaling
+
+    sys.exit(scaling.main())

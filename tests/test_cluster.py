@@ -45,6 +45,10 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
     pairs = pd.DataFrame({"first": ["ann", "cy", "ed", "bob"], "second": ["cy", "bob", "ann", "ann"]})
     pd.testing.assert_frame_equal(go.run("jaccard", gn, pairs=pairs, backend="cpu", client=client),
                                   go.run("jaccard", gn, pairs=pairs, backend="cpu"))
+    pd.testing.assert_frame_equal(go.run("jaccard", gn, backend="cpu", client=client), go.run("jaccard", gn, backend="cpu"))
+    empty = go.Graph.from_edgelist(pd.DataFrame({"src": [], "dst": []}, dtype="int64"))
+    pd.testing.assert_frame_equal(go.run("jaccard", empty, backend="cpu", client=client),
+                                  go.run("jaccard", empty, backend="cpu"))
 
 
 def _messy_edges(n: int = 150, m: int = 2000, seed: int = 1) -> pd.DataFrame:
@@ -288,8 +292,16 @@ def test_cli_cluster_address(tmp_path, client):
 
 @pytest.fixture(scope="module")
 def cuda_client():
+    """A dask-cuda worker per GPU; on a host with one GPU, two plain worker processes share it
+    (dask-cuda gives a GPU one worker), so that the work is still cut in parts and gathered."""
     dask_cuda = pytest.importorskip("dask_cuda")
-    cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0")
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceCount() >= 2:
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0")
+    else:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                           env={"CUDA_VISIBLE_DEVICES": "0"})
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -308,6 +320,12 @@ def test_gpu_backends_on_a_local_cuda_cluster(cuda_client):
     kw = dict(node_kernel=KD, edge_kernel=KD, normalize=True)
     np.testing.assert_array_equal(go.run("mg_kernel", gs, backend="gpu", client=cuda_client, **kw),
                                   go.run("mg_kernel", gs, backend="gpu", **kw))
+    test, train = gs[:40], gs[40:]
+    np.testing.assert_array_equal(go.run("mg_kernel", test, train, backend="gpu", client=cuda_client, **kw),
+                                  go.run("mg_kernel", test, train, backend="gpu", **kw))
+    for args in ((gs,), (test, train)):
+        np.testing.assert_array_equal(go.run("sp_kernel", *args, backend="gpu", client=cuda_client),
+                                      go.run("sp_kernel", *args, backend="gpu"))
 
 
 @pytest.mark.rapids

@@ -41,7 +41,8 @@ A pipeline file is a YAML mapping::
       baseline: cpu             # backend whose time the others are compared with
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
                                 #   {kind: local, workers: 4} (CPU worker processes),
-                                #   {kind: local-cuda} (a worker per GPU, dask-cuda),
+                                #   {kind: local-cuda} (a worker per GPU, dask-cuda;
+                                #   protocol: ucx moves GPU data over NVLink / CUDA IPC),
                                 #   {address: tcp://host:8786} (a running scheduler)
 """
 from __future__ import annotations
@@ -92,8 +93,9 @@ class ClusterSettings(_Model):
     kind: Literal["local", "local-cuda"] | None = None
     workers: int | None = Field(None, ge=1, le=4096)
     address: str | None = Field(None, min_length=1)
+    protocol: Literal["tcp", "ucx"] | None = None
 
-    _lower_kind = field_validator("kind", mode="before")(_lower)
+    _lower_kind = field_validator("kind", "protocol", mode="before")(_lower)
 
     @model_validator(mode="after")
     def _one_way(self) -> "ClusterSettings":
@@ -102,6 +104,9 @@ class ClusterSettings(_Model):
                              "and not neither")
         if self.address is not None and self.workers is not None:
             raise ValueError("workers applies to a local cluster (kind: local), not to a running scheduler's address")
+        if self.protocol is not None and self.kind != "local-cuda":
+            raise ValueError("protocol applies to a local GPU cluster (kind: local-cuda); a running scheduler's "
+                             "address names its own (ucx://host:8786), CPU workers use tcp")
         return self
 
 

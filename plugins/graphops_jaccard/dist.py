@@ -1,8 +1,8 @@
 """jaccard on a Dask cluster (:mod:`graphops.cluster`).
 
 * A :class:`Graph`: the pairs cut into ranges of about equal work (d_u + d_v + 1 per pair), each
-  range scored by the chosen backend on a worker that holds the whole graph, the frames put
-  back together in pair order.
+  range scored by the chosen backend on a worker that holds the whole graph. Only the
+  coefficients come back; the frame is made here, beside the pairs this process holds.
 * A :class:`~graphops.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker; the distinct edges living in slice ``s`` get their shared counts
   ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
@@ -18,7 +19,9 @@ from graphops.daskgraph import DaskGraph, add_up, column_slices, in_input_order
 from graphops.device import Device, device_of, to_device
 from graphops.errors import InputError
 from graphops.frames import new_frame
-from graphops.pairs import Pairs
+from graphops.pairs import PairIndex, Pairs
+
+from .common import result
 
 __all__ = ["split"]
 
@@ -38,20 +41,32 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distr
     index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
     deg = graph.device.xp.diff(graph.csr().indptr)
     work = deg[index.first] + deg[index.second] + 1.0  # cut where it is (a GPU's pairs: on the GPU)
-    return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, merge)
+    return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, _Merge(index), views=(index,))
 
 
 def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
+    """On a worker: the coefficients of a range of the pairs (the client has the pairs)."""
     from graphops.dispatch import execute
     from graphops.registry import get_registry
 
     lo, hi = select
     algo = get_registry().algorithm("jaccard")
-    return execute(algo, {"graph": inputs["graph"], "pairs": _pairs(inputs).slice(lo, hi)}, backend, params).result
+    out = execute(algo, {"graph": inputs["graph"], "pairs": _pairs(inputs).slice(lo, hi)}, backend, params).result
+    return out["jaccard_coeff"].values
 
 
-def merge(values: list[Any]) -> Any:
-    return device_of(values[0]).xdf.concat(values, ignore_index=True)
+@dataclass(frozen=True)
+class _Merge:
+    """The parts' coefficients in pair order beside the pairs the client already holds: only
+    4 or 8 bytes a pair come back from the workers, not the pair columns."""
+
+    index: PairIndex
+
+    def __call__(self, values: list[Any]) -> dict[str, Any]:
+        home = device_of(self.index.first)
+        xp = home.xp
+        coeff = xp.concatenate([to_device(v, home) for v in values]) if values else xp.empty(0, xp.float64)
+        return result(self.index, coeff)  # (no pairs, no parts: every backend gives float64)
 
 
 def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, workers: int,
