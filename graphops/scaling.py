@@ -28,6 +28,7 @@ import time
 from typing import Any, Callable
 
 import graphops as go
+from graphops.cluster import cuda_protocol
 
 _PEAK: dict[str, Any] = {}
 
@@ -123,7 +124,7 @@ def _machine(device: str = "gpu") -> dict[str, Any]:
             "protocol": PROTOCOL}
 
 
-PROTOCOL = "tcp"  # --protocol: how GPU workers and this process move data (ucx: NVLink / CUDA IPC)
+PROTOCOL = "tcp"  # --protocol: how GPU workers and this process move data (graphops.cluster.cuda_protocol)
 
 
 def _cluster(k: int, device: str = "gpu") -> Any:
@@ -308,11 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="JSON of the rows, written as they come")
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu",
                     help="cpu: worker processes instead of GPUs (no cuGraph, no --big-scale), to try it anywhere")
-    ap.add_argument("--protocol", choices=["tcp", "ucx"], default="tcp",
-                    help="GPU clusters: tcp (Dask's default) or ucx (NVLink / CUDA IPC; needs distributed-ucxx)")
+    ap.add_argument("--protocol", choices=["auto", "tcp", "ucx"], default="auto",
+                    help="GPU clusters: ucx (NVLink / CUDA IPC; auto: when distributed-ucxx is installed) or tcp")
     args = ap.parse_args(argv)
     global PROTOCOL
-    PROTOCOL = args.protocol
+    PROTOCOL = cuda_protocol(args.protocol)
     if args.device == "gpu":
         import cupy as cp
 

@@ -270,6 +270,8 @@ def test_pipeline_cluster_section(tmp_path):
     ("{kind: local, address: 'tcp://h:8786'}", "either kind"),
     ("{address: 'tcp://h:8786', workers: 3}", "workers applies to a local cluster"),
     ("{kind: slurm}", "local-cuda"),
+    ("{kind: local, protocol: ucx}", "protocol applies to a local GPU cluster"),
+    ("{kind: local-cuda, protocol: nvlink}", "'auto', 'tcp' or 'ucx'"),
 ])
 def test_pipeline_cluster_section_errors(tmp_path, section, message):
     from graphops.errors import ConfigError
@@ -278,6 +280,18 @@ def test_pipeline_cluster_section_errors(tmp_path, section, message):
     (tmp_path / "p.yaml").write_text(PIPELINE.replace("{kind: local, workers: 2}", section))
     with pytest.raises(ConfigError, match=message):
         load_pipeline(tmp_path / "p.yaml")
+
+
+def test_cuda_protocol(monkeypatch):
+    """ucx where distributed-ucxx is installed, unless tcp is asked; what is asked is kept."""
+    import importlib.util
+
+    from graphops.cluster import cuda_protocol
+
+    for installed, auto in ((True, "ucx"), (False, "tcp")):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, ok=installed: object() if ok else None)
+        assert cuda_protocol() == cuda_protocol("auto") == auto
+        assert cuda_protocol("tcp") == "tcp" and cuda_protocol("ucx") == "ucx"
 
 
 def test_cli_cluster_address(tmp_path, client):

@@ -41,8 +41,9 @@ A pipeline file is a YAML mapping::
       baseline: cpu             # backend whose time the others are compared with
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
                                 #   {kind: local, workers: 4} (CPU worker processes),
-                                #   {kind: local-cuda} (a worker per GPU, dask-cuda;
-                                #   protocol: ucx moves GPU data over NVLink / CUDA IPC),
+                                #   {kind: local-cuda} (a worker per GPU, dask-cuda; protocol:
+                                #   auto (ucx when distributed-ucxx is installed: GPU data
+                                #   over NVLink / CUDA IPC) | ucx | tcp),
                                 #   {address: tcp://host:8786} (a running scheduler)
 """
 from __future__ import annotations
@@ -93,7 +94,7 @@ class ClusterSettings(_Model):
     kind: Literal["local", "local-cuda"] | None = None
     workers: int | None = Field(None, ge=1, le=4096)
     address: str | None = Field(None, min_length=1)
-    protocol: Literal["tcp", "ucx"] | None = None
+    protocol: Literal["auto", "tcp", "ucx"] | None = None
 
     _lower_kind = field_validator("kind", "protocol", mode="before")(_lower)
 
