@@ -27,13 +27,14 @@ as one process's result.
 from __future__ import annotations
 
 import operator
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from .device import Device, device_of
 from .errors import InputError
 
-__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "add_up"]
+__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "frame_on", "add_up"]
 
 # A row's position: its partition's number in the high bits, its row in the partition below.
 _ROW_BITS = 40
@@ -109,8 +110,22 @@ class Slices:
     offsets: Any          # future: rows of distinct edges before each input partition (n_parts + 1)
 
 
+_KEPT: "weakref.WeakKeyDictionary[DaskGraph, dict[tuple[str, int], Slices]]" = weakref.WeakKeyDictionary()
+
+
 def column_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
-    """Cut ``graph`` into ``k`` column slices held by ``client``'s workers."""
+    """``graph`` cut into ``k`` column slices held by ``client``'s workers: built once, then kept
+    on the workers for the next call while the graph object lives (``del graph`` frees them; a
+    worker lost meanwhile has its share rebuilt by Dask)."""
+    kept = _KEPT.setdefault(graph, {})
+    sl = kept.get((client.id, k))
+    futures = [] if sl is None else [sl.ids, sl.degrees, sl.offsets, *sl.adjacency, *sl.edges, *sl.positions]
+    if sl is None or any(f.status not in ("pending", "finished") for f in futures):
+        sl = kept[(client.id, k)] = _build_slices(client, graph, k)
+    return sl
+
+
+def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     parts = client.compute(graph.edges.to_delayed())
     sub = client.submit
     arrays = [sub(_part_arrays, p, graph.src, graph.dst, pure=False) for p in parts]
@@ -136,10 +151,11 @@ def in_input_order(slices: Slices, values: list[Any], meta: Any) -> tuple[list[A
     out = [sub(_origin_frame, j, slices.offsets, *[sub(operator.getitem, c, j, pure=False) for c in cut],
                pure=False)
            for j in range(p)]
-    return out, _frame_on(out, meta)
+    return out, frame_on(out, meta)
 
 
-def _frame_on(futures: list[Any], meta: Any) -> Any:
+def frame_on(futures: list[Any], meta: Any) -> Any:
+    """A Dask frame whose partitions are ``futures`` (frames like ``meta``), nothing gathered."""
     import dask
     import dask.dataframe as dd
 

@@ -121,10 +121,14 @@ class Pairs:
                                       home.ids)
         return views[device]
 
-    def _resolve(self, graph: Any) -> PairIndex:
+    def require_rows(self) -> None:
+        """An empty pairs input is an error (a call with nothing to score is a mistake upstream)."""
         if len(self) == 0:
             raise InputError(f"the {self.what} is empty: give at least one (first, second) row, or leave "
                              f"pairs out to score every edge of the graph")
+
+    def _resolve(self, graph: Any) -> PairIndex:
+        self.require_rows()
         first, second = (self._internal(graph, ids) for ids in (self.first, self.second))
         same_family = all(device_of(c) is graph.device for c in (self.first, self.second))
         return PairIndex(first, second, self._digest or _digest(first, second),
@@ -135,13 +139,17 @@ class Pairs:
         if hasattr(ids, "str"):
             ids = to_family(ids.to_frame(), graph.device).iloc[:, 0]
         pos, unknown = graph.ids.lookup(ids)
-        if bool(unknown.any()):
-            xp = device_of(pos).xp
-            bad = xp.flatnonzero(unknown)
-            shown = ", ".join(repr(v) for v in plain_values(ids, bad[:5]))
-            raise InputError(f"the {self.what} names {len(bad)} vertex id(s) that are not in the graph "
-                             f"(e.g. {shown}); drop those rows or add the vertices to the graph")
+        check_known(ids, unknown, self.what)
         return pos
+
+
+def check_known(ids: Any, unknown: Any, what: str) -> None:
+    """Raise, naming a few of them, when any of ``ids`` is ``unknown`` (a mask) to the graph."""
+    if bool(unknown.any()):
+        bad = device_of(unknown).xp.flatnonzero(unknown)
+        shown = ", ".join(repr(v) for v in plain_values(ids, bad[:5]))
+        raise InputError(f"the {what} names {len(bad)} vertex id(s) that are not in the graph "
+                         f"(e.g. {shown}); drop those rows or add the vertices to the graph")
 
 
 def _digest(first: Any, second: Any) -> str:

@@ -77,6 +77,29 @@ def test_jaccard_on_a_dask_edge_frame_equals_one_process(client, directed):
     assert set(out.details["workers"]) == set(client.scheduler_info()["workers"])
 
 
+def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
+    """Explicit pairs (edges, non-edges, repeats, self-pairs; NumPy or another dtype's ids) on
+    column slices: a one-partition Dask frame equal to one process's result; the slices are
+    built once per graph and client."""
+    dd = pytest.importorskip("dask.dataframe")
+    from graphops import daskgraph
+
+    df = _messy_edges()
+    g = go.Graph.from_edgelist(df)
+    dg = go.Graph.from_edgelist(dd.from_pandas(df, npartitions=4))
+    rng = np.random.default_rng(5)
+    ids = np.unique(df.to_numpy())
+    pairs = pd.DataFrame({"first": rng.choice(ids, 300), "second": rng.choice(ids, 300)})
+    pairs.iloc[:40] = df.iloc[:40].to_numpy()
+    pairs.iloc[40:45, 1] = pairs.iloc[40:45, 0]
+    for given in (pairs, pairs.astype("int32")):
+        out = go.run("jaccard", dg, pairs=given, backend="cpu", client=client)
+        assert type(out).__module__.split(".")[0] == "dask" and out.npartitions == 1
+        pd.testing.assert_frame_equal(out.compute(), go.run("jaccard", g, pairs=given, backend="cpu"))
+    assert len(daskgraph._KEPT[dg]) == 1
+    pd.testing.assert_frame_equal(go.run("jaccard", dg, client=client).compute(), go.run("jaccard", g, backend="cpu"))
+
+
 def test_column_slices_hold_a_share_of_the_graph_each(client):
     """Each worker's slice holds about 1/k of the adjacency entries, and together exactly the
     set adjacency of one process."""
@@ -101,8 +124,12 @@ def test_dask_edge_frame_errors(client):
     dg = go.Graph.from_edgelist(ddf)
     with pytest.raises(InputError, match="pass client="):
         go.run("jaccard", dg)
-    with pytest.raises(InputError, match="explicit pairs"):
-        go.run("jaccard", dg, pairs=df.iloc[:3], client=client)
+    with pytest.raises(InputError, match=r"names 1 vertex id\(s\) that are not in the graph \(e.g. 5\)"):
+        go.run("jaccard", dg, pairs=pd.DataFrame({"first": [1000, 5], "second": [1007, 1000]}), client=client)
+    with pytest.raises(InputError, match="integer vertex ids"):
+        go.run("jaccard", dg, pairs=pd.DataFrame({"first": ["a"], "second": ["b"]}), client=client)
+    with pytest.raises(InputError, match="is empty"):
+        go.run("jaccard", dg, pairs=df.iloc[:0], client=client)
     with pytest.raises(InputError, match="describe does not run on a Dask cluster"):
         go.run("describe", dg, client=client)
     with pytest.raises(go.errors.InputTypeError, match="cannot be a Dask frame"):
@@ -140,40 +167,70 @@ def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kern
                                   go.run("sp_kernel", gs[:9], gs[9:], backend="cpu", **kw))
 
 
-def test_ctrl_c_cancels_the_tasks():
-    """Ctrl-C while the parts run: KeyboardInterrupt here, the cluster drops the call's tasks, and
-    the parts already running stop at their next chunk boundary (Dask does not stop a running
-    task itself); a cluster of its own."""
+def _interrupt(client, call, task_prefix: str) -> None:
+    """Ctrl-C one second into ``call()``: KeyboardInterrupt here, the cluster drops the call's
+    tasks (names starting with ``task_prefix``), and the parts already running stop at their
+    next chunk boundary (Dask does not stop a running task itself): every worker, one thread
+    each, is free within seconds."""
     import signal
 
+    def ours(dask_scheduler) -> int:
+        return sum(str(key).startswith(task_prefix) for key in dask_scheduler.tasks)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            call()
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    stopped = time.monotonic()
+    deadline = stopped + 10
+    while client.run_on_scheduler(ours) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.run_on_scheduler(ours) == 0
+    for worker in client.scheduler_info()["workers"]:
+        client.submit(int, 1, workers=[worker], pure=False).result(timeout=30)
+    assert time.monotonic() - stopped < 5, "a running part went on after Ctrl-C"
+
+
+def _two_cpu_workers():
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                    env={"CUDA_VISIBLE_DEVICES": ""})
+
+
+def test_ctrl_c_cancels_the_tasks():
+    """Ctrl-C while a Gram matrix's row parts run (:func:`_interrupt`); a cluster of its own."""
     from graphops.generate import gnp_set
 
     gs = gnp_set({60: 400}, p=0.5, seed=1)  # minutes of work on two CPU workers
     kw = dict(node_kernel={"gaussian": {"gamma": 0.5}}, length_kernel={"gaussian": {"gamma": 1.0}},
               path="fcsp", fcsp_form="walk")
-    def ours(dask_scheduler) -> int:
-        return sum(str(key).startswith("_run_part") for key in dask_scheduler.tasks)
+    with _two_cpu_workers() as cl, distributed.Client(cl) as client:
+        _interrupt(client, lambda: go.run("sp_kernel", gs, backend="cpu", client=client, **kw), "_run_part")
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as client:
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-        try:
-            timer.start()
-            with pytest.raises(KeyboardInterrupt):
-                go.run("sp_kernel", gs, backend="cpu", client=client, **kw)
-        finally:
-            timer.cancel()
-            signal.signal(signal.SIGINT, previous)
-        stopped = time.monotonic()
-        deadline = stopped + 10
-        while client.run_on_scheduler(ours) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert client.run_on_scheduler(ours) == 0
-        # the parts that were running stopped at a chunk boundary: each worker (one thread) is free
-        for worker in client.scheduler_info()["workers"]:
-            client.submit(int, 1, workers=[worker], pure=False).result(timeout=30)
-        assert time.monotonic() - stopped < 5, "a running part went on after Ctrl-C"
+
+def test_ctrl_c_stops_the_slice_counts():
+    """Ctrl-C while jaccard's shared-neighbour counts run on the column slices of a Dask edge
+    frame (the complete graph K_4000: 8 M edges, each pair's lists 4,000 long; each count task
+    runs over ten seconds on a CPU worker). The slices, kept for the next call, are built first."""
+    dd = pytest.importorskip("dask.dataframe")
+    from distributed import wait
+
+    from graphops.daskgraph import column_slices, frame_on
+
+    s, d = np.triu_indices(4000, 1)
+    edges = pd.DataFrame({"src": s, "dst": d})
+    small = go.Graph.from_edgelist(dd.from_pandas(_messy_edges(30, 60), npartitions=2))
+    with _two_cpu_workers() as cl, distributed.Client(cl) as client:
+        parts = client.scatter([edges.iloc[k::4] for k in range(4)])  # partitions on the workers, as users load them
+        dg = go.Graph.from_edgelist(frame_on(parts, edges.iloc[:0]))
+        go.run("jaccard", small, backend="cpu", client=client).compute()  # the count kernels compiled
+        sl = column_slices(client, dg, 2)
+        wait([*sl.adjacency, *sl.edges, *sl.positions, sl.degrees, sl.offsets])
+        _interrupt(client, lambda: go.run("jaccard", dg, backend="cpu", client=client), "stoppable")
 
 
 def test_clear_errors_before_any_work(client):
@@ -356,6 +413,13 @@ def test_dask_cudf_edge_frame_on_a_local_cuda_cluster(cuda_client):
         assert out.backend == "gpu" and type(got).__module__.split(".")[0] == "cudf"
         ref = go.run("jaccard", go.Graph.from_edgelist(edges), backend="gpu")
         pd.testing.assert_frame_equal(got.to_pandas(), ref.to_pandas())
+        pairs = edges.iloc[::3].rename(columns={"src": "first", "dst": "second"}).reset_index(drop=True)
+        pairs["second"] = pairs["second"].iloc[::-1].to_numpy()  # mostly non-edges
+        for given in (pairs, pairs.to_pandas()):
+            got = go.run("jaccard", dg, pairs=given, client=cuda_client).compute()
+            ref = go.run("jaccard", go.Graph.from_edgelist(edges), pairs=given, backend="gpu")
+            assert type(got).__module__.split(".")[0] == "cudf"
+            pd.testing.assert_frame_equal(got.to_pandas(), ref.to_pandas())
 
 
 def cudf_of(frame: pd.DataFrame):

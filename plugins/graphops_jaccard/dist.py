@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
-from graphops.daskgraph import DaskGraph, add_up, column_slices, in_input_order
+from graphops.daskgraph import DaskGraph, add_up, column_slices, frame_on, in_input_order
 from graphops.device import Device, device_of, to_device
 from graphops.errors import InputError
 from graphops.frames import new_frame
@@ -34,9 +34,12 @@ def _pairs(inputs: Mapping[str, Any]) -> Pairs:
 def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distributed:
     graph = inputs["graph"]
     if isinstance(graph, DaskGraph):
-        if inputs.get("pairs") is not None:
-            raise InputError("jaccard on a graph given as a Dask edge frame scores its edges; explicit pairs "
-                             "are not taken there yet. Leave pairs out, or build a Graph from the computed frame")
+        pairs = inputs.get("pairs")
+        if pairs is not None:
+            pairs.require_rows()
+            if any(hasattr(c, "str") for c in (pairs.first, pairs.second)):
+                raise InputError("the pairs name vertices by strings; a graph on a Dask edge frame has integer "
+                                 "vertex ids. Give the pairs as those integers")
         return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
     deg = graph.device.xp.diff(graph.csr().indptr)
@@ -78,17 +81,71 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     graph = inputs["graph"]
     sl = column_slices(client, graph, workers)
     sub = client.submit
+    if inputs.get("pairs") is not None:
+        return _given_pairs(client, sl, inputs["pairs"], backend, stop)
     scored = []
     for s in range(workers):
         counts = [sub(stoppable, stop, _shared, sl.adjacency[t], sl.edges[s], backend, pure=False)
                   for t in range(workers)]
         scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, sl.ids, graph.device, *counts,
                           pure=False))
-    xp = graph.device.xp
-    empty = xp.zeros(0, xp.int64)
-    meta = new_frame(graph.device, {"first": empty, "second": empty, "jaccard_coeff": xp.zeros(0, xp.float64)})
-    futures, frame = in_input_order(sl, scored, meta)
+    futures, frame = in_input_order(sl, scored, _meta(graph.device))
     return futures, lambda: frame
+
+
+def _meta(device: Device) -> Any:
+    xp = device.xp
+    empty = xp.zeros(0, xp.int64)
+    return new_frame(device, {"first": empty, "second": empty, "jaccard_coeff": xp.zeros(0, xp.float64)})
+
+
+def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) -> tuple[list, Any]:
+    """Explicit pairs on column slices: the pairs go to every slice's worker, each counts their
+    shared neighbours within its slice, the counts are summed; one partition, in pair order."""
+    sub = client.submit
+    home = sl.graph.device
+    sent = client.scatter(pairs, broadcast=True, hash=False)
+    index = sub(_pair_index, sent, sl.ids, pure=False)
+    counts = [sub(stoppable, stop, _shared, adjacency, index, backend, pure=False) for adjacency in sl.adjacency]
+    out = sub(_score_pairs, sent, index, sl.degrees, sl.ids, home, *counts, pure=False)
+    frame = frame_on([out], _meta(home))
+    return [out], lambda: frame
+
+
+def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
+    """On a worker: the pairs as indices into the sorted distinct ids (unknown ids: the error of
+    one process)."""
+    from graphops.pairs import check_known
+
+    device = device_of(ids)
+    xp = device.xp
+    out = []
+    for col in (pairs.first, pairs.second):
+        a = to_device(col, device).astype(xp.int64)
+        pos = xp.searchsorted(ids, a)
+        unknown = (a != ids[xp.minimum(pos, len(ids) - 1)]) if len(ids) else xp.ones(len(a), dtype=bool)
+        check_known(col, unknown, pairs.what)
+        out.append(pos)
+    return out[0], out[1]
+
+
+def _coefficients(c: Any, deg: Any, first: Any, second: Any) -> Any:
+    """J from summed shared counts, as the kernels form it: shared / union, or 0."""
+    xp = device_of(c).xp
+    union = (deg[first] + deg[second]).astype(xp.float64) - c
+    empty = union == 0
+    return xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))
+
+
+def _score_pairs(pairs: Pairs, index: tuple[Any, Any], degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
+    """On a worker: the pairs with J, by the caller's ids (its own arrays when of the graph's family)."""
+    device = device_of(counts[0])
+    c = add_up(*(to_device(x, device) for x in counts))
+    first, second = (to_device(a, device) for a in index)
+    coeff = _coefficients(c, to_device(degrees, device), first, second)
+    ids = to_device(ids, device)
+    named = [col if device_of(col) is home else ids[i] for col, i in zip((pairs.first, pairs.second), (first, second))]
+    return new_frame(home, {"first": named[0], "second": named[1], "jaccard_coeff": coeff})
 
 
 def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) -> Any:
@@ -110,13 +167,9 @@ def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) ->
 def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
     """On a worker: the slice's edges as original ids with J and their input positions."""
     device = device_of(counts[0])
-    xp = device.xp
     c = add_up(*(to_device(x, device) for x in counts))
     first, second = (to_device(a, device) for a in edges)
     pos = to_device(positions, device)
-    deg = to_device(degrees, device)
-    union = (deg[first] + deg[second]).astype(xp.float64) - c
-    empty = union == 0
-    coeff = xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))  # as the kernels: shared / union, or 0
+    coeff = _coefficients(c, to_device(degrees, device), first, second)
     ids = to_device(ids, device)
     return new_frame(home, {"first": ids[first], "second": ids[second], "jaccard_coeff": coeff, "position": pos})
