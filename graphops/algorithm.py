@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["Algorithm", "Backend", "Command", "Input", "Reader", "Params", "Result", "load_target",
            "INPUT_KINDS"]
 
-INPUT_KINDS = ("graph", "graphset", "pairs")  # pairs: vertex pairs of the first input
+# pairs: vertex pairs of the first input; daskgraph: a graph on a Dask edge frame (graphops.daskgraph),
+# taken by algorithms whose split runs on column slices
+INPUT_KINDS = ("graph", "graphset", "pairs", "daskgraph")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 

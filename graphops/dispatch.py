@@ -100,7 +100,7 @@ def execute_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str,
 
 
 def _kind_names(kinds: Sequence[str]) -> str:
-    names = {"graph": "Graph", "graphset": "GraphSet", "pairs": "frame of vertex pairs"}
+    names = {"graph": "Graph", "graphset": "GraphSet", "pairs": "frame of vertex pairs", "daskgraph": "DaskGraph"}
     return " or ".join(names[k] for k in kinds)
 
 
@@ -125,12 +125,16 @@ def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any]
 
 def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
     kind = _KIND.get(type(obj))
-    if kind == "daskgraph" and "graph" in slot.kinds and "pairs" not in slot.kinds:
+    if kind == "daskgraph" and kind in slot.kinds:
         return obj
     if kind == "daskgraph" or is_dask_frame(obj):
+        from .registry import get_registry
+
+        takers = sorted(a.name for a in get_registry().algorithms.values()
+                        if any("daskgraph" in s.kinds for s in a.inputs))
         raise InputTypeError(f"{algo.name}: input {slot.name!r} cannot be a Dask frame or DaskGraph; a Dask edge "
                              f"frame is a graph input (graphops.Graph.from_edgelist(ddf)) of algorithms that run "
-                             f"on column slices (jaccard), or compute() it first")
+                             f"on column slices ({', '.join(takers) or 'none installed'}), or compute() it first")
     if "pairs" in slot.kinds and kind != "graphset":
         return as_pairs(obj)
     if kind not in slot.kinds:

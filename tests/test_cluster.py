@@ -130,7 +130,7 @@ def test_dask_edge_frame_errors(client):
         go.run("jaccard", dg, pairs=pd.DataFrame({"first": ["a"], "second": ["b"]}), client=client)
     with pytest.raises(InputError, match="is empty"):
         go.run("jaccard", dg, pairs=df.iloc[:0], client=client)
-    with pytest.raises(InputError, match="describe does not run on a Dask cluster"):
+    with pytest.raises(go.errors.InputTypeError, match=r"describe: input 'graph' cannot be a Dask frame.*\(jaccard\)"):
         go.run("describe", dg, client=client)
     with pytest.raises(go.errors.InputTypeError, match="cannot be a Dask frame"):
         go.run("jaccard", go.Graph.from_edgelist(df), pairs=ddf, client=client)

@@ -13,7 +13,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
     return [Algorithm(
         name="jaccard",
         params=JaccardParams,
-        inputs=(Input("graph", kinds=("graph",)),
+        inputs=(Input("graph", kinds=("graph", "daskgraph")),
                 Input("pairs", kinds=("pairs",), required=False, default="edges")),
         backends={
             "cpu": "graphops_jaccard.cpu:run",
