@@ -26,15 +26,20 @@ as one process's result.
 """
 from __future__ import annotations
 
+import glob
 import operator
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .device import Device, device_of
 from .errors import InputError
 
-__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "frame_on", "add_up"]
+__all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "frame_on", "add_up",
+           "read_edge_files", "edge_files", "PARTITIONED_FORMATS"]
+
+PARTITIONED_FORMATS = ("parquet", "csv")
 
 # A row's position: its partition's number in the high bits, its row in the partition below.
 _ROW_BITS = 40
@@ -92,6 +97,44 @@ class DaskGraph:
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return f"DaskGraph({kind}, {self.npartitions} partition(s) of {self.device.value} frames)"
+
+
+def edge_files(path: Path, format: str) -> list[Path]:
+    """The files a partitioned source names: a folder's ``*.<format>`` files, or those matching a
+    pattern (``edges/*.parquet``), or the one file; sorted (the partitions' order)."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.glob(f"*.{format}") if p.is_file())
+    return sorted(Path(p) for p in glob.glob(str(path)) if Path(p).is_file())
+
+
+def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None, columns: Any = None,
+                    header: Any = "auto", directed: bool = False, device: str = "cpu") -> DaskGraph:
+    """Edge files read as a Dask frame, one partition per file or row group at least (nothing is
+    read here: the workers read them), as a :class:`DaskGraph`. ``device="gpu"`` reads with
+    dask-cuDF. Text files: ``header`` as for one file (decided on the first file), ``columns``
+    name the columns of files without a header row."""
+    from .device import require
+    from .textio import _header, _Layout, resolve_column
+
+    files = [str(f) for f in edge_files(path, format)]
+    if not files:
+        raise InputError(f"no {format} file matches {str(path)!r}")
+    dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
+    if format == "parquet":
+        ddf = dd.read_parquet(files)
+    else:
+        layout = _Layout(Path(files[0]))
+        if layout.sep not in (",", "\t"):
+            raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
+                             f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
+        has_header = _header(layout, header, {"src": src, "dst": dst}, columns)
+        ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None,
+                          names=list(columns) if columns else None, comment=layout.comment)
+        ddf.columns = [str(c) for c in ddf.columns]
+    s = resolve_column(ddf, src, 0, "src")
+    d = resolve_column(ddf, dst, 1, "dst")
+    return DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
 
 
 @dataclass

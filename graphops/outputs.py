@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -64,6 +65,27 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary folder next to ``path``; on success it takes ``path``'s place (a file or
+    folder there before is removed only after the new folder is in place)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    old = None
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        if path.exists() or path.is_symlink():
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old")) / "x"
+            os.replace(path, old)
+        os.replace(tmp, path)
+    finally:
+        for left in (tmp, old.parent if old is not None else None):
+            if left is not None and left.exists():
+                shutil.rmtree(left, ignore_errors=True)
+
+
 def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None) -> Path:
     """Write a frame (.parquet/.csv) or array (.npy/.csv/.npz; several arrays: .npz) atomically, or through one of the
     algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path."""
@@ -77,6 +99,12 @@ def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str
     if suffix not in allowed:
         kind = ("several arrays" if isinstance(result, tuple) else "a frame" if is_frame else "an array")
         raise InputError(f"cannot write {kind} to {str(path)!r}; use one of {', '.join(allowed)}")
+    from .daskgraph import is_dask_frame
+
+    if is_dask_frame(result) and suffix == ".parquet":
+        with atomic_folder(path) as tmp:  # a folder of parquet files, one per partition, written by the workers
+            result.to_parquet(str(tmp), write_index=False)
+        return path
     with atomic_path(path) as tmp:
         if suffix in writers:
             from .algorithm import load_target
@@ -90,7 +118,11 @@ def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str
 
 
 def _write_frame(frame: Any, tmp: Path, suffix: str) -> None:
-    if suffix == ".parquet":
+    from .daskgraph import is_dask_frame
+
+    if is_dask_frame(frame):  # .csv: one file, the partitions appended in order
+        frame.to_csv(str(tmp), single_file=True, index=False)
+    elif suffix == ".parquet":
         frame.to_parquet(tmp, index=False)
     else:
         frame.to_csv(tmp, index=False)

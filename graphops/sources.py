@@ -146,6 +146,7 @@ class GraphSource(_Model):
     directed: bool | None = None
     dedupe: bool | None = None
     device: Literal["auto", "cpu", "gpu"] = "cpu"
+    partitioned: bool = False  # path is files read by a Dask cluster (a DaskGraph), never in one place
 
     _lower_device = field_validator("device", mode="before")(_lower)
 
@@ -157,6 +158,15 @@ class GraphSource(_Model):
                              "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
         if self.nodes is not None and self.path is None:
             raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
+        if self.partitioned:
+            if self.path is None:
+                raise ValueError("partitioned: true reads edge files with Dask; give path: a file pattern "
+                                 "(edges/*.parquet) or a folder of parquet files")
+            unfit = [k for k, v in (("nodes", self.nodes), ("weight", self.weight), ("dedupe", self.dedupe))
+                     if v is not None] + (["ids: string"] if self.ids == "string" else [])
+            if unfit:
+                raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
+                                 f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
         return self
 
     @property
@@ -215,14 +225,18 @@ class Sources:
         if src.format:
             return src.format
         path = self.path(name)
+        if src.partitioned and path.is_dir():
+            return "parquet"
         if path.is_dir():
             return "tu"
         reader = self.registry.reader_for_suffix(path.suffix)
         return reader.name if reader else ""
 
     def kind(self, name: str) -> str:
-        """``graph`` or ``graphset``."""
+        """``graph``, ``graphset`` or ``daskgraph`` (partitioned edge files)."""
         src = self.sources[name]
+        if src.partitioned:
+            return "daskgraph"
         if src.generate is not None:
             return "graphset" if src.generate.kind == "gnp_set" else "graph"
         if src.dataset is not None:
@@ -262,6 +276,9 @@ class Sources:
         path = self.path(name)
         if path is None:
             return
+        if src.partitioned:
+            yield from self._partitioned_problems(name, src, path)
+            return
         if not path.exists():
             yield "path", f"File not found: {src.path!r} (resolved to {str(path)!r})"
             return
@@ -271,6 +288,18 @@ class Sources:
         if src.nodes is not None and not (self.base / src.nodes).is_file():
             yield "nodes", f"File not found: {src.nodes!r} (resolved to {str(self.base / src.nodes)!r})"
         yield from self._format_problems(name, src, path)
+
+    def _partitioned_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
+        from .daskgraph import PARTITIONED_FORMATS, edge_files
+
+        fmt = self.format(name)
+        if fmt not in PARTITIONED_FORMATS:
+            yield "format", (f"partitioned edge files are read as {' or '.join(PARTITIONED_FORMATS)}; "
+                             f"{src.path!r} is {fmt or 'of an unknown format'}. Name files *.parquet or *.csv, "
+                             f"or set format: to one of {choices(PARTITIONED_FORMATS)}")
+        elif not edge_files(path, fmt):
+            yield "path", (f"No {fmt} file matches {src.path!r} (resolved to {str(path)!r}); give a pattern "
+                           f"such as edges/*.{fmt} or a folder of parquet files")
 
     def _format_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
         formats = ["tu", *self.registry.readers]
@@ -333,6 +362,12 @@ class Sources:
             return getattr(generate, kind)(**spec).to(device)
         if src.dataset is not None:
             return datasets.load(src.dataset, device=device, **_read_options(src))
+        if src.partitioned:
+            from .daskgraph import read_edge_files
+
+            return read_edge_files(self.path(name), self.format(name), src=src.src, dst=src.dst,
+                                   columns=src.columns, header=src.header, directed=bool(src.directed),
+                                   device=device)
         if self.format(name) == "tu":
             from .tu import read_tu
 

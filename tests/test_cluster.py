@@ -2,6 +2,7 @@
 as one process, bit for bit, also when a worker dies mid-run; errors come before any work."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -321,6 +322,82 @@ def test_pipeline_cluster_section(tmp_path):
     assert "not on the cluster" in stats.reason
     got = pd.read_parquet(tmp_path / "o" / "scores.parquet")
     pd.testing.assert_frame_equal(got, go.run("jaccard", rmat(9, 8, seed=5), backend="cpu"), check_dtype=False)
+
+
+PARTITIONED = """
+version: 1
+name: partitioned
+graphs:
+  big: {path: edges/*.parquet, partitioned: true}
+  text: {path: text, format: csv, partitioned: true, columns: [a, b], src: a, dst: b}
+steps:
+  - {id: all, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: all.parquet}
+  - {id: again, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: again.csv}
+  - {id: text, algorithm: jaccard, inputs: {graph: text}, backend: cpu, output: text.parquet}
+"""
+
+
+def test_pipeline_partitioned_graph(tmp_path, client):
+    """graphs: {big: {path: edges/*.parquet, partitioned: true}}: the files are read by the
+    workers (a DaskGraph), jaccard runs on column slices, and its result is written by them: a
+    folder of parquet files (or one CSV file), equal to one process's result on the whole file."""
+    from graphops.cli import main
+
+    df = _messy_edges()
+    (tmp_path / "edges").mkdir()
+    (tmp_path / "text").mkdir()
+    for k in range(3):
+        df.iloc[k::3].to_parquet(tmp_path / "edges" / f"part-{k}.parquet", index=False)
+        df.iloc[k::3].to_csv(tmp_path / "text" / f"part-{k}.csv", index=False, header=False)
+    (tmp_path / "p.yaml").write_text(PARTITIONED)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "all.parquet").write_text("an older output, replaced")
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "--cluster",
+                 client.scheduler.address]) == 0
+    whole = pd.concat([df.iloc[k::3] for k in range(3)], ignore_index=True)
+    ref = go.run("jaccard", go.Graph.from_edgelist(whole), backend="cpu")
+    assert (tmp_path / "o" / "all.parquet").is_dir()
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "o" / "all.parquet"), ref)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "o" / "again.csv"), ref)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "o" / "text.parquet"), ref)
+    summary = json.loads((tmp_path / "o" / "partitioned.summary.json").read_text())
+    assert summary["steps"][0]["shape"] == [len(ref), 3] and "DaskGraph" in summary["graphs"]["big"]["repr"]
+    assert not [p for p in (tmp_path / "o").iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+@pytest.mark.parametrize("change, message", [
+    (("{id: again, algorithm: jaccard", "{id: again, algorithm: describe"), "graph 'big' is a daskgraph \\(partitioned: true, "
+                                                                             "read by Dask; algorithms that take one: jaccard"),
+    (("output: all.parquet}", "output: all.parquet, plot: true}"), "plot: true draws from the whole result"),
+    (("partitioned: true}", "partitioned: true, weight: w}"), "drop weight"),
+    (("edges/*.parquet", "nothing/*.parquet"), "No parquet file matches 'nothing/\\*.parquet'"),
+    (("edges/*.parquet", "edges/*.mtx"), "read as parquet or csv"),
+])
+def test_pipeline_partitioned_errors(tmp_path, change, message):
+    from graphops.errors import ConfigError
+    from graphops.pipeline import load_pipeline
+
+    (tmp_path / "edges").mkdir()
+    (tmp_path / "text").mkdir()
+    (tmp_path / "edges" / "a.parquet").write_text("")
+    (tmp_path / "text" / "a.csv").write_text("1,2\n")
+    (tmp_path / "p.yaml").write_text(PARTITIONED.replace(*change))
+    with pytest.raises(ConfigError, match=message):
+        load_pipeline(tmp_path / "p.yaml")
+
+
+def test_pipeline_partitioned_needs_a_cluster(tmp_path):
+    from graphops.errors import ConfigError
+    from graphops.pipeline import run_pipeline
+
+    (tmp_path / "edges").mkdir()
+    (tmp_path / "text").mkdir()
+    pd.DataFrame({"src": [1], "dst": [2]}).to_parquet(tmp_path / "edges" / "a.parquet")
+    (tmp_path / "text" / "a.csv").write_text("1,2\n")
+    (tmp_path / "p.yaml").write_text(PARTITIONED)
+    with pytest.raises(ConfigError, match=r"(?s)At graphs.big\n==> At key: partitioned\n=====> a partitioned graph .*add a cluster: section"):
+        run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("section, message", [

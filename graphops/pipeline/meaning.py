@@ -111,8 +111,14 @@ def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
             accepted = slots[slot].source_kinds()
             if kind not in accepted:
                 ok = False
+                why = ""
+                if kind == "daskgraph":
+                    takers = sorted(a.name for a in loaded.registry.algorithms.values()
+                                    if any("daskgraph" in s.kinds for s in a.inputs))
+                    why = (f" (partitioned: true, read by Dask; algorithms that take one: "
+                           f"{', '.join(takers) or 'none installed'}; drop partitioned to read it whole)")
                 yield f"inputs.{slot}", (f"{algo.name} input {slot!r} takes a "
-                                         f"{' or '.join(accepted)}; graph {gname!r} is a {kind}")
+                                         f"{' or '.join(accepted)}; graph {gname!r} is a {kind}{why}")
     for name in [s.name for s in algo.inputs if s.required and s.name not in step.inputs]:
         ok = False
         yield "inputs", f"Missing input slot {name!r} of {algo.name} (slots: {choices(slots)})"
@@ -120,8 +126,9 @@ def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
 
 
 def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
-    declared = {slot: loaded.sources.declared(g) for slot, g in step.inputs.items()
-                if g in loaded.model.graphs}
+    if any(g not in loaded.model.graphs for g in step.inputs.values()):
+        return  # a graph source with problems of its own (reported there)
+    declared = {slot: loaded.sources.declared(g) for slot, g in step.inputs.items()}
     try:
         params.check_declared(**declared)
     except ValueError as exc:
@@ -139,6 +146,9 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: A
             yield "plot", f"{algo.name} draws no picture (algorithms that do: {', '.join(drawn) or 'none'})"
         elif plot_problem():
             yield "plot", plot_problem()
+        elif any(loaded.sources.kind(g) == "daskgraph" for g in step.inputs.values() if g in loaded.model.graphs):
+            yield "plot", ("plot: true draws from the whole result in one process; the result of a partitioned "
+                           "graph stays in Dask (written by the workers): drop plot")
     if step.output is None:
         return
     allowed = OUTPUT_SUFFIXES[algo.result] + tuple(algo.writers)

@@ -76,6 +76,10 @@ def step_backend(loaded: LoadedPipeline, step: Any, override: str | None) -> str
 
 
 def _shape(result: Any) -> list[int]:
+    from ..daskgraph import is_dask_frame
+
+    if is_dask_frame(result):  # rows counted on the workers
+        return [int(result.shape[0].compute()), len(result.columns)]
     return [int(x) for x in getattr(result, "shape", (len(result),))]
 
 
@@ -144,11 +148,26 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
     settings = {"address": cluster} if cluster else (loaded.model.cluster.model_dump() if loaded.model.cluster else None)
     if settings is None:
+        _need_no_cluster(loaded)
         return _run_all(loaded, backend, out, keep_going, None)
     from ..cluster import connect
 
     with connect(**settings) as client:
         return _run_all(loaded, backend, out, keep_going, client)
+
+
+def _need_no_cluster(loaded: LoadedPipeline) -> None:
+    """Partitioned graphs are read by a Dask cluster's workers: without one, say so before any step."""
+    from ..errors import ConfigError, ConfigIssue
+
+    used = {g for step in loaded.model.steps for g in step.inputs.values()}
+    issues = [ConfigIssue((f"At graphs.{name}", "At key: partitioned"),
+                          "a partitioned graph is read and scored by a Dask cluster's workers; add a cluster: "
+                          "section ({kind: local-cuda}, {kind: local, workers: 4} or {address: tcp://host:8786}) "
+                          "or run with --cluster ADDRESS, or drop partitioned: true to read the files whole")
+              for name, src in loaded.model.graphs.items() if src.partitioned and name in used]
+    if issues:
+        raise ConfigError(loaded.file, issues)
 
 
 def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool, client: Any) -> RunSummary:

@@ -28,6 +28,10 @@ A pipeline file is a YAML mapping::
         generate: {kind: grid2d, rows: 4096, cols: 4096}
       molecules:                # a GraphSet of G(n, p) graphs
         generate: {kind: gnp_set, sizes: {10: 180, 50: 76}, p: 0.5, seed: 20261121}
+      big:                      # edge files read by the cluster's workers (needs cluster:), never
+        path: edges/*.parquet   # in one place: a pattern or a folder of .parquet (or .csv) files;
+        partitioned: true       # integer ids, no weights; jaccard runs on it, its output is written
+                                # by the workers (.parquet: a folder of files, .csv: one file)
     steps:
       - id: stats               # unique, [a-z][a-z0-9_-]*
         algorithm: describe     # a registered algorithm
