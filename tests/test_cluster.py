@@ -341,6 +341,10 @@ def test_pipeline_partitioned_graph(tmp_path, client):
     """graphs: {big: {path: edges/*.parquet, partitioned: true}}: the files are read by the
     workers (a DaskGraph), jaccard runs on column slices, and its result is written by them: a
     folder of parquet files (or one CSV file), equal to one process's result on the whole file."""
+    _run_partitioned(tmp_path, client, "cpu")
+
+
+def _run_partitioned(tmp_path, client, device: str) -> None:
     from graphops.cli import main
 
     df = _messy_edges()
@@ -349,19 +353,22 @@ def test_pipeline_partitioned_graph(tmp_path, client):
     for k in range(3):
         df.iloc[k::3].to_parquet(tmp_path / "edges" / f"part-{k}.parquet", index=False)
         df.iloc[k::3].to_csv(tmp_path / "text" / f"part-{k}.csv", index=False, header=False)
-    (tmp_path / "p.yaml").write_text(PARTITIONED)
+    text = PARTITIONED.replace("partitioned: true", f"partitioned: true, device: {device}")
+    (tmp_path / "p.yaml").write_text(text.replace("backend: cpu", f"backend: {device}"))
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "all.parquet").write_text("an older output, replaced")
     assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "--cluster",
                  client.scheduler.address]) == 0
-    whole = pd.concat([df.iloc[k::3] for k in range(3)], ignore_index=True)
-    ref = go.run("jaccard", go.Graph.from_edgelist(whole), backend="cpu")
+    whole = go.Graph.from_edgelist(pd.concat([df.iloc[k::3] for k in range(3)], ignore_index=True)).to(device)
+    ref = go.run("jaccard", whole, backend=device)
+    ref = ref.to_pandas() if device == "gpu" else ref
     assert (tmp_path / "o" / "all.parquet").is_dir()
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "o" / "all.parquet"), ref)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "o" / "again.csv"), ref)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "o" / "text.parquet"), ref)
     summary = json.loads((tmp_path / "o" / "partitioned.summary.json").read_text())
     assert summary["steps"][0]["shape"] == [len(ref), 3] and "DaskGraph" in summary["graphs"]["big"]["repr"]
+    assert [step["backend"] for step in summary["steps"]] == [device] * 3
     assert not [p for p in (tmp_path / "o").iterdir() if p.name.startswith(".")]  # no temporary left
 
 
@@ -503,3 +510,9 @@ def cudf_of(frame: pd.DataFrame):
     import cudf
 
     return cudf.from_pandas(frame)
+
+
+@pytest.mark.rapids
+def test_pipeline_partitioned_graph_on_gpu_workers(tmp_path, cuda_client):
+    """The partitioned pipeline with device: gpu: dask-cuDF reads the files on the GPU workers."""
+    _run_partitioned(tmp_path, cuda_client, "gpu")
