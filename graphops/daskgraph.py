@@ -316,12 +316,10 @@ def add_up(*arrays: Any) -> Any:
 
 
 def _origins(positions: Any, parts: int) -> Any:
-    import numpy as np
-
+    """How many of a slice's edges each input partition holds (counted where they are)."""
     from .device import to_device
 
-    pos = to_device(positions, Device.CPU)
-    return np.bincount(pos >> _ROW_BITS, minlength=parts)
+    return to_device(_xp(positions).bincount(positions >> _ROW_BITS, minlength=parts), Device.CPU)
 
 
 def _offsets(parts: int, *counts: Any) -> Any:
@@ -331,14 +329,12 @@ def _offsets(parts: int, *counts: Any) -> Any:
 
 
 def _by_origin(frame: Any, parts: int) -> list[Any]:
-    """A frame with a ``position`` column cut by input partition."""
-    import numpy as np
-
-    from .device import to_device
-
-    part = to_device(frame["position"].values, Device.CPU) >> _ROW_BITS
-    order = np.argsort(part, kind="stable")
-    starts = np.searchsorted(part[order], np.arange(parts + 1), side="left")
+    """A frame with a ``position`` column cut by input partition, on its own device (the order
+    within a piece does not matter: :func:`_origin_frame` sorts by position)."""
+    part = frame["position"].values >> _ROW_BITS
+    xp = _xp(part)
+    order = xp.argsort(part)
+    starts = xp.searchsorted(part[order], xp.arange(parts + 1), side="left").tolist()
     rows = frame.iloc[order]
     return [rows.iloc[a:b] for a, b in zip(starts[:-1], starts[1:])]
 
