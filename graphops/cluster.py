@@ -244,16 +244,23 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
 
 
 # Gram matrices ---------------------------------------------------------------------------
-# K[a, b] over one set (square) or a set against another: blocks of rows, each on a worker from
-# the whole sets; raw values (normalize=False) put together, the lower triangle mirrored from
-# the upper (as one process does), then normalized here with the raw diagonals. Each pair is
-# solved by the same code on the same two graphs as in one process, so the values are equal.
+# K[a, b] over one set (square) or a set against another: blocks of rows (or of columns), each
+# on a worker from the whole sets; raw values (normalize=False) put together, the lower triangle
+# mirrored from the upper (as one process does), then normalized here with the raw diagonals.
+# Each pair is solved by the same code on the same two graphs as in one process, so the values
+# are equal.
 
 def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, second: str,
-               weight: Callable[[Any], Any]) -> Split:
+               weight: Callable[[Any], Any], cut_larger: bool = False) -> Split:
     """The :class:`Split` of a Gram-matrix algorithm ``name`` whose inputs are ``graphs`` and,
     optionally, ``second`` (the other set). A pair's work is taken as ``w_a w_b + 1``, with
-    ``w = weight(node counts)`` per graph (e.g. the node counts themselves: a product graph's size)."""
+    ``w = weight(node counts)`` per graph (e.g. the node counts themselves: a product graph's size).
+
+    A test × train matrix is cut into blocks of rows (test graphs), each against the whole
+    training set: right for an algorithm that prepares the training set once per worker and keeps
+    it. ``cut_larger`` cuts the larger set instead (blocks of columns when the training set is
+    the larger): right for one that derives each part's sets anew (sp_kernel's path features),
+    where row blocks would derive the whole training set in every part."""
     import numpy as np
 
     from .device import Device, to_device
@@ -262,11 +269,14 @@ def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, 
     w = [np.asarray(weight(np.diff(to_device(s.node_ptr, Device.CPU)).astype(np.float64)), dtype=np.float64)
          for s in (graphs, other) if s is not None]
     wa = w[0]
+    kind = "rows"
     if other is None:  # row i: the pairs (i, j >= i)
         per_row = wa * np.cumsum(wa[::-1])[::-1] + np.arange(len(wa), 0, -1)
+    elif cut_larger and len(w[1]) > len(wa):  # column j: the pairs (i, j) of every test graph i
+        kind, per_row = "cols", w[1] * wa.sum() + len(wa)
     else:
         per_row = wa * w[1].sum() + len(w[1])
-    parts = [Part(("rows", name, second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
+    parts = [Part((kind, name, second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
     if other is not None and getattr(params, "normalize", False):  # the diagonals of both sets
         for slot, ws in (("graphs", w[0]), (second, w[1])):
             parts += [Part(("diagonal", name, slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
@@ -276,17 +286,20 @@ def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, 
 
 
 def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple) -> Any:
-    """On a worker: a block of raw Gram rows, or raw diagonal entries of one set."""
+    """On a worker: a block of raw Gram rows (or columns), or raw diagonal entries of one set."""
     from .dispatch import execute
     from .registry import get_registry
 
     kind, name, slot, r0, r1 = select
     algo = get_registry().algorithm(name)
     raw = params.model_copy(update={"normalize": False})
-    if kind == "rows":
+    if kind in ("rows", "cols"):
         other = inputs.get(slot)
         graphs = inputs["graphs"]
-        both = {"graphs": graphs[r0:r1], slot: graphs[r0:] if other is None else other}
+        if kind == "cols":
+            both = {"graphs": graphs, slot: other[r0:r1]}
+        else:
+            both = {"graphs": graphs[r0:r1], slot: graphs[r0:] if other is None else other}
         return execute(algo, both, backend, raw).result
     subset = inputs[slot][r0:r1]
     if "diagonal" in type(params).model_fields:
@@ -309,7 +322,9 @@ class _GramMerge:
         K = xp.empty(self.shape, dtype=xp.float64)
         diag: dict[str, Any] = {"graphs": xp.empty(self.shape[0]), "other": xp.empty(self.shape[1])}
         for (kind, _, slot, r0, r1), v in zip(self.selects, values):
-            if kind == "rows":
+            if kind == "cols":
+                K[:, r0:r1] = v
+            elif kind == "rows":
                 if self.square:
                     K[r0:r1, r0:] = v
                 else:

@@ -61,8 +61,15 @@ FIRST_TILE_WORK = 4e10
 
 
 def _all_pairs(csr: CSR) -> tuple[Any, Any]:
-    """Distances of every graph (flattened ``n_g × n_g`` blocks) and the block offsets: a block of
-    threads per graph, in launches over ranges of graphs of about equal work."""
+    """Distances of every graph (flattened ``n_g × n_g`` blocks) and the block offsets, kept with
+    the CSR view as on the CPU (``paths.all_pairs``)."""
+    if "all_pairs" not in csr.extra:
+        csr.extra["all_pairs"] = _compute_all_pairs(csr)
+    return csr.extra["all_pairs"]
+
+
+def _compute_all_pairs(csr: CSR) -> tuple[Any, Any]:
+    """A block of threads per graph, in launches over ranges of graphs of about equal work."""
     graph_ptr = csr.graph_ptr
     sizes = cp.diff(graph_ptr)
     sq_ptr = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(sizes * sizes)])

@@ -93,7 +93,15 @@ def _floyd_warshall(indptr, indices, weights, graph_ptr, sq_ptr, out, negative, 
 
 def all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
     """Distances of every graph, flattened row-major (``n_g × n_g`` blocks), and block offsets;
-    in interruptible chunks of graphs of about equal work (n² BFS steps, n³ Floyd–Warshall)."""
+    in interruptible chunks of graphs of about equal work (n² BFS steps, n³ Floyd–Warshall).
+    Kept with the CSR view (``csr.extra``; read only): a training set's distances are computed
+    once, not again by every test set scored against it or every Dask part of a Gram matrix."""
+    if "all_pairs" not in csr.extra:
+        csr.extra["all_pairs"] = _all_pairs(csr)
+    return csr.extra["all_pairs"]
+
+
+def _all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
     graph_ptr, _ = csr.segments()
     sq_ptr = square_offsets(graph_ptr)
     out = np.empty(int(sq_ptr[-1]), np.float64)
