@@ -70,10 +70,17 @@ class Pairs:
         self._views = weakref.WeakKeyDictionary()
 
     def slice(self, lo: int, hi: int) -> "Pairs":
-        """Pairs ``lo:hi``, in order."""
+        """Pairs ``lo:hi``, in order; the index views already made for a graph are sliced too
+        (a part of a cluster call does not search its ids again)."""
         def part(ids: Any) -> Any:
             return ids.iloc[lo:hi].reset_index(drop=True) if hasattr(ids, "iloc") else ids[lo:hi]
-        return Pairs(part(self.first), part(self.second), self.what, proxied=self.proxied)
+        out = Pairs(part(self.first), part(self.second), self.what, proxied=self.proxied)
+        for graph, views in self._views.items():
+            out._views[graph] = {
+                device: PairIndex(v.first[lo:hi], v.second[lo:hi], f"{v.digest}[{lo}:{hi}]",
+                                  None if v.ids is None else (part(v.ids[0]), part(v.ids[1])))
+                for device, v in views.items()}
+        return out
 
     @classmethod
     def from_frame(cls, frame: Any) -> "Pairs":

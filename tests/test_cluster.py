@@ -52,6 +52,23 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
                                   go.run("jaccard", empty, backend="cpu"))
 
 
+def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
+    """A range of a graph's pairs carries the slice of their internal index: a part scored on a
+    worker does not search its ids in the graph again; its result is the range of the whole."""
+    from graphops.ids import IdMap
+    from graphops.pairs import Pairs
+
+    g = go.Graph.from_edgelist(_messy_edges())
+    whole = Pairs.edges_of(g)
+    ref = go.run("jaccard", g, backend="cpu")
+    monkeypatch.setattr(IdMap, "lookup", lambda *a, **k: pytest.fail("the ids were searched again"))
+    part = whole.slice(40, 90)
+    view = part.index(g, g.device)
+    np.testing.assert_array_equal(view.first, whole.index(g, g.device).first[40:90])
+    got = go.run("jaccard", g, pairs=part, backend="cpu")
+    pd.testing.assert_frame_equal(got, ref.iloc[40:90].reset_index(drop=True))
+
+
 def _messy_edges(n: int = 150, m: int = 2000, seed: int = 1) -> pd.DataFrame:
     """Edges with arbitrary ids, repeats in both orientations and self-loops."""
     rng = np.random.default_rng(seed)
