@@ -178,14 +178,13 @@ def _cugraph_dask(g: Any, k: int, client: Any, repeat: int, case: str, table: Ta
     try:
         import cugraph
         import cugraph.dask as dcg
-        import dask_cudf
         from cugraph.dask.comms import comms
     except ImportError as exc:
         table.add(case=case, run="cugraph.dask.jaccard", gpus=k, note=f"not run: {exc}")
         return
     comms.initialize(p2p=True)
     try:
-        edges = dask_cudf.from_cudf(g.edges[["src", "dst"]], npartitions=k)
+        edges = _scattered_frame(client, g.edges[["src", "dst"]], k)
         G = cugraph.Graph(directed=False)
         G.from_dask_cudf_edgelist(edges, source="src", destination="dst")
         pairs = edges.rename(columns={"src": "first", "dst": "second"})
@@ -196,17 +195,18 @@ def _cugraph_dask(g: Any, k: int, client: Any, repeat: int, case: str, table: Ta
         comms.destroy()
 
 
+def _scattered_frame(client: Any, frame: Any, parts: int) -> Any:
+    """``frame`` as a Dask frame of ``parts`` partitions already on the workers (scattered, not
+    embedded in a task graph: Dask warns about and slows down graphs of hundreds of MiB)."""
+    from .daskgraph import frame_on
+
+    bounds = [len(frame) * j // parts for j in range(parts + 1)]
+    return frame_on(client.scatter([frame.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]), frame.iloc[:0])
+
+
 def _dask_frame(g: Any, k: int, client: Any, ref_j: Any, repeat: int, case: str, table: Table,
                 device: str = "gpu") -> None:
-    if device == "gpu":
-        import dask_cudf
-
-        ddf = dask_cudf.from_cudf(g.edges[["src", "dst"]], npartitions=4 * k)
-    else:
-        import dask.dataframe as dd
-
-        ddf = dd.from_pandas(g.edges[["src", "dst"]], npartitions=4 * k)
-    dg = go.Graph.from_edgelist(_sync_frame(ddf))
+    dg = go.Graph.from_edgelist(_scattered_frame(client, g.edges[["src", "dst"]], 4 * k))
     first, times, out = _timed(lambda: _sync_frame(go.run("jaccard", dg, backend=device, client=client)), repeat)
     got = out.compute()["jaccard_coeff"].values
     table.add(case=case, run=f"graphops {device}, Dask edge frame (column slices)", gpus=k, first=first,
@@ -237,7 +237,7 @@ def gram(train: int, test: int, gpus: list[int], repeat: int, table: Table, devi
                 first, times, out = _timed(lambda: go.run(name, test_set, train_set, backend=device, client=client,
                                                           **kw), repeat)
                 out = to_device(out, Device.CPU)
-                table.add(case=case, run=f"graphops {device}, row blocks on workers", gpus=k, first=first,
+                table.add(case=case, run=f"graphops {device}, Gram blocks on workers", gpus=k, first=first,
                           median=statistics.median(times), equal=bool(np.array_equal(out, ref)))
 
 
