@@ -18,7 +18,9 @@ values in order. The core
 * gathers the values in part order, with the progress bar, and wraps the merged result as a
   backend's result is wrapped (the caller's frame family and ids); Ctrl-C cancels the tasks, and the
   parts already running stop at their next chunk boundary (a stop event they poll);
-* reports the parts each worker ran and their seconds in the outcome's ``details["workers"]``.
+* reports the tasks each worker ran and their seconds in the outcome's ``details["workers"]``
+  (``{address: {"tasks": n, "seconds": s}}``; a part is one task), the same for both kinds of
+  call.
 
 A worker lost mid-run is Dask's to survive: its tasks run again elsewhere, and a part's value
 does not depend on where it ran. Nothing here imports Dask until a client is given.
@@ -191,13 +193,13 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where = got
         values[futures[fut]] = value
-        mine = workers.setdefault(where, {"parts": 0, "seconds": 0.0})
-        mine["parts"] += 1
+        mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
+        mine["tasks"] += 1
         mine["seconds"] += seconds
 
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {len(status)} Dask worker(s)", len(futures)),
           keep)
-    details = {"workers": workers, "parts": len(split.parts)}
+    details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts)}
     from .dispatch import wrap_result
 
     return wrap_result(algo, name, split.merge(values), inputs, split.views), name, reason, details

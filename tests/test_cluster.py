@@ -40,7 +40,8 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
     out = go.execute_call("jaccard", g, backend="cpu", client=client)
     pd.testing.assert_frame_equal(out.result, ref)
     workers = out.details["workers"]
-    assert sum(w["parts"] for w in workers.values()) == out.details["parts"] > 2 and "Dask" in out.reason
+    assert sum(w["tasks"] for w in workers.values()) == out.details["parts"] == out.details["tasks"] > 2
+    assert "Dask" in out.reason
     names = pd.DataFrame({"u": ["ann", "bob", "bob", "cy", "ann", "dee"], "v": ["bob", "cy", "dee", "dee", "dee", "ed"]})
     gn = go.Graph.from_edgelist(names, src="u", dst="v")
     pairs = pd.DataFrame({"first": ["ann", "cy", "ed", "bob"], "second": ["cy", "bob", "ann", "ann"]})
@@ -335,7 +336,7 @@ def test_pipeline_cluster_section(tmp_path):
     (tmp_path / "p.yaml").write_text(PIPELINE)
     summary = run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
     scores, stats = summary.steps
-    assert "Dask, 2 worker(s)" in scores.reason and sum(w["parts"] for w in scores.details["workers"].values()) > 1
+    assert "Dask, 2 worker(s)" in scores.reason and sum(w["tasks"] for w in scores.details["workers"].values()) > 1
     assert "not on the cluster" in stats.reason
     got = pd.read_parquet(tmp_path / "o" / "scores.parquet")
     pd.testing.assert_frame_equal(got, go.run("jaccard", rmat(9, 8, seed=5), backend="cpu"), check_dtype=False)
