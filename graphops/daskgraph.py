@@ -219,8 +219,7 @@ def _part_arrays(frame: Any, src: str, dst: str) -> tuple[Any, Any]:
 
 
 def _part_ids(arrays: tuple[Any, Any]) -> Any:
-    xp = _xp(arrays[0])
-    return xp.unique(xp.concatenate(arrays))
+    return _distinct(*arrays)
 
 
 def _distinct(*arrays: Any) -> Any:

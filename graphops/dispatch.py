@@ -130,11 +130,9 @@ def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
     if kind == "daskgraph" or is_dask_frame(obj):
         from .registry import get_registry
 
-        takers = sorted(a.name for a in get_registry().algorithms.values()
-                        if any("daskgraph" in s.kinds for s in a.inputs))
         raise InputTypeError(f"{algo.name}: input {slot.name!r} cannot be a Dask frame or DaskGraph; a Dask edge "
                              f"frame is a graph input (graphops.Graph.from_edgelist(ddf)) of algorithms that run "
-                             f"on column slices ({', '.join(takers) or 'none installed'}), or compute() it first")
+                             f"on column slices ({get_registry().taking('daskgraph')}), or compute() it first")
     if "pairs" in slot.kinds and kind != "graphset":
         return as_pairs(obj)
     if kind not in slot.kinds:

@@ -103,6 +103,11 @@ class Registry:
         return (f"Unknown algorithm {name!r}. Installed: {choices(self.algorithms)}."
                 f"{did_you_mean(name, self.algorithms)}")
 
+    def taking(self, kind: str) -> str:
+        """The algorithms with an input of ``kind`` (e.g. ``daskgraph``), for messages."""
+        names = sorted(a.name for a in self.algorithms.values() if any(kind in s.kinds for s in a.inputs))
+        return ", ".join(names) or "none installed"
+
     def reader(self, name: str) -> Reader:
         if name in self.readers:
             return self.readers[name]

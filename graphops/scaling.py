@@ -54,17 +54,18 @@ def _peak_stop() -> int:
     return int(_PEAK["peak"])
 
 
-def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
-    """(first call's seconds, later calls' seconds, the last value)."""
-    t0 = time.perf_counter()
-    value = fn()
-    first = time.perf_counter() - t0
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - t0)
-    return first, times, value
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, tuple[float, ...], Any]:
+    """(first call's seconds, later calls' seconds, the last value), timed by graphops.timing
+    (queued GPU work included); only the last value is kept."""
+    from .timing import timed
+
+    last: list[Any] = [None]
+
+    def call() -> None:
+        last[0] = fn()
+
+    first = timed(call).times[0]
+    return first, timed(call, repeat).times, last[0]
 
 
 def _sync_frame(frame: Any) -> Any:

@@ -113,10 +113,8 @@ def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
                 ok = False
                 why = ""
                 if kind == "daskgraph":
-                    takers = sorted(a.name for a in loaded.registry.algorithms.values()
-                                    if any("daskgraph" in s.kinds for s in a.inputs))
                     why = (f" (partitioned: true, read by Dask; algorithms that take one: "
-                           f"{', '.join(takers) or 'none installed'}; drop partitioned to read it whole)")
+                           f"{loaded.registry.taking(kind)}; drop partitioned to read it whole)")
                 yield f"inputs.{slot}", (f"{algo.name} input {slot!r} takes a "
                                          f"{' or '.join(accepted)}; graph {gname!r} is a {kind}{why}")
     for name in [s.name for s in algo.inputs if s.required and s.name not in step.inputs]:

@@ -129,21 +129,23 @@ def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _coefficients(c: Any, deg: Any, first: Any, second: Any) -> Any:
-    """J from summed shared counts, as the kernels form it: shared / union, or 0."""
-    xp = device_of(c).xp
+def _coefficients(pairs: tuple[Any, Any], degrees: Any, ids: Any, counts: tuple[Any, ...]) -> tuple:
+    """On a worker: the per-slice shared counts of ``pairs`` (internal indices) summed, and J
+    formed as the kernels form it (shared / union, or 0); ``(first, second, J, ids)`` on the
+    counts' device."""
+    device = device_of(counts[0])
+    xp = device.xp
+    c = add_up(*(to_device(x, device) for x in counts))
+    first, second = (to_device(a, device) for a in pairs)
+    deg = to_device(degrees, device)
     union = (deg[first] + deg[second]).astype(xp.float64) - c
     empty = union == 0
-    return xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))
+    return first, second, xp.where(empty, 0.0, c / xp.where(empty, 1.0, union)), to_device(ids, device)
 
 
 def _score_pairs(pairs: Pairs, index: tuple[Any, Any], degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
     """On a worker: the pairs with J, by the caller's ids (its own arrays when of the graph's family)."""
-    device = device_of(counts[0])
-    c = add_up(*(to_device(x, device) for x in counts))
-    first, second = (to_device(a, device) for a in index)
-    coeff = _coefficients(c, to_device(degrees, device), first, second)
-    ids = to_device(ids, device)
+    first, second, coeff, ids = _coefficients(index, degrees, ids, counts)
     named = [col if device_of(col) is home else ids[i] for col, i in zip((pairs.first, pairs.second), (first, second))]
     return new_frame(home, {"first": named[0], "second": named[1], "jaccard_coeff": coeff})
 
@@ -166,10 +168,6 @@ def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) ->
 
 def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
     """On a worker: the slice's edges as original ids with J and their input positions."""
-    device = device_of(counts[0])
-    c = add_up(*(to_device(x, device) for x in counts))
-    first, second = (to_device(a, device) for a in edges)
-    pos = to_device(positions, device)
-    coeff = _coefficients(c, to_device(degrees, device), first, second)
-    ids = to_device(ids, device)
+    first, second, coeff, ids = _coefficients(edges, degrees, ids, counts)
+    pos = to_device(positions, device_of(coeff))
     return new_frame(home, {"first": ids[first], "second": ids[second], "jaccard_coeff": coeff, "position": pos})
