@@ -93,6 +93,22 @@ def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
 PARTS_PER_WORKER = 4
 
 _SENT: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_PLACED: "weakref.WeakKeyDictionary[Any, dict[tuple, dict[Any, str]]]" = weakref.WeakKeyDictionary()
+# On a worker: the slices its parts took of each input it was sent, kept while the input lives,
+# so the next call's part over the same rows finds what the backend derived from them the first
+# time (prepared arrays, launch plans) instead of deriving it again.
+_SLICES: "weakref.WeakKeyDictionary[Any, dict[tuple[int, int | None], Any]]" = weakref.WeakKeyDictionary()
+
+
+def kept_slice(obj: Any, r0: int, r1: int | None = None) -> Any:
+    """``obj[r0:r1]``, the same object for the same rows while ``obj`` lives."""
+    try:
+        kept = _SLICES.setdefault(obj, {})
+    except TypeError:  # not weak-referenceable: a new slice
+        return obj[r0:r1]
+    if (r0, r1) not in kept:
+        kept[(r0, r1)] = obj[r0:r1]
+    return kept[(r0, r1)]
 
 
 def _device_status() -> tuple[bool, str]:  # runs on each worker
@@ -165,6 +181,25 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return futures
 
 
+def _placed(client: Any, inputs: Mapping[str, Any]) -> dict[Any, str]:
+    """Where each part of a call on these inputs ran last (a hint: the next call's part over the
+    same rows goes there first, to find the slices that worker kept); kept with the inputs."""
+    objs = list(inputs.values())
+    key = (client.id, tuple(id(o) for o in objs[1:]))
+    try:
+        return _PLACED.setdefault(objs[0], {}).setdefault(key, {})
+    except TypeError:
+        return {}
+
+
+def _hashable(select: Any) -> Any:
+    try:
+        hash(select)
+        return select
+    except TypeError:
+        return repr(select)
+
+
 def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
                    progress: bool | None = None) -> tuple[Any, str, str, dict]:
     """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
@@ -180,12 +215,16 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         result, details = _run_distributed(algo, split, inputs, params, name, client, len(status), progress)
         return result, name, reason, details
     sent = _send(client, inputs)
+    placed = _placed(client, inputs)
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
-        fut = client.submit(_run_part, split.run, sent, params, name, split.parts[k].select, stop.name, pure=False,
-                            priority=len(order) - rank)
+        select = split.parts[k].select
+        where = placed.get(_hashable(select))
+        fut = client.submit(_run_part, split.run, sent, params, name, select, stop.name, pure=False,
+                            priority=len(order) - rank,
+                            **({} if where is None else {"workers": [where], "allow_other_workers": True}))
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
     workers: dict[str, dict[str, float]] = {}
@@ -193,6 +232,7 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where = got
         values[futures[fut]] = value
+        placed[_hashable(split.parts[futures[fut]].select)] = where
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
         mine["seconds"] += seconds
@@ -299,11 +339,11 @@ def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tupl
         other = inputs.get(slot)
         graphs = inputs["graphs"]
         if kind == "cols":
-            both = {"graphs": graphs, slot: other[r0:r1]}
+            both = {"graphs": graphs, slot: kept_slice(other, r0, r1)}
         else:
-            both = {"graphs": graphs[r0:r1], slot: graphs[r0:] if other is None else other}
+            both = {"graphs": kept_slice(graphs, r0, r1), slot: kept_slice(graphs, r0) if other is None else other}
         return execute(algo, both, backend, raw).result
-    subset = inputs[slot][r0:r1]
+    subset = kept_slice(inputs[slot], r0, r1)
     if "diagonal" in type(params).model_fields:
         return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
     return [execute(algo, {"graphs": subset[[k]]}, backend, raw).result[0, 0] for k in range(len(subset))]

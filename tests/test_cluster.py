@@ -172,6 +172,25 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
                                   go.run("mg_kernel", test, train, backend="cpu", **kw))
 
 
+def _kept_slices() -> int:  # on a worker: the distinct set slices its Gram parts hold
+    from graphops import cluster
+
+    return sum(len(v) for v in cluster._SLICES.values())
+
+
+def test_a_second_gram_call_reuses_the_workers_slices(client):
+    """The parts of a repeated call find the slices (and what the backend derived from them)
+    that the first call made, instead of slicing and preparing the sets again."""
+    gs = go.datasets.load("MUTAG")[:30]
+    test, train = gs[:6], gs[6:]
+    first = go.run("mg_kernel", test, train, backend="cpu", client=client, node_kernel=KD, edge_kernel=KD)
+    held = client.run(_kept_slices)
+    assert sum(held.values()) > 0
+    again = go.run("mg_kernel", test, train, backend="cpu", client=client, node_kernel=KD, edge_kernel=KD)
+    assert client.run(_kept_slices) == held
+    np.testing.assert_array_equal(first, again)
+
+
 @pytest.mark.parametrize("normalize", [False, True])
 @pytest.mark.parametrize("kernels", [{}, {"node_kernel": {"gaussian": {"gamma": 0.5}}, "length_kernel": {"gaussian": {"gamma": 1.0}},
                                       "path": "fcsp"}], ids=["delta", "gaussian"])
