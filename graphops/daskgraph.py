@@ -262,10 +262,12 @@ def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any
     xp = _xp(s)
     m = len(s)
     small = xp.int32 if bounds[-1] < 2**31 else xp.int64  # vertex indices: 4 bytes while they fit
-    pos = (xp.int64(part) << _ROW_BITS) + xp.arange(m, dtype=xp.int64)
-    rows, cols = xp.concatenate([s, d]).astype(small), xp.concatenate([d, s]).astype(small)
-    pos = xp.concatenate([pos, pos])
-    flipped = xp.concatenate([xp.zeros(m, xp.int8), xp.ones(m, xp.int8)])
+    # a row's two entries side by side: positions never fall, within a slice too (stable cut),
+    # so the slice sorts by its key alone to keep each edge's first-stored entry first
+    rows = xp.stack([s, d], axis=1).astype(small).reshape(-1)
+    cols = xp.stack([d, s], axis=1).astype(small).reshape(-1)
+    pos = xp.repeat((xp.int64(part) << _ROW_BITS) + xp.arange(m, dtype=xp.int64), 2)
+    flipped = xp.tile(xp.asarray([0, 1], dtype=xp.int8), m)
     if len(bounds) > 2:
         which = xp.searchsorted(xp.asarray(bounds[1:-1], dtype=small), cols, side="right")
     else:  # one slice
@@ -284,7 +286,9 @@ def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any
     rows, cols, pos, flipped = (xp.concatenate([p[c] for p in pieces]) for c in range(4))
     small = rows.dtype
     key = rows.astype(xp.int64) * max(n, 1) + cols
-    order = xp.lexsort(xp.stack([flipped.astype(xp.int64), pos, key]))  # by key, then first stored
+    # pieces in partition order, each in stored order (see _cut): a stable sort by key puts
+    # each edge's first-stored entry first (one sort of one key, not a three-key lexsort)
+    order = xp.argsort(key, kind="stable")
     key, pos, flipped = key[order], pos[order], flipped[order]
     first = xp.ones(len(key), dtype=bool)
     first[1:] = key[1:] != key[:-1]
