@@ -288,9 +288,10 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
 # Gram matrices ---------------------------------------------------------------------------
 # K[a, b] over one set (square) or a set against another: blocks of rows (or of columns), each
 # on a worker from the whole sets; raw values (normalize=False) put together, the lower triangle
-# mirrored from the upper (as one process does), then normalized here with the raw diagonals.
-# Each pair is solved by the same code on the same two graphs as in one process, so the values
-# are equal.
+# mirrored from the upper (as one process does), then normalized here with the raw diagonals
+# (of a test × train matrix: from diagonal parts when the algorithm has a ``diagonal`` mode, else
+# each part normalizes its own block). Each pair is solved by the same code on the same two
+# graphs as in one process, so the values are equal.
 
 def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, second: str,
                weight: Callable[[Any], Any], cut_larger: bool = False) -> Split:
@@ -319,12 +320,20 @@ def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, 
     else:
         per_row = wa * w[1].sum() + len(w[1])
     parts = [Part((kind, name, second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
-    if other is not None and getattr(params, "normalize", False):  # the diagonals of both sets
+    normalize = bool(getattr(params, "normalize", False))
+    if other is not None and normalize and "diagonal" in type(params).model_fields:  # the diagonals of both sets
         for slot, ws in (("graphs", w[0]), (second, w[1])):
             parts += [Part(("diagonal", name, slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
     shape = (len(wa), len(wa) if other is None else len(w[1]))
-    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, bool(getattr(params, "normalize", False)))
+    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize and not _self_normalized(params, other))
     return Split(parts, gram_part, merge)
+
+
+def _self_normalized(params: Any, other: Any) -> bool:
+    """Whether a test × train part normalizes its own block: an algorithm without a ``diagonal``
+    mode computes each of its graphs' K[a, a] in the part (a graph's own value, the same in any
+    set), where diagonal parts would need a call per graph."""
+    return other is not None and bool(getattr(params, "normalize", False)) and "diagonal" not in type(params).model_fields
 
 
 def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple) -> Any:
@@ -342,11 +351,9 @@ def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tupl
             both = {"graphs": graphs, slot: kept_slice(other, r0, r1)}
         else:
             both = {"graphs": kept_slice(graphs, r0, r1), slot: kept_slice(graphs, r0) if other is None else other}
-        return execute(algo, both, backend, raw).result
+        return execute(algo, both, backend, params if _self_normalized(params, other) else raw).result
     subset = kept_slice(inputs[slot], r0, r1)
-    if "diagonal" in type(params).model_fields:
-        return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
-    return [execute(algo, {"graphs": subset[[k]]}, backend, raw).result[0, 0] for k in range(len(subset))]
+    return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
 
 
 @dataclass(frozen=True)
