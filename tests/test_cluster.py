@@ -524,9 +524,11 @@ def test_gpu_backends_on_a_local_cuda_cluster(cuda_client):
     test, train = gs[:40], gs[40:]
     np.testing.assert_array_equal(go.run("mg_kernel", test, train, backend="gpu", client=cuda_client, **kw),
                                   go.run("mg_kernel", test, train, backend="gpu", **kw))
+    fcsp = {"length_kernel": {"gaussian": {"gamma": 1.0}}, "path": "fcsp"}
     for args in ((gs,), (test, train)):
-        np.testing.assert_array_equal(go.run("sp_kernel", *args, backend="gpu", client=cuda_client),
-                                      go.run("sp_kernel", *args, backend="gpu"))
+        for sp in ({}, {"normalize": True}, {"normalize": True, **fcsp}):
+            np.testing.assert_array_equal(go.run("sp_kernel", *args, backend="gpu", client=cuda_client, **sp),
+                                          go.run("sp_kernel", *args, backend="gpu", **sp))
 
 
 @pytest.mark.rapids
