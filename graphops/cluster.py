@@ -94,21 +94,25 @@ PARTS_PER_WORKER = 4
 
 _SENT: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
 _PLACED: "weakref.WeakKeyDictionary[Any, dict[tuple, dict[Any, str]]]" = weakref.WeakKeyDictionary()
-# On a worker: the slices its parts took of each input it was sent, kept while the input lives,
-# so the next call's part over the same rows finds what the backend derived from them the first
-# time (prepared arrays, launch plans) instead of deriving it again.
-_SLICES: "weakref.WeakKeyDictionary[Any, dict[tuple[int, int | None], Any]]" = weakref.WeakKeyDictionary()
+# On a worker: the slices its parts took of each input it was sent (on the device they ran on),
+# kept while the input lives, so the next call's part over the same rows finds what the backend
+# derived from them the first time (prepared arrays, launch plans) instead of deriving it again.
+_SLICES: "weakref.WeakKeyDictionary[Any, dict[tuple, Any]]" = weakref.WeakKeyDictionary()
 
 
-def kept_slice(obj: Any, r0: int, r1: int | None = None) -> Any:
-    """``obj[r0:r1]``, the same object for the same rows while ``obj`` lives."""
+def kept_slice(obj: Any, r0: int = 0, r1: int | None = None, device: str | None = None) -> Any:
+    """``obj[r0:r1]`` (moved to ``device`` when given), the same object for the same rows while
+    ``obj`` lives."""
+    def make() -> Any:
+        part = obj if (r0, r1) == (0, None) else obj[r0:r1]
+        return part if device is None else part.to(device)
     try:
         kept = _SLICES.setdefault(obj, {})
     except TypeError:  # not weak-referenceable: a new slice
-        return obj[r0:r1]
-    if (r0, r1) not in kept:
-        kept[(r0, r1)] = obj[r0:r1]
-    return kept[(r0, r1)]
+        return make()
+    if (r0, r1, device) not in kept:
+        kept[(r0, r1, device)] = make()
+    return kept[(r0, r1, device)]
 
 
 def _device_status() -> tuple[bool, str]:  # runs on each worker
@@ -129,13 +133,18 @@ def stoppable(stop: str, fn: Callable, *args: Any) -> Any:
 
 
 def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
-              stop: str) -> tuple:
+              stop: str, host: bool = False) -> tuple:
     """On a worker: one part's value, its seconds and the worker's address. The work ends at its
-    next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client)."""
+    next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client).
+    ``host``: a device array value is copied to the host here (the client has no GPU)."""
     from distributed import get_worker
+
+    from .device import Device, device_of, to_device
 
     t0 = time.perf_counter()
     value = stoppable(stop, run, inputs, params, backend, select)
+    if host and hasattr(value, "__cuda_array_interface__") and device_of(value) is Device.GPU:
+        value = to_device(value, Device.CPU)
     return value, time.perf_counter() - t0, get_worker().address
 
 
@@ -181,6 +190,13 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return futures
 
 
+def _usable_gpu_here() -> bool:
+    """Whether this process can take the workers' device arrays (else parts send host arrays)."""
+    from .device import gpu_status
+
+    return gpu_status()[0]
+
+
 def _placed(client: Any, inputs: Mapping[str, Any]) -> dict[Any, str]:
     """Where each part of a call on these inputs ran last (a hint: the next call's part over the
     same rows goes there first, to find the slices that worker kept); kept with the inputs."""
@@ -216,13 +232,14 @@ def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, par
         return result, name, reason, details
     sent = _send(client, inputs)
     placed = _placed(client, inputs)
+    host = algo.backends[name].device != "gpu" or not _usable_gpu_here()
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
         select = split.parts[k].select
         where = placed.get(_hashable(select))
-        fut = client.submit(_run_part, split.run, sent, params, name, select, stop.name, pure=False,
+        fut = client.submit(_run_part, split.run, sent, params, name, select, stop.name, host, pure=False,
                             priority=len(order) - rank,
                             **({} if where is None else {"workers": [where], "allow_other_workers": True}))
         futures[fut] = k
@@ -325,7 +342,8 @@ def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, 
         for slot, ws in (("graphs", w[0]), (second, w[1])):
             parts += [Part(("diagonal", name, slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
     shape = (len(wa), len(wa) if other is None else len(w[1]))
-    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize and not _self_normalized(params, other))
+    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize and not _self_normalized(params, other),
+                       graphs.device is Device.CPU)
     return Split(parts, gram_part, merge)
 
 
@@ -344,15 +362,19 @@ def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tupl
     kind, name, slot, r0, r1 = select
     algo = get_registry().algorithm(name)
     raw = params.model_copy(update={"normalize": False})
+    # a GPU backend works on sets kept on the worker's GPU: its block stays there (the client
+    # takes it device to device, or the core copies it to the host: _run_part)
+    device = "gpu" if algo.backends[backend].device == "gpu" else None
     if kind in ("rows", "cols"):
         other = inputs.get(slot)
         graphs = inputs["graphs"]
         if kind == "cols":
-            both = {"graphs": graphs, slot: kept_slice(other, r0, r1)}
+            both = {"graphs": kept_slice(graphs, device=device), slot: kept_slice(other, r0, r1, device)}
         else:
-            both = {"graphs": kept_slice(graphs, r0, r1), slot: kept_slice(graphs, r0) if other is None else other}
+            both = {"graphs": kept_slice(graphs, r0, r1, device),
+                    slot: kept_slice(graphs if other is None else other, r0 if other is None else 0, None, device)}
         return execute(algo, both, backend, params if _self_normalized(params, other) else raw).result
-    subset = kept_slice(inputs[slot], r0, r1)
+    subset = kept_slice(inputs[slot], r0, r1, device)
     return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
 
 
@@ -362,8 +384,15 @@ class _GramMerge:
     shape: tuple[int, int]
     square: bool
     normalize: bool
+    host: bool  # the caller's sets live on the host: so does the result
 
     def __call__(self, values: list[Any]) -> Any:
+        from .device import Device, to_device
+
+        K = self._merged(values)
+        return to_device(K, Device.CPU) if self.host else K
+
+    def _merged(self, values: list[Any]) -> Any:
         from .device import device_of
         from .gram import mirror_upper, normalize
 

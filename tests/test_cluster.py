@@ -509,6 +509,28 @@ def cuda_client():
     cluster.close()
 
 
+@pytest.mark.gpu
+def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client, monkeypatch):
+    """GPU workers keep the sets on their GPU and send device blocks to a client with a GPU (host
+    sets in: NumPy out; device sets in: CuPy out), or host blocks to a client without one."""
+    import cupy as cp
+
+    from graphops import cluster
+
+    gs = go.datasets.load("MUTAG")
+    test, train = gs[:40], gs[40:]
+    ref = go.run("sp_kernel", test, train, backend="gpu", normalize=True)
+    on_gpu = go.run("sp_kernel", test.to("gpu"), train.to("gpu"), backend="gpu", client=cuda_client, normalize=True)
+    assert isinstance(on_gpu, cp.ndarray)
+    np.testing.assert_array_equal(on_gpu.get(), ref)
+    monkeypatch.setattr(cluster, "_usable_gpu_here", lambda: False)
+    got = go.run("mg_kernel", test, train, backend="gpu", client=cuda_client, node_kernel=KD, edge_kernel=KD,
+                 normalize=True)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, go.run("mg_kernel", test, train, backend="gpu", node_kernel=KD, edge_kernel=KD,
+                                              normalize=True))
+
+
 @pytest.mark.rapids
 def test_gpu_backends_on_a_local_cuda_cluster(cuda_client):
     """dask-cuda workers (a worker per GPU) run the gpu backends: cuDF in, cuDF out, the values of
