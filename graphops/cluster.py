@@ -18,6 +18,9 @@ values in order. The core
 * gathers the values in part order, with the progress bar, and wraps the merged result as a
   backend's result is wrapped (the caller's frame family and ids); Ctrl-C cancels the tasks, and the
   parts already running stop at their next chunk boundary (a stop event they poll);
+* sends a repeated call's parts to the workers that ran them before (a hint: they keep the
+  slices of the inputs the parts took, and what the backend derived from them); a GPU worker's
+  device arrays go to a caller with a GPU device to device, else through the host;
 * reports the tasks each worker ran and their seconds in the outcome's ``details["workers"]``
   (``{address: {"tasks": n, "seconds": s}}``; a part is one task), the same for both kinds of
   call.
