@@ -71,6 +71,13 @@ class CSR:
         return (xp.asarray([0, self.n_vertices], dtype=xp.int64),
                 xp.asarray([0, self.n_edges], dtype=xp.int64))
 
+    def cached(self, key: Any, make: Any) -> Any:
+        """``make()``, made once per view and kept in ``extra`` under ``key`` (a backend's derived
+        objects: adjacencies, distances, calibrations)."""
+        if key not in self.extra:
+            self.extra[key] = make()
+        return self.extra[key]
+
     def nbytes(self) -> int:
         return sum(int(a.nbytes) for a in self._arrays().values())
 

@@ -55,9 +55,7 @@ class Adjacency:
 def adjacency(csr: CSR, symmetrize: bool, weighted: bool) -> Adjacency:
     """The set adjacency of ``csr`` (cached on it per variant)."""
     key = ("jaccard_adjacency", bool(symmetrize and csr.directed), bool(weighted))
-    if key not in csr.extra:
-        csr.extra[key] = _build(csr, weighted)
-    return csr.extra[key]
+    return csr.cached(key, lambda: _build(csr, weighted))
 
 
 def _build(csr: CSR, weighted: bool) -> Adjacency:

@@ -63,9 +63,7 @@ class Split:
 
 def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacency:
     key = ("jaccard_host_adjacency", params.symmetrize, params.use_weight)
-    if key not in csr.extra:
-        csr.extra[key] = adj.to_host()
-    return csr.extra[key]
+    return csr.cached(key, adj.to_host)
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
@@ -148,9 +146,7 @@ def _split(csr: CSR, adj: Adjacency, params: JaccardParams, pairs: PairIndex, ke
     # Kept with the graph's CSR view on the GPU, keyed by the pairs' content: the same workload
     # gets the same split without a new calibration.
     ident = ("jaccard_split", params.symmetrize, params.use_weight, pairs.digest)
-    if ident not in csr.extra:
-        csr.extra[ident] = choose(adj, host, params, pairs, keys)
-    return csr.extra[ident]
+    return csr.cached(ident, lambda: choose(adj, host, params, pairs, keys))
 
 
 def choose(adj: Adjacency, host: Any, params: JaccardParams, pairs: PairIndex, keys: Any) -> Split:

@@ -63,9 +63,7 @@ FIRST_TILE_WORK = 4e10
 def _all_pairs(csr: CSR) -> tuple[Any, Any]:
     """Distances of every graph (flattened ``n_g × n_g`` blocks) and the block offsets, kept with
     the CSR view as on the CPU (``paths.all_pairs``)."""
-    if "all_pairs" not in csr.extra:
-        csr.extra["all_pairs"] = _compute_all_pairs(csr)
-    return csr.extra["all_pairs"]
+    return csr.cached("all_pairs", lambda: _compute_all_pairs(csr))
 
 
 def _compute_all_pairs(csr: CSR) -> tuple[Any, Any]:

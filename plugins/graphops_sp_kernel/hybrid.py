@@ -54,9 +54,7 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Result:
     if params.hybrid_threshold is not None:
         split = split_for_threshold(work, params.hybrid_threshold)
     else:
-        if key not in graphs.extra:  # kept with the graphs' GPU CSR view
-            graphs.extra[key] = _calibrate(sides, rows, cols, work)
-        split = graphs.extra[key]
+        split = graphs.cached(key, lambda: _calibrate(sides, rows, cols, work))  # kept with the graphs' GPU CSR view
     log.info("sp_kernel hybrid: %s", split.describe())
     on_cpu = work < split.threshold
     if not on_cpu.any():  # GPU only: the GPU backend's own tiled path

@@ -96,9 +96,7 @@ def all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
     in interruptible chunks of graphs of about equal work (n² BFS steps, n³ Floyd–Warshall).
     Kept with the CSR view (``csr.extra``; read only): a training set's distances are computed
     once, not again by every test set scored against it or every Dask part of a Gram matrix."""
-    if "all_pairs" not in csr.extra:
-        csr.extra["all_pairs"] = _all_pairs(csr)
-    return csr.extra["all_pairs"]
+    return csr.cached("all_pairs", lambda: _all_pairs(csr))
 
 
 def _all_pairs(csr: Any) -> tuple[np.ndarray, np.ndarray]:
