@@ -115,15 +115,13 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) ->
 def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     """On a worker: the pairs as indices into the sorted distinct ids (unknown ids: the error of
     one process)."""
+    from graphops.ids import IdMap
     from graphops.pairs import check_known
 
-    device = device_of(ids)
-    xp = device.xp
+    device, known = device_of(ids), IdMap(ids)
     out = []
     for col in (pairs.first, pairs.second):
-        a = to_device(col, device).astype(xp.int64)
-        pos = xp.searchsorted(ids, a)
-        unknown = (a != ids[xp.minimum(pos, len(ids) - 1)]) if len(ids) else xp.ones(len(a), dtype=bool)
+        pos, unknown = known.lookup(to_device(col, device).astype(device.xp.int64))
         check_known(col, unknown, pairs.what)
         out.append(pos)
     return out[0], out[1]
