@@ -142,11 +142,11 @@ def _run_part(run: Callable, inputs: Mapping[str, Any], params: Any, backend: st
     ``host``: a device array value is copied to the host here (the client has no GPU)."""
     from distributed import get_worker
 
-    from .device import Device, device_of, to_device
+    from .device import Device, to_device
 
     t0 = time.perf_counter()
     value = stoppable(stop, run, inputs, params, backend, select)
-    if host and hasattr(value, "__cuda_array_interface__") and device_of(value) is Device.GPU:
+    if host and hasattr(value, "__cuda_array_interface__"):  # a device array
         value = to_device(value, Device.CPU)
     return value, time.perf_counter() - t0, get_worker().address
 
@@ -340,13 +340,12 @@ def gram_split(name: str, inputs: Mapping[str, Any], params: Any, workers: int, 
     else:
         per_row = wa * w[1].sum() + len(w[1])
     parts = [Part((kind, name, second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
-    normalize = bool(getattr(params, "normalize", False))
-    if other is not None and normalize and "diagonal" in type(params).model_fields:  # the diagonals of both sets
+    normalize_here = bool(getattr(params, "normalize", False)) and not _self_normalized(params, other)
+    if other is not None and normalize_here:  # the diagonals of both sets, in parts of their own
         for slot, ws in (("graphs", w[0]), (second, w[1])):
             parts += [Part(("diagonal", name, slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
     shape = (len(wa), len(wa) if other is None else len(w[1]))
-    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize and not _self_normalized(params, other),
-                       graphs.device is Device.CPU)
+    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize_here, graphs.device is Device.CPU)
     return Split(parts, gram_part, merge)
 
 
@@ -373,9 +372,10 @@ def gram_part(inputs: Mapping[str, Any], params: Any, backend: str, select: tupl
         graphs = inputs["graphs"]
         if kind == "cols":
             both = {"graphs": kept_slice(graphs, device=device), slot: kept_slice(other, r0, r1, device)}
+        elif other is None:  # rows r0:r1 of a square matrix: their pairs (i, j >= i)
+            both = {"graphs": kept_slice(graphs, r0, r1, device), slot: kept_slice(graphs, r0, None, device)}
         else:
-            both = {"graphs": kept_slice(graphs, r0, r1, device),
-                    slot: kept_slice(graphs if other is None else other, r0 if other is None else 0, None, device)}
+            both = {"graphs": kept_slice(graphs, r0, r1, device), slot: kept_slice(other, device=device)}
         return execute(algo, both, backend, params if _self_normalized(params, other) else raw).result
     subset = kept_slice(inputs[slot], r0, r1, device)
     return execute(algo, {"graphs": subset}, backend, raw.model_copy(update={"diagonal": True})).result
