@@ -101,7 +101,8 @@ def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str
         raise InputError(f"cannot write {kind} to {str(path)!r}; use one of {', '.join(allowed)}")
     from .daskgraph import is_dask_frame
 
-    if is_dask_frame(result) and suffix == ".parquet":
+    dask = is_dask_frame(result)
+    if dask and suffix == ".parquet":
         with atomic_folder(path) as tmp:  # a folder of parquet files, one per partition, written by the workers
             result.to_parquet(str(tmp), write_index=False)
         return path
@@ -111,16 +112,14 @@ def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str
 
             load_target(writers[suffix])(result, tmp)
         elif is_frame:
-            _write_frame(result, tmp, suffix)
+            _write_frame(result, tmp, suffix, dask)
         else:
             _write_array(result, tmp, suffix)
     return path
 
 
-def _write_frame(frame: Any, tmp: Path, suffix: str) -> None:
-    from .daskgraph import is_dask_frame
-
-    if is_dask_frame(frame):  # .csv: one file, the partitions appended in order
+def _write_frame(frame: Any, tmp: Path, suffix: str, dask: bool = False) -> None:
+    if dask:  # .csv (.parquet is a folder: write_result): one file, the partitions appended in order
         frame.to_csv(str(tmp), single_file=True, index=False)
     elif suffix == ".parquet":
         frame.to_parquet(tmp, index=False)
