@@ -48,3 +48,17 @@ def __getattr__(name: str):
         if name in algo.functions:
             return load_target(algo.functions[name])
     raise AttributeError(f"module 'graphops' has no attribute {name!r}")
+
+
+def _meet_dask() -> None:
+    # A process that already runs Dask (a worker reading a graphops object it was sent) learns
+    # how graphops objects travel before it reads one; elsewhere Dask stays unimported.
+    import sys
+
+    if "distributed" in sys.modules:
+        from .wire import register
+
+        register()
+
+
+_meet_dask()

@@ -12,7 +12,8 @@ values in order. The core
   ``backend="gpu"`` with a worker that has no usable GPU is an error naming the worker;
   ``auto`` is ``gpu`` when every worker has one, else ``cpu``;
 * sends each input to every worker once (``scatter(broadcast=True)``), kept with the input
-  object for the next call on the same client;
+  object for the next call on the same client; graphs, graph sets and pairs travel field by field
+  (:mod:`graphops.wire`), so over ucx their device arrays go GPU to GPU;
 * submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
   hub pairs and big graphs do not end up last on one worker;
 * gathers the values in part order, with the progress bar, and wraps the merged result as a
@@ -222,8 +223,10 @@ def _hashable(select: Any) -> Any:
 def run_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Any, client: Any,
                    progress: bool | None = None) -> tuple[Any, str, str, dict]:
     """Run a validated call's parts on ``client``'s workers; ``(result, backend, reason, details)``."""
+    from .wire import register_on
     from .work import _Bar
 
+    register_on(client)  # inputs travel field by field (device buffers over ucx), not pickled whole
     status = client.run(_device_status)
     if not status:
         raise InputError("the Dask cluster has no workers; start some (or wait for them) and call again")

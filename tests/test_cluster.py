@@ -70,6 +70,65 @@ def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
     pd.testing.assert_frame_equal(got, ref.iloc[40:90].reset_index(drop=True))
 
 
+def _travelled(obj, family):
+    """``obj`` through Dask's serialization as a connection of ``family`` sends it."""
+    from distributed.protocol import deserialize, serialize
+
+    header, frames = serialize(obj, serializers=(family,), on_error="raise")
+    assert header["serializer"] == family  # graphops' own field-by-field path, not a pickle of the whole
+    return deserialize(header, frames), frames
+
+
+def test_graphops_objects_travel_field_by_field():
+    """Dask sends a graph, a graph set, an id map and pairs field by field; the views cached on
+    them stay behind, and what arrives computes what the original does."""
+    from graphops import wire
+    from graphops.pairs import Pairs
+
+    wire.register()
+    g = go.Graph.from_edgelist(_messy_edges())
+    g.csr()
+    pairs = Pairs.edges_of(g)
+    pairs.index(g, g.device)
+    back, frames = _travelled(g, "dask")
+    assert type(back) is go.Graph and "_csr_views" not in back.__dict__ and len(frames) > 2
+    pd.testing.assert_frame_equal(go.run("jaccard", back, backend="cpu"), go.run("jaccard", g, backend="cpu"))
+    moved_pairs = _travelled(pairs, "dask")[0]
+    assert len(moved_pairs._views) == 0
+    pd.testing.assert_frame_equal(go.run("jaccard", back, pairs=moved_pairs, backend="cpu"),
+                                  go.run("jaccard", g, pairs=pairs, backend="cpu"))
+    names = go.Graph.from_edgelist(pd.DataFrame({"src": ["a", "b", "c"], "dst": ["b", "c", "a"]}))
+    np.testing.assert_array_equal(_travelled(names.ids, "dask")[0].values, names.ids.values)
+    gs = go.datasets.load("MUTAG")[:30]
+    np.testing.assert_array_equal(go.run("sp_kernel", _travelled(gs, "dask")[0], backend="cpu"),
+                                  go.run("sp_kernel", gs, backend="cpu"))
+
+
+def _forget_the_wire() -> bool:  # on a worker: as if graphops had been imported before Dask
+    from distributed.protocol import dask_deserialize, dask_serialize
+
+    from graphops import wire
+
+    for dispatch in (dask_serialize, dask_deserialize):
+        for cls in wire._classes():
+            dispatch._lookup.pop(cls, None)
+    wire._registered = False
+    return True
+
+
+def test_a_cluster_call_teaches_its_workers_the_wire():
+    """A worker that imported graphops before Dask (a spawned worker re-running a script's imports)
+    does not know how graphops objects travel; a cluster call teaches it before sending any."""
+    from graphops import wire
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cluster, distributed.Client(cluster) as c:
+        assert all(c.run(_forget_the_wire).values())
+        g = go.Graph.from_edgelist(_messy_edges())
+        pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu", client=c), go.run("jaccard", g, backend="cpu"))
+        assert all(c.run(lambda: wire._registered).values())
+
+
 def _messy_edges(n: int = 150, m: int = 2000, seed: int = 1) -> pd.DataFrame:
     """Edges with arbitrary ids, repeats in both orientations and self-loops."""
     rng = np.random.default_rng(seed)
@@ -529,6 +588,36 @@ def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client,
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(got, go.run("mg_kernel", test, train, backend="gpu", node_kernel=KD, edge_kernel=KD,
                                               normalize=True))
+
+
+@pytest.mark.rapids
+def test_a_gpu_graph_travels_as_device_buffers():
+    """Over ucx (Dask's "cuda" family) a GPU graph's frame and arrays, a GPU graph set's arrays
+    and string ids go as device buffers, not through host memory; what arrives computes the same."""
+    from graphops import wire
+
+    wire.register()
+
+    def split(frames):
+        device = sum(int(np.prod(f.__cuda_array_interface__["shape"])) * np.dtype(f.__cuda_array_interface__["typestr"]).itemsize
+                     for f in frames if hasattr(f, "__cuda_array_interface__"))
+        return device, sum(memoryview(f).nbytes for f in frames if not hasattr(f, "__cuda_array_interface__"))
+
+    g = rmat(12, 8, seed=4).to("gpu")
+    back, frames = _travelled(g, "cuda")
+    device, host = split(frames)
+    assert device >= 4 * 8 * g.n_edges and host < device / 20, (device, host)
+    pd.testing.assert_frame_equal(go.run("jaccard", back, backend="gpu").to_pandas(),
+                                  go.run("jaccard", g, backend="gpu").to_pandas())
+    names = go.Graph.from_edgelist(pd.DataFrame({"src": ["a", "b", "c"], "dst": ["b", "c", "a"]})).to("gpu")
+    moved = _travelled(names, "cuda")[0]
+    pd.testing.assert_frame_equal(go.run("jaccard", moved, backend="gpu").to_pandas(),
+                                  go.run("jaccard", names, backend="gpu").to_pandas())
+    gs = go.datasets.load("MUTAG").to("gpu")
+    back, frames = _travelled(gs, "cuda")
+    device, host = split(frames)
+    assert host < device / 20, (device, host)
+    np.testing.assert_array_equal(go.run("sp_kernel", back, backend="gpu").get(), go.run("sp_kernel", gs, backend="gpu").get())
 
 
 @pytest.mark.rapids
