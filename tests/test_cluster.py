@@ -386,14 +386,17 @@ def test_a_worker_lost_mid_run_changes_nothing(case):
 
         def kill() -> None:
             time.sleep(0.3)
+            killed.append(time.perf_counter())  # c.run returns only once the broken connection is noticed
             c.run(os._exit, 1, workers=[victim], on_error="ignore")
-            killed.append(time.perf_counter())
 
         threading.Thread(target=kill, daemon=True).start()
         t0 = time.perf_counter()
         out = local(call(client=c).result)
         finished = time.perf_counter()
         assert killed and killed[0] < finished, f"the worker was not killed while the call ran ({finished - t0:.2f} s)"
+        deadline = time.perf_counter() + 30  # the scheduler may learn of the death after the call's last result
+        while victim in c.scheduler_info()["workers"] and time.perf_counter() < deadline:
+            time.sleep(0.1)
         assert victim not in c.scheduler_info()["workers"]
     same(out, ref)
 
