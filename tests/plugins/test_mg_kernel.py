@@ -398,6 +398,24 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
             np.testing.assert_allclose(got, product_adjacency(g1, g2, edge_kernel), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("columns", [1, 2, 3])
+def test_unique_rows_are_numpys(columns):
+    """The edge values' distinct rows and inverse are NumPy's ``unique(axis=0)``, only faster."""
+    from graphops_mg_kernel.lowrank import unique_rows
+
+    rng = np.random.default_rng(columns)
+    values = rng.integers(0, 3, (500, columns)).astype(np.float64) - 1.0
+    values[::7, 0] = 0.5
+    values[::11] = np.nan  # NaN rows stay distinct, as in NumPy
+    for v in (values, values[:1], values[:0], np.zeros((40, columns))):
+        rows, inverse = unique_rows(v)
+        want_rows, want_inverse = np.unique(v, axis=0, return_inverse=True)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(rows[inverse], v)
+        plain = ~np.isnan(v).any(axis=1)  # which NaN row is which is NumPy's sort's affair
+        np.testing.assert_array_equal(inverse[plain], want_inverse.reshape(-1)[plain])
+
+
 def test_continuous_edge_features_have_no_short_form():
     from graphops_mg_kernel.common import prepare_cpu
     from graphops_mg_kernel.lowrank import terms
