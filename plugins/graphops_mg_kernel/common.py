@@ -53,6 +53,13 @@ class Prepared:
     def __len__(self) -> int:
         return len(self.node_ptr) - 1
 
+    def cached(self, key: Any, make: Any) -> Any:
+        """``make()``, made once per set and kept in ``cache`` under ``key`` (what a backend
+        derives from the set: distinct edge values, factors, tiles, plans)."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
 
 def prepare_cpu(gs: Any) -> Prepared:
     on_gpu = gs.device is Device.GPU

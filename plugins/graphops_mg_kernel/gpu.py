@@ -89,23 +89,25 @@ class _Graphs:
 
 
 def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
-    key = ("tiles", params.node_kernel.features, params.edge_kernel.features, params.p, params.reorder, real)
-    if key not in prep.cache:
+    def make() -> tuple[_Graphs, np.ndarray]:
         o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder)
         args = tuple(cp.asarray(a) for a in (o.info, o.trp, o.tcol, o.mask, o.w, o.ef, o.nf, o.deg, o.st))
-        prep.cache[key] = (_Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm), o.tiles.astype(np.float64))
-    return prep.cache[key]
+        return _Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm), o.tiles.astype(np.float64)
+
+    return prep.cached(("tiles", params.node_kernel.features, params.edge_kernel.features, params.p, params.reorder,
+                        real), make)
 
 
 def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
-    key = ("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features, params.p, real)
-    if key not in prep.cache:
+    def make() -> tuple[_Graphs, np.ndarray]:
         f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real)
         args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st))
         nbytes = factor_bytes(f.n, f.n_terms, f.nnz, len(params.node_kernel.features) or 1,
                               np.dtype(real).itemsize)
-        prep.cache[key] = (_Graphs(args, f.n.astype(np.int64), nbytes), f.nnz.astype(np.float64))
-    return prep.cache[key]
+        return _Graphs(args, f.n.astype(np.int64), nbytes), f.nnz.astype(np.float64)
+
+    return prep.cached(("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features,
+                        params.p, real), make)
 
 
 @dataclass
@@ -279,10 +281,7 @@ class _Plan:
 def _plan(ga: Prepared, gb: Prepared, params: MGKernelParams, real: type) -> _Plan:
     """The plan for ``ga`` against ``gb``, made once per parameters (it holds ``gb``, so the key's
     id stays valid); its statistics start from zero."""
-    key = ("plan", id(gb), repr(params), real)
-    if key not in ga.cache:
-        ga.cache[key] = _Plan(ga, gb, params, real)
-    plan = ga.cache[key]
+    plan = ga.cached(("plan", id(gb), repr(params), real), lambda: _Plan(ga, gb, params, real))
     plan.stats.fill(0)
     return plan
 

@@ -64,24 +64,18 @@ def unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     in lexicographic order (by value; NaN rows stay distinct) and each row's index among them.
     NumPy's own sorts the rows as structured records, ten times slower than sorting the
     columns as keys; a set's edges (millions of rows) go through this."""
-    n = len(values)
-    if n == 0:
-        return values[:0], np.zeros(0, np.int64)
-    order = np.lexsort(values.T[::-1]) if values.shape[1] > 1 else np.argsort(values[:, 0], kind="stable")
+    order = np.lexsort(values.T[::-1])  # the first column the primary key
     ordered = values[order]
-    new = np.ones(n, bool)
+    new = np.ones(len(values), bool)
     new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    inverse = np.empty(n, np.int64)
+    inverse = np.empty(len(values), np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ordered[new], inverse
 
 
 def _unique_values(prep: Prepared, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`unique_rows` of a set's edge values, kept with the set (terms and both sides read it)."""
-    key = ("unique edge values", names)
-    if key not in prep.cache:
-        prep.cache[key] = unique_rows(_values(prep, names))
-    return prep.cache[key]
+    return prep.cached(("unique edge values", names), lambda: unique_rows(_values(prep, names)))
 
 
 def terms(kernel: BaseKernel, a: Prepared, b: Prepared) -> Terms | None:
