@@ -151,18 +151,68 @@ def _builtin_parsers(sub: Any) -> None:
                         "(default bench-results.png; needs graphops[plot])")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a help text which is not a valid %-format (a plugin's
+    "100% literal", "%e") is shown as written instead of crashing ``--help``."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        try:
+            return super()._expand_help(action)
+        except (KeyError, TypeError, ValueError):
+            return str(action.help)
+
+    def _format_text(self, text: str) -> str:
+        try:
+            return super()._format_text(text)
+        except (KeyError, TypeError, ValueError):
+            return super()._format_text(text.replace("%", "%%"))
+
+
+def literal(text: str) -> str:
+    """``text`` for argparse's help and descriptions, which %-format what they show: every ``%`` doubled."""
+    return str(text).replace("%", "%%")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser with the crash-proof help formatter, and ``-q/--quiet`` on every command
+    (before or after the command name)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                          help="no progress lines or bars")
+
+
 def build_parser(registry: Any = None) -> argparse.ArgumentParser:
-    """The argument parser: built-in commands, then each command a plugin registered."""
-    p = argparse.ArgumentParser(prog="graphops", description="Plugin-based graph analytics on CPU and GPU")
+    """The argument parser: built-in commands, then each command a plugin registered (a plugin
+    whose arguments function raises loses its command, with a warning, not the whole CLI)."""
+    p = _Parser(prog="graphops", description="Plugin-based graph analytics on CPU and GPU")
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="log backend choices (-vv: debug, and tracebacks for every error)")
     sub = p.add_subparsers(dest="command", required=True)
     _builtin_parsers(sub)
     for name, cmd in sorted((registry.commands if registry is not None else {}).items()):
-        cp = sub.add_parser(name, help=f"{cmd.summary} (plugin {cmd.plugin})")
-        if cmd.arguments is not None:
-            cmd.arguments(cp)
+        if _arguments_work(name, cmd):
+            text = f"{cmd.summary} (plugin {cmd.plugin})"
+            cp = sub.add_parser(name, help=literal(text), description=text)
+            if cmd.arguments is not None:
+                cmd.arguments(cp)
     return p
+
+
+def _arguments_work(name: str, cmd: Any) -> bool:
+    """Whether a plugin command's arguments function runs (tried on a scratch parser first)."""
+    if cmd.arguments is None:
+        return True
+    try:
+        cmd.arguments(_Parser(prog=f"graphops {name}"))
+    except Exception as exc:  # noqa: BLE001 - one plugin's bug must not take the command line down
+        logging.getLogger("graphops").warning(
+            "command %r of plugin %r is left out: its arguments function raised %s: %s", name, cmd.plugin,
+            type(exc).__name__, exc)
+        return False
+    return True
 
 
 def _plugin_command(registry: Any, name: str) -> Any:

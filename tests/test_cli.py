@@ -153,3 +153,89 @@ def test_bench_runs_what_it_can_and_skips_the_rest_with_reasons(tmp_path, capsys
     assert notes["kar"] == "" and next(r for r in rows if r["step"] == "kar")["median"] > 0
     if not __import__("graphops").gpu_available():
         assert notes["g"].startswith("skipped: ")
+
+
+_ODD = "100% literal, %e, %(prog)s, %d and {braces} [red]markup[/red]"
+
+
+class _Percent:
+    """A plugin whose every text that reaches the command line holds %-codes, braces and markup."""
+
+    @staticmethod
+    @__import__("graphops").hookimpl
+    def graphops_register_algorithms():
+        from graphops import Algorithm, Params
+
+        return [Algorithm(name="percent", params=Params, inputs=("graph",), outputs=("n",),
+                          backends={"cpu": "tests.test_cli:_bug"}, summary=_ODD)]
+
+    @staticmethod
+    @__import__("graphops").hookimpl
+    def graphops_register_commands():
+        from graphops import Command
+
+        def arguments(parser):
+            parser.add_argument("--level", help=_ODD)
+            parser.add_argument("--fine", default=3, help="default %(default)s")
+
+        return [Command(name="percent", summary=_ODD, target="tests.test_cli:_bug", arguments=arguments)]
+
+
+class _BadArguments:
+    @staticmethod
+    @__import__("graphops").hookimpl
+    def graphops_register_commands():
+        from graphops import Command
+
+        def arguments(parser):
+            raise RuntimeError("broken arguments")
+
+        return [Command(name="broken", summary="x", target="tests.test_cli:_bug", arguments=arguments)]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["percent", "--help"], ["run", "--help"],
+                                  ["appclass", "--help"], ["jaccard-sweep", "-h"]])
+def test_help_never_crashes_on_percent_signs(monkeypatch, capsys, argv):
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    pm = make_plugin_manager(autoload=True)
+    pm.register(_Percent(), name="percent")
+    registry = Registry(pm)
+    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: registry)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    if argv[0] in ("--help", "-h"):
+        assert "100% literal, %e, %(prog)s, %d and {braces} [red]markup[/red] (plugin percent)" in out
+        assert "appclass" in out and "(%e, one value per line)" in out
+    if argv[0] == "percent":
+        assert out.count(_ODD) == 2 and "default 3" in out  # description, --level; %(default)s still works
+
+
+def test_plugin_texts_are_shown_as_written_in_plugins(monkeypatch, capsys):
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    pm = make_plugin_manager(autoload=False, plugins=["describe"])
+    pm.register(_Percent(), name="percent")
+    monkeypatch.setattr("graphops.registry.get_plugin_manager", lambda: pm)
+    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: Registry(pm))
+    monkeypatch.setattr("graphops.registry._REGISTRIES", {})
+    assert main(["plugins"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "{braces} [red]markup[/red]" in out
+
+
+def test_a_plugin_command_whose_arguments_raise_is_left_out_with_a_warning(monkeypatch, capsys, caplog):
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    pm = make_plugin_manager(autoload=False, plugins=["describe"])
+    pm.register(_BadArguments(), name="bad")
+    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: Registry(pm))
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "broken" not in capsys.readouterr().out
+    assert "command 'broken' of plugin 'bad' is left out: its arguments function raised RuntimeError" in caplog.text
