@@ -58,6 +58,11 @@ class Params(BaseModel):
         e.g. a matrix and its gradient; known before computing, so validation can say so."""
         return False
 
+    def result_kind(self) -> str | None:
+        """``"frame"`` or ``"array"``: what an ``array_or_frame`` algorithm returns with these
+        parameters, so validation can check an output's suffix; ``None`` when they do not say."""
+        return None
+
 
 @dataclass(frozen=True)
 class Input:

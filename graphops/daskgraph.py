@@ -115,7 +115,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     dask-cuDF. Text files: ``header`` as for one file (decided on the first file), ``columns``
     name the columns of files without a header row."""
     from .device import require
-    from .textio import _header, _Layout, resolve_column
+    from .textio import TextLayout, first_line_is_header, resolve_column
 
     files = [str(f) for f in edge_files(path, format)]
     if not files:
@@ -124,11 +124,11 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     if format == "parquet":
         ddf = dd.read_parquet(files)
     else:
-        layout = _Layout(Path(files[0]))
+        layout = TextLayout(Path(files[0]))
         if layout.sep not in (",", "\t"):
             raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
                              f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
-        has_header = _header(layout, header, {"src": src, "dst": dst}, columns)
+        has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
         ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None,
                           names=list(columns) if columns else None, comment=layout.comment)
         ddf.columns = [str(c) for c in ddf.columns]

@@ -72,15 +72,42 @@ def id_array(series: Any, role: str) -> Any:
         series = series.astype(series.cat.categories.dtype)
     kind = np.dtype(str(series.dtype).lower()).kind if _numpy_dtype(series) else "U"
     if kind in "iu":
-        return column_array(series, "int64")
+        return column_array(_within_int64(series, role), "int64")
     if kind == "O":  # cuDF keeps strings in "object" columns; pandas may hold anything there
         kind = "U" if device_of(series) is Device.GPU else _object_kind(series, role)
     if kind in "USO":
         return series.astype(str).reset_index(drop=True)
+    if kind == "i":  # Python ints in an object column
+        return _python_ints(series, role)
     raise InputError(
         f"{role} column {series.name!r} has dtype {series.dtype}; vertex ids must be integers or "
         f"strings. If the values are whole numbers, cast with .astype('int64')"
     )
+
+
+def _beyond_int64(series: Any, role: str, mask: Any) -> InputError:
+    return InputError(f"{role} column {series.name!r} has {int(mask.sum())} id(s) beyond the 64-bit signed range, "
+                      f"first at rows {_bad_rows(mask)}; graphops keeps integer ids as int64: convert the column to "
+                      f"strings (.astype(str)) to keep them as names")
+
+
+def _python_ints(series: Any, role: str) -> Any:
+    values = series.tolist()
+    big = np.fromiter((not -2 ** 63 <= v < 2 ** 63 for v in values), bool, len(values))
+    if big.any():
+        raise _beyond_int64(series, role, big)
+    return np.asarray(values, dtype=np.int64)
+
+
+def _within_int64(series: Any, role: str) -> Any:
+    """An unsigned id column whose values all fit int64 (a larger one would wrap around silently)."""
+    if np.dtype(str(series.dtype).lower()).kind != "u" or np.dtype(str(series.dtype).lower()).itemsize < 8:
+        return series
+    big = series > np.iinfo(np.int64).max
+    big = big.values if device_of(series) is Device.GPU else big.to_numpy()
+    if bool(big.any()):
+        raise _beyond_int64(series, role, big)
+    return series
 
 
 def plain_values(col: Any, rows: Any) -> list[Any]:

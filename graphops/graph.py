@@ -215,6 +215,10 @@ def _edge_frame(df: Any, s: Any, d: Any, w: Any, attrs: list[str]) -> Any:
     data = {"src": s, "dst": d}
     if w is not None:
         data["weight"] = w
+    taken = [str(a) for a in attrs if str(a) in data]
+    if taken:
+        raise InputError(f"edge attribute column {taken[0]!r} has the name of the graph's own {taken[0]!r} column, "
+                         f"which comes from another column; rename it, or leave it out with edge_attrs=[...]")
     for a in attrs:
         data[a] = column_array(df[a])
     return new_frame(device, data)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import errno
 import inspect
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 
 from .algorithm import load_target
 from .device import Device, host_pandas
 from .errors import InputError, choices
-from .textio import resolve_column
+from .textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -31,45 +33,102 @@ def _local(frame: pd.DataFrame, device: Device) -> Any:
 
 def read_parquet(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
     """A Parquet file as a pandas (CPU) or cuDF (GPU) frame."""
-    frame = device.xdf.read_parquet(path)
+    try:
+        frame = device.xdf.read_parquet(path)
+    except (OSError, ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc}); is it a Parquet "
+                         f"file? Other formats: name the file by its suffix or pass format=") from None
     if names:
+        if len(names) > len(frame.columns):
+            raise InputError(f"{path}: columns={list(names)} names {len(names)} columns; the file has "
+                             f"{len(frame.columns)} ({[str(c) for c in frame.columns]})")
+        frame = frame.iloc[:, :len(names)]
         frame.columns = list(names)
     return frame
 
 
 def _mtx_banner(path: Path, banner: list[str]) -> str:
     if banner[:3] != ["%%matrixmarket", "matrix", "coordinate"] or len(banner) < 5:
-        raise InputError(f"{path}: not a MatrixMarket coordinate file (first line should start with "
+        raise InputError(f"{path}, line 1: not a MatrixMarket coordinate file (the first line should start with "
                          f"'%%MatrixMarket matrix coordinate'); dense 'array' files are not edge lists")
     if banner[3] not in ("real", "integer", "pattern"):
-        raise InputError(f"{path}: MatrixMarket field {banner[3]!r} is not supported; use real, integer "
+        raise InputError(f"{path}, line 1: MatrixMarket field {banner[3]!r} is not supported; use real, integer "
                          f"or pattern")
     return banner[3]
 
 
-def _mtx_header(path: Path) -> tuple[str, int, int]:
-    """Field, lines before the entries, and promised entry count of a MatrixMarket file."""
+def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
+    """Field, lines before the entries, and the size line (rows, columns, entries)."""
     with open(path, "r", encoding="utf-8", errors="replace") as fh:
         field = _mtx_banner(path, fh.readline().lower().split())
         skip = 1
         for line in fh:
             skip += 1
-            if line.strip() and not line.startswith("%"):
-                return field, skip, int(line.split()[2])
+            size = line.split("%", 1)[0].split()
+            if size:
+                if len(size) != 3 or not all(t.isdigit() for t in size):
+                    raise InputError(f"{path}, line {skip}: the size line must be 'rows columns entries' (three "
+                                     f"whole numbers); got {line.strip()!r}")
+                return field, skip, (int(size[0]), int(size[1]), int(size[2]))
     raise InputError(f"{path}: MatrixMarket file has no size line")
 
 
 def read_mtx(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
-    """A MatrixMarket coordinate file as a frame with columns ``row``, ``col`` [, ``value``]."""
-    field, skip, nnz = _mtx_header(path)
+    """A MatrixMarket coordinate file as a frame with columns ``row``, ``col`` [, ``value``]:
+    indices from 1 up to the size line's, values finite numbers, the promised number of entries."""
+    field, skip, (n_rows, n_cols, nnz) = _mtx_header(path)
     cols = ["row", "col"] + ([] if field == "pattern" else ["value"])
-    frame = pd.read_csv(path, sep=r"\s+", header=None, skiprows=skip, comment="%", names=cols,
-                        engine="c")
+    layout = TextLayout(path, comment="%", skip=skip, sep=r"\s+")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=r"\s+", header=None, skiprows=skip, comment="%", names=cols,
+                                index_col=False, engine="c", keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError):
+        frame = None
+    if frame is None or bool(frame.isna().to_numpy().any()):
+        for row, (_, fields) in enumerate(layout.data_lines()):
+            if len(fields) != len(cols):
+                raise InputError(f"{layout.where(row)}: a {field} entry has {len(cols)} fields ({' '.join(cols)}); "
+                                 f"this line has {len(fields)}")
+        raise InputError(f"{path}: cannot parse the MatrixMarket entries")
     if len(frame) != nnz:
-        raise InputError(f"{path}: the size line promises {nnz} entries; found {len(frame)}")
+        raise InputError(f"{path}, line {skip}: the size line promises {nnz} entries; the file holds {len(frame)}")
+    frame["row"], frame["col"] = (_mtx_index(frame, layout, c, n) for c, n in (("row", n_rows), ("col", n_cols)))
+    if field != "pattern":
+        frame["value"] = _mtx_values(frame, layout, field)
     if names:
-        frame.columns = list(names)
+        frame.columns = list(names)[:len(cols)] + cols[len(names):]
     return _local(frame, device)
+
+
+def _mtx_index(frame: pd.DataFrame, layout: TextLayout, col: str, n: int) -> Any:
+    series = frame[col]
+    if series.dtype.kind == "i":
+        values = series.to_numpy()
+        ok = (values >= 1) & (values <= n)
+    else:
+        values = series.astype(str).to_numpy(dtype=object)
+        ok = np.fromiter((t.isdigit() and 1 <= int(t) <= n for t in values), bool, len(values))
+    if not ok.all():
+        row = int(np.flatnonzero(~ok)[0])
+        raise InputError(f"{layout.where(row, 0 if col == 'row' else 1)}: {col} index {str(values[row])!r} is not a "
+                         f"whole number in 1..{n} (the size line's {col}s); MatrixMarket indices count from 1")
+    return values.astype("int64")
+
+
+def _mtx_values(frame: pd.DataFrame, layout: TextLayout, field: str) -> Any:
+    values = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype="float64")
+    bad = ~np.isfinite(values)
+    if field == "integer":
+        with np.errstate(invalid="ignore"):
+            bad |= (values != np.round(values)) | (np.abs(values) >= 2.0 ** 63)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        kind = "an integer" if field == "integer" else "a finite number"
+        raise InputError(f"{layout.where(row, 2)}: value {frame['value'].iloc[row]!r} is not {kind} (field "
+                         f"{field!r})")
+    return values.astype("int64") if field == "integer" else values
 
 
 def _check_file(path: Path) -> None:
@@ -128,10 +187,13 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
         frame = fn(path, Device.parse(device), columns)
     if len(frame) == 0:
         raise InputError(f"{str(path)!r} holds no edge rows; a graph file needs at least one edge")
-    s, d = resolve_column(frame, src, 0, "src"), resolve_column(frame, dst, 1, "dst")
-    w = resolve_column(frame, weight, None, "weight")
+    s, d = resolve_column(frame, src, 0, "src", path), resolve_column(frame, dst, 1, "dst", path)
+    w = resolve_column(frame, weight, None, "weight", path)
     node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
-    return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
+    try:
+        return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
+    except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which file
+        raise InputError(f"{path}: {exc}") from None
 
 
 def format_directedness(reader: Any, directed: bool | None, where: str) -> bool:

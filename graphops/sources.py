@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from . import datasets
 from .device import module_available
-from .errors import choices, did_you_mean
+from .errors import InputError, choices, did_you_mean
 
 __all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "RandomCycles", "Symmetric", "DeBruijn",
            "Sources", "DeclaredGraph", "SOURCE_KINDS"]
@@ -244,13 +244,34 @@ class Sources:
             return known.kind if known is not None else "graph"
         return "graphset" if self.format(name) == "tu" else "graph"
 
+    def made_from(self, name: str) -> list[str]:
+        """``[name, of, of's of, ...]``: the graphs ``name`` is generated from, in order, ending
+        where the chain leaves the file, reaches a graph that is read, or closes a cycle (then the
+        last name is the first one repeated: ``[a, b, a]``)."""
+        chain = [name]
+        while True:
+            gen = self.sources[chain[-1]].generate
+            of = getattr(gen, "of", None) if gen is not None and gen.kind in _OF_KINDS else None
+            if of is None or of not in self.sources:
+                return chain
+            chain.append(of)
+            if of in chain[:-1]:
+                return chain[chain.index(of):]
+
+    def cycle(self, name: str) -> list[str] | None:
+        """The cycle of generated graphs that ``name`` leads into, if any (``[a, b, a]``)."""
+        chain = self.made_from(name)
+        return chain if len(chain) > 1 and chain[0] == chain[-1] else None
+
     def declared(self, name: str) -> DeclaredGraph:
         src = self.sources[name]
         weighted = None if src.path is None or self.kind(name) == "graphset" else src.weight is not None
+        if src.generate is not None:
+            weighted = False  # no generator draws weights (a pattern or symmetric graph drops them too)
         directed = src.is_directed
         gen = src.generate
         if gen is not None and gen.kind == "pattern" and src.directed is None and gen.of in self.sources \
-                and gen.of != name:
+                and self.cycle(name) is None:
             directed = self.declared(gen.of).directed  # a pattern is directed like its graph
         if src.dataset is not None and src.directed is None:
             known = datasets.entry(src.dataset)
@@ -268,6 +289,9 @@ class Sources:
             yield "generate.of", (f"no graph {src.generate.of!r} in this file to make the {src.generate.kind} "
                                   f"graph from. Graphs: {choices(self.sources)}."
                                   f"{did_you_mean(src.generate.of, self.sources)}")
+        cycle = self.cycle(name) if src.generate is not None else None
+        if cycle is not None and cycle[0] == name and name == min(cycle, key=list(self.sources).index):
+            yield "generate.of", self._cycle_problem(cycle)
         if src.dataset is not None:
             problem = datasets.dataset_problem(src.dataset)
             if problem:
@@ -288,6 +312,15 @@ class Sources:
         if src.nodes is not None and not (self.base / src.nodes).is_file():
             yield "nodes", f"File not found: {src.nodes!r} (resolved to {str(self.base / src.nodes)!r})"
         yield from self._format_problems(name, src, path)
+
+    @staticmethod
+    def _cycle_problem(cycle: list[str]) -> str:
+        fix = ("from a graph that is read or generated on its own (a path, a data set, or e.g. "
+               "{kind: rmat, scale: 10})")
+        if len(cycle) == 2:
+            return f"graph {cycle[0]!r} is generated from itself ({' -> '.join(cycle)}); make it {fix}"
+        return (f"graphs generated from each other in a cycle ({' -> '.join(cycle)}), so none can be made first; "
+                f"make one of them {fix}")
 
     def _partitioned_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
         from .daskgraph import PARTITIONED_FORMATS, edge_files
@@ -343,6 +376,9 @@ class Sources:
         return device
 
     def _load(self, name: str) -> Any:
+        cycle = self.cycle(name)
+        if cycle is not None:
+            raise InputError(f"graph {name!r}: {self._cycle_problem(cycle)}")
         src, device = self.sources[name], self._device(name)
         if src.generate is not None:
             from . import generate

@@ -111,8 +111,8 @@ def test_user_errors_are_one_line_and_verbose_shows_the_traceback(tmp_path, caps
     assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith(f"PipelineError: step 's' (describe) failed: InputError: {tmp_path / 'g.txt'}, line 2: "
-                          f"dst id 'x' is not an integer")
+    assert err.startswith(f"PipelineError: step 's' (describe) failed: InputError: {tmp_path / 'g.txt'}, line 2, "
+                          f"column 2: dst id 'x' is not an integer")
     assert main(["-vv", "run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 1
     assert "Traceback" in capsys.readouterr().err
 

@@ -89,17 +89,23 @@ def test_string_ids_and_no_header_lost(tmp_path, text):
     assert res["first"].tolist() == ["alice", "carol", "bob"] and res["second"].tolist() == ["bob", "dave", "carol"]
 
 
-@pytest.mark.parametrize("text, kwargs, header", [
-    ("src dst weight\n1 2 0.5\n2 3 1.5\n", {"weight": 2}, True),       # names over numbers
-    ("1 2 0.5\n2 3 1.5\n", {"weight": 2}, False),
-    ("from to\nann bob\nbob cy\n", {}, False),                          # could be data: it is data
-    ("from to\nann bob\nbob cy\n", {"src": "from", "dst": "to"}, True),  # named columns need a header
-    ("from to\nann bob\nbob cy\n", {"header": True}, True),
-    ("1 2\n2 3\n", {"header": False}, False),
+@pytest.mark.parametrize("text, kwargs, edges", [
+    ("src dst weight\n1 2 0.5\n2 3 1.5\n", {"weight": 2}, 2),        # 3b: text ids over integer ids
+    ("1 2 0.5\n2 3 1.5\n", {"weight": 2}, 2),
+    ("from to\nann bob\nbob cy\n", {}, 2),                            # 3c: column words seen nowhere below
+    ("u v\nv w\nw u\n", {}, 3),                                      # 3c: u and v are vertices below: data
+    ("alice bob\ncarol dave\n", {}, 2),                               # names over names: data
+    ("alice bob\n", {}, 1),                                           # one edge
+    ("a b weight\nann bob 0.5\nbob cy 1\n", {"weight": 2}, 2),       # 3c: text over a column of numbers
+    ("from to\nann bob\nbob cy\n", {"src": "from", "dst": "to"}, 2),  # 3a: named columns need a header
+    ("from to\nann bob\nbob cy\n", {"header": True}, 2),
+    ("from to\nann bob\nbob cy\n", {"header": False}, 3),
+    ("1 2\n2 3\n", {"header": False}, 2),
+    ("1 2 x\n2 3 y\n", {}, 2),                                       # integer ids: line 1 is data
 ])
-def test_header_auto_takes_a_header_only_when_it_cannot_be_data(tmp_path, text, kwargs, header):
+def test_header_auto_follows_the_reading_rule(tmp_path, text, kwargs, edges):
     g = go.read_graph(write(tmp_path / "e.txt", text), **kwargs)
-    assert g.n_edges == (2 if header else 3) - (0 if "from" in text or "src" in text else 1)
+    assert g.n_edges == edges
 
 
 def test_named_columns_over_a_data_line_say_what_to_do(tmp_path):
@@ -108,14 +114,35 @@ def test_named_columns_over_a_data_line_say_what_to_do(tmp_path):
 
 
 @pytest.mark.parametrize("text, kwargs, message", [
-    ("1 2\n3 x\n", {}, "e.txt, line 2: dst id 'x' is not an integer; other ids in this column are integers; "
-                      "if vertex ids are names, read them as strings with ids='string'"),
-    ("# c\n1 2\n\n# c\n3 x\n", {}, "e.txt, line 5: dst id 'x' is not an integer"),
-    ("a b\nc d\n", {"ids": "integer"}, "e.txt, line 1: src id 'a' is not an integer; vertex ids must be integers"),
-    ("1 2 0.5\n2 3 abc\n", {"weight": 2}, "e.txt, line 2: weight 'abc' is not a finite number"),
-    ("1 2 0.5\n2 3 inf\n", {"weight": 2}, "e.txt, line 2: weight 'inf' is not a finite number"),
-    ("src,dst,w\n1,2,0.5\n2,3,nan\n", {"weight": "w"}, "e.txt, line 3: weight 'nan' is not a finite number"),
-    ("1,2\n,3\n", {}, "e.txt, line 2: src id is missing (an empty field)"),
+    ("1 2\n3 x\n", {}, "e.txt, line 2, column 2: dst id 'x' is not an integer; other ids in this column are "
+                      "integers; if vertex ids are names, read them as strings with ids='string'"),
+    ("# c\n1 2\n\n# c\n3 x\n", {}, "e.txt, line 5, column 2: dst id 'x' is not an integer"),
+    ("a b\nc d\n", {"ids": "integer"}, "e.txt, line 1, column 1: src id 'a' is not an integer; vertex ids must "
+                                        "be integers"),
+    ("1 2 0.5\n2 3 abc\n", {"weight": 2}, "e.txt, line 2, column 3: weight 'abc' is not a finite number"),
+    ("1 2 0.5\n2 3 inf\n", {"weight": 2}, "e.txt, line 2, column 3: weight 'inf' is not a finite number"),
+    ("src,dst,w\n1,2,0.5\n2,3,nan\n", {"weight": "w"}, "e.txt, line 3, column 3 ('w'): weight 'nan' is not a "
+                                                        "finite number"),
+    ("1,2\n,3\n", {}, "e.txt, line 2, column 1: src id is missing (an empty field)"),
+    # the cases of a first user's report: none may be read silently
+    ("src\tdst\n", {}, "e.txt: a header line ('src\\tdst') and no edge rows below it"),
+    ("1 2 abc\n2 3 1\n", {}, "e.txt, line 1, column 3: 'abc' is text in a column of numbers; if line 1 is a "
+                             "header, pass header=True"),
+    ("1 2 abc\n2 3 1\n", {"weight": 2}, "e.txt, line 1, column 3: weight 'abc' is not a finite number; weights "
+                                        "must be numbers; if line 1 is a header, pass header=True"),
+    ("1 2 3 4\n2 3\n", {}, "e.txt, line 2: 2 fields, expected 4, as line 1 has. Every row needs the same "
+                           "fields: fix the line, or pass columns=[...]"),
+    ("1 2 3 4\n2 3\n", {"weight": 2}, "e.txt, line 2: 2 fields, expected 4"),
+    ("1 2\n2 3 4\n", {}, "e.txt, line 2: 3 fields, expected 2, as line 1 has"),
+    ("src dst\n1 2 3\n2 3 4\n", {}, "e.txt, line 2: 3 fields, expected 2, as line 1 has"),
+    ("1,2\n" * 300 + "3,4,5\n", {}, "e.txt, line 301: 3 fields, expected 2"),
+    ("1,2,3\n" * 300 + "3,4\n", {}, "e.txt, line 301: 2 fields, expected 3"),
+    ("1 2\n3 4 5\n", {"columns": ["u", "v", "w"]}, "e.txt, line 1: 2 fields, expected at least 3 (the columns= "
+                                                   "given)"),
+    ("99999999999999999999 1\n2 3\n", {}, "e.txt, line 1, column 1: src id '99999999999999999999' is beyond the "
+                                          "64-bit integer range (|id| < 2**63); read the ids as strings with "
+                                          "ids='string'"),
+    ("1 2\n2 9223372036854775808\n", {}, "e.txt, line 2, column 2: dst id '9223372036854775808' is beyond"),
 ])
 def test_parse_errors_name_file_line_and_value(tmp_path, text, kwargs, message):
     with pytest.raises(ValueError) as info:
@@ -134,7 +161,7 @@ def test_ids_string_reads_numbers_as_names(tmp_path):
     (lambda p: p, IsADirectoryError, "is a folder; for a TU dataset use read_tu()"),
     (lambda p: write(p / "e.mtx", "1 2\n"), ValueError, "not a MatrixMarket coordinate file"),
     (lambda p: write(p / "e.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 2 1.0\n"),
-     ValueError, "the size line promises 5 entries; found 1"),
+     ValueError, "line 2: the size line promises 5 entries; the file holds 1"),
 ])
 def test_bad_files(tmp_path, setup, error, message):
     with pytest.raises(error) as info:
@@ -179,3 +206,13 @@ def test_read_into_cudf(tmp_path):
     pq = tmp_path / "e.parquet"
     pd.DataFrame(EDGES, columns=["src", "dst", "weight"]).to_parquet(pq)
     assert isinstance(go.read_graph(pq, weight="weight", device="gpu").edges, cudf.DataFrame)
+
+
+def test_columns_read_the_leading_fields_of_ragged_rows(tmp_path):
+    g = go.read_graph(write(tmp_path / "e.txt", "1 2 x y\n2 3\n3 1 z\n"), columns=["u", "v"], src="u", dst="v")
+    assert g.n_edges == 3 and list(g.edges.columns) == ["src", "dst"]
+
+
+def test_huge_ids_read_as_strings_when_asked(tmp_path):
+    g = go.read_graph(write(tmp_path / "e.txt", "99999999999999999999 1\n1 2\n"), ids="string")
+    assert sorted(g.vertices) == ["1", "2", "99999999999999999999"]

@@ -269,3 +269,68 @@ def test_yaml_booleans_are_only_true_and_false():
 
     assert load_yaml("k: {kronecker_delta: {h: 0.5, on: label}}\nyes: no\nt: true\nf: False\n") == {
         "k": {"kronecker_delta": {"h": 0.5, "on": "label"}}, "yes": "no", "t": True, "f": False}
+
+
+def test_graphs_generated_from_each_other_are_reported_with_the_cycle(folder, describe_only):
+    assert errors_of(folder, """\
+        version: 1
+        graphs:
+          k: {dataset: karate}
+          self: {generate: {kind: pattern, of: self}}
+          a: {generate: {kind: pattern, of: b}}
+          b: {generate: {kind: symmetric, of: c}}
+          c: {generate: {kind: pattern, of: a}}
+          fine: {generate: {kind: pattern, of: k}}
+          leads_in: {generate: {kind: pattern, of: a}}
+        steps:
+          - {id: s, algorithm: describe, inputs: {graph: leads_in}}
+        """, describe_only) == (
+        "p.yaml is invalid (2 errors)\n"
+        "==> At graphs.self\n==> At key: generate.of\n"
+        "=====> graph 'self' is generated from itself (self -> self); make it from a graph that is read or generated "
+        "on its own (a path, a data set, or e.g. {kind: rmat, scale: 10})\n"
+        "==> At graphs.a\n==> At key: generate.of\n"
+        "=====> graphs generated from each other in a cycle (a -> b -> c -> a), so none can be made first; make one "
+        "of them from a graph that is read or generated on its own (a path, a data set, or e.g. "
+        "{kind: rmat, scale: 10})")
+
+
+def test_a_cycle_met_outside_a_pipeline_is_an_input_error(folder):
+    from graphops.sources import Sources
+
+    (folder / "p.yaml").write_text("graphs:\n  a: {generate: {kind: pattern, of: b}}\n"
+                                   "  b: {generate: {kind: pattern, of: a}}\n")
+    with pytest.raises(go.InputError, match=r"graph 'b': graphs generated from each other in a cycle \(b -> a -> b\)"):
+        Sources.from_file(folder / "p.yaml").get("b")
+
+
+def test_what_parameters_decide_is_checked_at_load(folder, fresh_pm):
+    """Found by the random pipelines of test_pipeline_property: each of these failed only at run."""
+    from graphops.registry import Registry
+
+    assert errors_of(folder, """\
+        version: 1
+        graphs:
+          data: {generate: {kind: gnm, n: 8, m: 16, directed: true, node_features: 2, edge_features: 2}}
+          pattern: {generate: {kind: pattern, of: data, max_nodes: 4}}
+          grid: {generate: {kind: grid2d, rows: 3, cols: 3}}
+          sets: {generate: {kind: gnp_set, sizes: {4: 3}}}
+        steps:
+          - {id: top, algorithm: appclass, inputs: {data: data, pattern: pattern}, params: {top_k: 2}, output: t.npy}
+          - {id: mu, algorithm: appclass, inputs: {data: data, pattern: pattern}, output: mu.parquet}
+          - {id: j, algorithm: jaccard, inputs: {graph: grid}, params: {use_weight: true}}
+          - {id: sp, algorithm: sp_kernel, inputs: {graphs: sets}, params: {path: histogram, node_kernel: gaussian}}
+        """, Registry(fresh_pm)) == (
+        "p.yaml is invalid (4 errors)\n"
+        "==> At steps[0] (id='top', algorithm='appclass')\n==> At key: output\n"
+        "=====> appclass returns a frame with these parameters; write it to a file ending in .parquet or .csv "
+        "(got 't.npy')\n"
+        "==> At steps[1] (id='mu', algorithm='appclass')\n==> At key: output\n"
+        "=====> appclass returns an array with these parameters; write it to a file ending in .npy or .csv or .npz "
+        "(got 'mu.parquet')\n"
+        "==> At steps[2] (id='j', algorithm='jaccard')\n==> At key: inputs\n"
+        "=====> use_weight=True but the graph has no edge weights; build it with weight='<column>' (YAML: weight: "
+        "<column>) or drop use_weight\n"
+        "==> At steps[3] (id='sp', algorithm='sp_kernel')\n==> At key: params\n"
+        "=====> path 'histogram' needs delta (or none) node and length kernels; use path 'fcsp' or 'auto' for "
+        "Gaussian kernels (got {'path': 'histogram', 'node_kernel': 'gaussian'})")

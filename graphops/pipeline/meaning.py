@@ -20,6 +20,7 @@ from ..validation import explain, format_loc
 __all__ = ["check_meaning", "step_crumb"]
 
 Found = Iterator[tuple[str, str]]  # (key, message) pairs
+_RESULTS = {"frame": "a frame", "array": "an array", "array_or_frame": "an array or a frame"}
 
 
 def check_meaning(loaded: Any, data: Any) -> list[ConfigIssue]:
@@ -81,7 +82,7 @@ def _param_problems(step: Any, algo: Any) -> Any:
         return algo.params.model_validate(step.params)
     except pydantic.ValidationError as exc:
         for err in exc.errors():
-            yield f"params.{format_loc(err['loc'])}", explain(err, algo.params)
+            yield ".".join(["params", format_loc(err["loc"])][:2 if err["loc"] else 1]), explain(err, algo.params)
     return None
 
 
@@ -149,7 +150,8 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: A
                            "graph stays in Dask (written by the workers): drop plot")
     if step.output is None:
         return
-    allowed = OUTPUT_SUFFIXES[algo.result] + tuple(algo.writers)
+    result = (params.result_kind() if params is not None else None) or algo.result
+    allowed = OUTPUT_SUFFIXES[result] + tuple(algo.writers)
     several = params is not None and params.several_arrays()
     if several:
         allowed = (".npz",)
@@ -160,7 +162,8 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: A
                          f"inside it, or set 'allow_outside_output_dir: true' at the top of the file "
                          f"if you trust this pipeline to write there")
     elif os.path.splitext(step.output)[1].lower() not in allowed:
-        what = "several arrays with these parameters" if several else f"a {algo.result}"
+        what = "several arrays with these parameters" if several else _RESULTS.get(result, result)
+        what += " with these parameters" if result != algo.result else ""
         yield "output", (f"{algo.name} returns {what}; write it to a file ending in "
                          f"{' or '.join(allowed)} (got {step.output!r})")
     elif path in written:

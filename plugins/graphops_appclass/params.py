@@ -35,6 +35,9 @@ class AppclassParams(Params):
     schedule: Literal["auto", "stored", "recompute"] = "auto"
     memory_limit: float | None = Field(None, gt=0, description="bytes the call may hold on its device")
 
+    def result_kind(self) -> str:
+        return "frame" if self.top_k is not None else "array"
+
     def check_declared(self, data: Any, pattern: Any) -> None:
         for role, g in (("data", data), ("pattern", pattern)):
             if not g.directed:

@@ -110,6 +110,11 @@ class SPKernelParams(Params):
     hybrid_threshold: int | None = Field(None, ge=0)
     progress: bool | None = None
 
+    @model_validator(mode="after")
+    def _path_fits_kernels(self) -> "SPKernelParams":
+        self.use_histogram  # noqa: B018 - raises when path 'histogram' is asked with Gaussian kernels
+        return self
+
     @property
     def use_histogram(self) -> bool:
         exact = self.length_kernel.delta and self.node_kernel.gaussian is None
