@@ -46,7 +46,7 @@ def cmd_run(args: argparse.Namespace, out: Console) -> int:
 
     try:
         summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going,
-                               cluster=args.cluster)
+                               cluster=args.cluster, cluster_timeout=args.cluster_timeout)
     except (PipelineError, Interrupted) as exc:
         _print_steps(exc.summary, out)
         raise
@@ -135,7 +135,10 @@ def _builtin_parsers(sub: Any) -> None:
     r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
     r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
     r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
-                   "(e.g. tcp://host:8786), instead of the file's cluster: section")
+                   "(e.g. tcp://host:8786), instead of the file's cluster: section; connected to only when a step "
+                   "splits its work")
+    r.add_argument("--cluster-timeout", type=float, metavar="SECONDS",
+                   help="how long the scheduler has to answer (default 10)")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")

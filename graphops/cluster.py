@@ -437,18 +437,22 @@ def cuda_protocol(protocol: str | None = None) -> str:
     return protocol
 
 
+CONNECT_TIMEOUT = 10.0  # seconds a pipeline waits for a running scheduler to answer
+
+
 @contextlib.contextmanager
 def connect(kind: str | None = None, workers: int | None = None, address: str | None = None,
-            protocol: str | None = None) -> Iterator[Any]:
-    """A ``dask.distributed.Client`` for a pipeline run: to a running scheduler (``address``), or
-    to a cluster started here and closed after: ``local`` (CPU worker processes, one thread each;
-    ``workers`` of them, default one per core) or ``local-cuda`` (dask-cuda, a worker per GPU,
-    talking :func:`cuda_protocol`)."""
+            protocol: str | None = None, timeout: float | None = None) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` for a pipeline run: to a running scheduler (``address``, which
+    must answer within ``timeout`` seconds, default :data:`CONNECT_TIMEOUT`, else a
+    :class:`~graphops.errors.ClusterUnavailableError` naming it), or to a cluster started here and
+    closed after: ``local`` (CPU worker processes, one thread each; ``workers`` of them, default
+    one per core) or ``local-cuda`` (dask-cuda, a worker per GPU, talking :func:`cuda_protocol`)."""
     from .device import require
 
     distributed = require("distributed", "running steps on a Dask cluster")
     if address is not None:
-        with distributed.Client(address) as client:
+        with _client(distributed, address, timeout or CONNECT_TIMEOUT) as client:
             yield client
         return
     if kind == "local-cuda":
@@ -462,3 +466,17 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
                                            dashboard_address=":0")
     with cluster, distributed.Client(cluster) as client:
         yield client
+
+
+def _client(distributed: Any, address: str, timeout: float) -> Any:
+    """A client of the scheduler at ``address``; one line naming it and the fix when it does not answer."""
+    from .errors import ClusterUnavailableError
+
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterUnavailableError(
+            f"cannot reach a Dask scheduler at {address!r} within {timeout:g} s ({type(exc).__name__}: {exc}). "
+            f"Start one there (dask scheduler), check the address (tcp://host:8786), wait longer with "
+            f"--cluster-timeout SECONDS (YAML: cluster: {{address: ..., timeout: 30}}), or leave the cluster out "
+            f"to run every step here") from None

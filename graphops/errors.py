@@ -16,6 +16,7 @@ __all__ = [
     "ConfigIssue",
     "PluginError",
     "BackendUnavailableError",
+    "ClusterUnavailableError",
     "MissingDependencyError",
     "InputError",
     "InputTypeError",
@@ -119,6 +120,10 @@ class BackendUnavailableError(GraphopsError, RuntimeError):
     """An explicitly requested backend cannot run here; the message says why and how to fix it."""
 
 
+class ClusterUnavailableError(GraphopsError, ConnectionError):
+    """The Dask scheduler a run was told to use does not answer; the message names it and the fix."""
+
+
 class MissingDependencyError(GraphopsError, ImportError):
     """An optional package is needed for what was asked; the message names the extra to install."""
 
@@ -127,12 +132,15 @@ class PipelineError(GraphopsError):
     """A pipeline step failed; the run summary (already written) says which and why.
 
     :ivar summary: the :class:`graphops.pipeline.RunSummary` of the run
-    :ivar step: the id of the step that failed first
+    :ivar step: the id of the step that failed first (``None`` when the run stopped before its steps)
+    :ivar failed: the ids of every step that failed (several with ``keep_going``)
     """
 
-    def __init__(self, message: str, *, summary: object = None, step: str | None = None):
+    def __init__(self, message: str, *, summary: object = None, step: str | None = None,
+                 failed: Sequence[str] = ()):
         self.summary = summary
         self.step = step
+        self.failed = tuple(failed)
         super().__init__(message)
 
 

@@ -202,3 +202,74 @@ def test_validate_catches_a_directed_graph_for_an_undirected_algorithm(tmp_path)
     assert text.count("\n==> At key: inputs\n") == 2 and "steps[2]" not in text
     assert "=====> jaccard is defined on undirected graphs and this graph is directed. Pass symmetrize=True" in text
     assert "=====> use_weight=True but the graph has no edge weights" in text
+
+
+def test_keep_going_reports_every_failed_step(tmp_path, registry, capsys, monkeypatch):
+    text = STEPS.replace("MODE", "value") + "  - {id: four, algorithm: flaky, inputs: {graph: g}, params: {mode: value}}\n"
+    with pytest.raises(PipelineError) as info:
+        go.run_pipeline(write(tmp_path, text), registry=registry, keep_going=True)
+    assert info.value.failed == ("two", "four") and str(info.value) == (
+        "2 steps failed:\n  step 'two' (flaky): InputError: the input is bad in a way only the data shows\n"
+        "  step 'four' (flaky): InputError: the input is bad in a way only the data shows")
+    from graphops.cli import main
+
+    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: registry)
+    monkeypatch.setattr("graphops.pipeline.load.get_registry", lambda pm=None: registry)
+    assert main(["run", str(tmp_path / "p.yaml"), "--keep-going"]) == 1
+    err = capsys.readouterr().err
+    assert "step 'two' (flaky): InputError" in err and "step 'four' (flaky): InputError" in err
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+CLUSTER_STEPS = """\
+version: 1
+name: p
+graphs: {g: {dataset: karate}}
+steps:
+  - {id: one, algorithm: describe, inputs: {graph: g}, backend: cpu}
+"""
+
+
+def test_a_cluster_is_not_connected_to_when_no_step_splits_its_work(tmp_path):
+    import time
+
+    t0 = time.perf_counter()
+    summary = go.run_pipeline(write(tmp_path, CLUSTER_STEPS), cluster=f"tcp://127.0.0.1:{_closed_port()}")
+    assert time.perf_counter() - t0 < 5 and summary.steps[0].status == "ok"
+    assert _summary(tmp_path)["cluster"].startswith("not used: no step splits its work (asked for tcp://127.0.0.1:")
+
+
+def test_an_unreachable_scheduler_is_one_line_after_the_timeout_and_the_summary_is_written(tmp_path, capsys):
+    import time
+
+    from graphops.cli import main
+
+    pytest.importorskip("distributed")
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    path = write(tmp_path, CLUSTER_STEPS + "  - {id: two, algorithm: jaccard, inputs: {graph: g}}\n")
+    t0 = time.perf_counter()
+    assert main(["run", str(path), "--cluster", address, "--cluster-timeout", "1"]) == 1
+    assert time.perf_counter() - t0 < 8
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"PipelineError: ClusterUnavailableError: cannot reach a Dask scheduler at {address!r} "
+                          f"within 1 s (")
+    assert err.rstrip().endswith(f"; run summary: {tmp_path / 'out' / 'p.summary.json'}")
+    summary = _summary(tmp_path)
+    assert summary["status"] == "failed" and summary["error"].startswith("ClusterUnavailableError: cannot reach")
+    assert [s["status"] for s in summary["steps"]] == ["not run", "not run"]
+
+
+def test_the_default_connect_timeout_is_at_most_ten_seconds():
+    import inspect
+
+    from graphops.cluster import CONNECT_TIMEOUT, connect
+
+    assert CONNECT_TIMEOUT <= 10 and inspect.signature(connect).parameters["timeout"].default is None

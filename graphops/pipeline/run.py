@@ -9,6 +9,7 @@ completed steps wrote; then :class:`PipelineError` (a failure) or :class:`Interr
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dispatch import execute_on_cluster, execute_plan, plan, validate
-from ..errors import Interrupted, OutputError, PipelineError
+from ..errors import GraphopsError, Interrupted, OutputError, PipelineError
 from ..outputs import atomic_path, outside, prepare_folder, write_result
 from ..plugins import call_hook
 from ..registry import Registry
@@ -61,6 +62,8 @@ class RunSummary:
     graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
     summary_path: str | None = None
+    cluster: str = ""  # where the steps that split their work ran, or why no cluster was used
+    error: str | None = None  # what stopped the run before its steps (e.g. an unreachable scheduler)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,26 +137,52 @@ def _write_summary(summary: RunSummary, path: Path) -> None:
 
 def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | None = None,
                  out: str | os.PathLike | None = None, registry: Registry | None = None,
-                 keep_going: bool = False, cluster: str | None = None) -> RunSummary:
+                 keep_going: bool = False, cluster: str | None = None,
+                 cluster_timeout: float | None = None) -> RunSummary:
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
     :param out: folder that outputs and the summary are written under, instead of the
         file's ``output_dir`` (default ``out`` beside the pipeline file)
     :param keep_going: run the remaining steps after one fails (they read no step's output)
-    :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section
-    :raises PipelineError: a step failed (the summary is written first)
+    :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section; it is
+        connected to only when a step splits its work (else the summary says why not)
+    :param cluster_timeout: seconds that scheduler has to answer (default 10)
+    :raises PipelineError: a step failed, or the cluster could not be reached (the summary is
+        written first)
     :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
-    settings = {"address": cluster} if cluster else (loaded.model.cluster.model_dump() if loaded.model.cluster else None)
+    settings = {"address": cluster} if cluster else (loaded.model.cluster.model_dump(exclude_none=True)
+                                                     if loaded.model.cluster else None)
     if settings is None:
         _need_no_cluster(loaded)
-        return _run_all(loaded, backend, out, keep_going, None)
+    elif cluster_timeout is not None:
+        settings["timeout"] = cluster_timeout
+    return _run_all(loaded, backend, out, keep_going, settings)
+
+
+def _splitting_steps(loaded: LoadedPipeline) -> list[str]:
+    """The steps that can use a cluster: those whose algorithm splits its work."""
+    return [s.id for s in loaded.model.steps if loaded.registry.algorithm(s.algorithm).split is not None]
+
+
+def _cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict | None,
+             summary: RunSummary) -> Any:
+    """A client when a step can use the cluster asked for (connected here), else ``None``; the
+    summary says which it was."""
+    if settings is None:
+        return None
+    where = settings.get("address") or f"a {settings.get('kind', 'local')} cluster started for the run"
+    users = _splitting_steps(loaded)
+    if not users:
+        summary.cluster = f"not used: no step splits its work (asked for {where})"
+        return None
     from ..cluster import connect
 
-    with connect(**settings) as client:
-        return _run_all(loaded, backend, out, keep_going, client)
+    client = stack.enter_context(connect(**settings))
+    summary.cluster = f"{where}, for steps {', '.join(users)}"
+    return client
 
 
 def _need_no_cluster(loaded: LoadedPipeline) -> None:
@@ -170,29 +199,28 @@ def _need_no_cluster(loaded: LoadedPipeline) -> None:
         raise ConfigError(loaded.file, issues)
 
 
-def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool, client: Any) -> RunSummary:
+def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool,
+             settings: dict | None) -> RunSummary:
     _check_outputs(loaded)
     folder = prepare_folder(loaded.output_dir(out))
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
                          output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps])
     start = t0 = time.perf_counter()
     rec = summary.steps[0]
-    failure: tuple[StepRecord, BaseException] | None = None
+    failure: tuple[StepRecord | None, BaseException] | None = None
     try:
-        for step, rec in zip(loaded.model.steps, summary.steps):
-            if failure is not None and not keep_going:
-                break
-            t0 = time.perf_counter()
-            try:
-                _run_step(loaded, step, backend, folder, rec, client)
-                rec.status = "ok"
-            except Exception as exc:  # recorded, reported after the summary is written
-                rec.status, rec.seconds = "failed", time.perf_counter() - t0
-                rec.error = f"{type(exc).__name__}: {exc}"
-                failure = failure or (rec, exc)
+        with contextlib.ExitStack() as stack:
+            client = _cluster(stack, loaded, settings, summary)
+            for step, rec in zip(loaded.model.steps, summary.steps):
+                if failure is not None and not keep_going:
+                    break
+                t0 = time.perf_counter()
+                failure = _step(loaded, step, backend, folder, rec, client, t0) or failure
     except KeyboardInterrupt:
         rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
         summary.status = "interrupted"
+    except GraphopsError as exc:  # before any step: the cluster asked for cannot be used
+        summary.error, failure = f"{type(exc).__name__}: {exc}", (None, exc)
     finally:
         summary.seconds = time.perf_counter() - start
         summary.graphs = loaded.sources.info
@@ -203,7 +231,24 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
         raise Interrupted(f"interrupted during step {rec.id!r} after {rec.seconds:.1f} s", summary=summary)
     if failure is not None:
         rec, exc = failure
-        raise PipelineError(f"step {rec.id!r} ({rec.algorithm}) failed: {rec.error}", summary=summary,
-                            step=rec.id) from exc
+        failed = [r for r in summary.steps if r.status == "failed"]
+        what = summary.error if rec is None else f"step {rec.id!r} ({rec.algorithm}) failed: {rec.error}"
+        if len(failed) > 1:  # keep_going: every failure, one line each
+            what = f"{len(failed)} steps failed:" + "".join(f"\n  step {r.id!r} ({r.algorithm}): {r.error}"
+                                                           for r in failed)
+        raise PipelineError(what, summary=summary, step=None if rec is None else rec.id,
+                            failed=[r.id for r in failed]) from exc
     return summary
 
+
+def _step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord, client: Any,
+          t0: float) -> tuple[StepRecord, BaseException] | None:
+    """Run one step into its record; its failure, if any (reported after the summary is written)."""
+    try:
+        _run_step(loaded, step, backend, folder, rec, client)
+        rec.status = "ok"
+    except Exception as exc:  # recorded, reported after the summary is written
+        rec.status, rec.seconds = "failed", time.perf_counter() - t0
+        rec.error = f"{type(exc).__name__}: {exc}"
+        return rec, exc
+    return None

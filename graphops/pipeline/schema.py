@@ -48,7 +48,9 @@ A pipeline file is a YAML mapping::
                                 #   {kind: local-cuda} (a worker per GPU, dask-cuda; protocol:
                                 #   auto (ucx when distributed-ucxx is installed: GPU data
                                 #   over NVLink / CUDA IPC) | ucx | tcp),
-                                #   {address: tcp://host:8786} (a running scheduler)
+                                #   {address: tcp://host:8786, timeout: 10} (a running scheduler,
+                                #   which must answer within timeout seconds). No step that splits
+                                #   its work: no cluster is started or connected to
 """
 from __future__ import annotations
 
@@ -99,6 +101,7 @@ class ClusterSettings(_Model):
     workers: int | None = Field(None, ge=1, le=4096)
     address: str | None = Field(None, min_length=1)
     protocol: Literal["auto", "tcp", "ucx"] | None = None
+    timeout: float | None = Field(None, gt=0, le=3600)  # seconds a running scheduler has to answer (10)
 
     _lower_kind = field_validator("kind", "protocol", mode="before")(_lower)
 
@@ -109,6 +112,9 @@ class ClusterSettings(_Model):
                              "and not neither")
         if self.address is not None and self.workers is not None:
             raise ValueError("workers applies to a local cluster (kind: local), not to a running scheduler's address")
+        if self.timeout is not None and self.address is None:
+            raise ValueError("timeout is how long a running scheduler (address) has to answer; a local cluster "
+                             "is started here")
         if self.protocol is not None and self.kind != "local-cuda":
             raise ValueError("protocol applies to a local GPU cluster (kind: local-cuda); a running scheduler's "
                              "address names its own (ucx://host:8786), CPU workers use tcp")
