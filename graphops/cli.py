@@ -106,9 +106,23 @@ def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
+def _check_targets(targets: dict[str, str | None]) -> None:
+    """Each file a command will write (``--json``: path) can be written: asked before any work."""
+    from .errors import OutputError
+    from .outputs import file_problem
+    from .plots import plot_problem
+
+    for option, path in targets.items():
+        problem = path and (file_problem(path) or (option == "--plot" and plot_problem()))
+        if problem:
+            raise OutputError(f"{option} {path}: cannot write there: {problem}; nothing was run. Choose another "
+                              f"path with {option} PATH")
+
+
 def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     from .bench import markdown, rows_as_table, run_bench
 
+    _check_targets({"--json": args.json, "--plot": args.plot})
     report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup)
     if args.markdown:
         print(markdown(report))
@@ -259,16 +273,40 @@ def _registry_or_none() -> Any:
         return None
 
 
+class _Held(logging.Filter):
+    """Holds the records of the ``graphops`` logger back (plugin failures found while the parser is
+    built), to be shown once after the command is known: ``plugins`` lists them itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.append(record)
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    log, held = logging.getLogger("graphops"), _Held()
+    log.addFilter(held)
     try:
         registry = _registry_or_none()
         args = build_parser(registry).parse_args(argv)
     except KeyboardInterrupt as exc:
         return _report(exc, 0)
+    except SystemExit:  # --help, or a usage error: say what went wrong with the plugins too
+        log.removeFilter(held)
+        for record in held.records:
+            log.handle(record)
+        raise
+    finally:
+        log.removeFilter(held)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("graphops").setLevel(  # graphops' own messages only: Numba's debug log is huge
+    log.setLevel(  # graphops' own messages only: Numba's debug log is huge
         logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING)
+    for record in held.records if args.command != "plugins" else ():
+        log.handle(record)
     out = Console(highlight=False, width=max(Console().width, 160))
     handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:

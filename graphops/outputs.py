@@ -24,7 +24,8 @@ import numpy as np
 from .device import Device, device_of
 from .errors import InputError, OutputError
 
-__all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "prepare_folder", "outside"]
+__all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "file_problem", "prepare_folder",
+           "outside"]
 
 OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv", ".npz"),
                    "array_or_frame": (".npy", ".csv", ".npz", ".parquet")}
@@ -168,6 +169,17 @@ def folder_problem(folder: str | os.PathLike) -> str | None:
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"no permission to write in {str(probe)!r}"
     return None
+
+
+def file_problem(path: str | os.PathLike) -> str | None:
+    """Why a file could not be written at ``path`` (its folder created if missing), or ``None``;
+    creates nothing, so a command can ask before it works for minutes."""
+    path = Path(path)
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; give a file name"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"no permission to replace {str(path)!r}"
+    return folder_problem(path.parent)
 
 
 def prepare_folder(folder: str | os.PathLike) -> Path:

@@ -239,3 +239,35 @@ def test_a_plugin_command_whose_arguments_raise_is_left_out_with_a_warning(monke
         main(["--help"])
     assert "broken" not in capsys.readouterr().out
     assert "command 'broken' of plugin 'bad' is left out: its arguments function raised RuntimeError" in caplog.text
+
+
+@pytest.mark.parametrize("option, target", [("--json", "afile/r.json"), ("--json", "."), ("--plot", "afile/r.png")])
+def test_bench_checks_its_output_files_before_any_work(tmp_path, capsys, monkeypatch, option, target):
+    (tmp_path / "afile").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("graphops.bench.run_bench", lambda *a, **k: pytest.fail("the benchmark ran"))
+    assert main(["bench", "configs/bench", option, target]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"OutputError: {option} {target}: cannot write there: ") and err.count("\n") == 1
+    assert err.rstrip().endswith(f"nothing was run. Choose another path with {option} PATH")
+
+
+@pytest.mark.parametrize("command", [["plugins"], ["validate", str(EXAMPLE)]])
+def test_each_plugin_failure_is_printed_once(tmp_path, capsys, caplog, monkeypatch, command):
+    from graphops.plugins import make_plugin_manager
+    from graphops.registry import Registry
+
+    (tmp_path / "broken_plugin_module.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = {}
+
+    def registry(pm=None):
+        if "r" not in made:
+            made["r"] = Registry(make_plugin_manager(autoload=False, plugins=["describe", "broken_plugin_module"]))
+        return made["r"]
+
+    monkeypatch.setattr("graphops.cli._registry_or_none", registry)
+    monkeypatch.setattr("graphops.registry.get_registry", registry)
+    assert main(command) == 0
+    captured = capsys.readouterr()
+    assert (captured.out + captured.err + caplog.text).count("boom at import") == 1

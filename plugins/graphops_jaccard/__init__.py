@@ -40,7 +40,10 @@ def _sweep_arguments(parser) -> None:
     parser.add_argument("config", nargs="?", help="a pipeline file whose graphs: section names the graphs")
     parser.add_argument("--graphs", help="comma-separated graph names (default: all of the file's)")
     parser.add_argument("--out", default=".", help="folder for jaccard_sweep.json / .png")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per point (the median is kept)")
+    parser.add_argument("--backend", choices=("hybrid", "cpu", "gpu"), default="hybrid",
+                        help="hybrid (default): sweep its CPU share, with the GPU-only time beside it (needs a GPU); "
+                             "cpu or gpu: time that backend alone on each graph")
     parser.add_argument("--plot", metavar="JSON", help="only draw the PNG from an earlier sweep's JSON")
 
 

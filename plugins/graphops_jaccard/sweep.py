@@ -1,13 +1,15 @@
 """``graphops jaccard-sweep``: time the hybrid backend against its CPU share, per graph, and plot it.
 
     graphops jaccard-sweep configs/bench/jaccard_graphs.yaml --graphs rmat18,enron --out sweep/
+    graphops jaccard-sweep configs/jaccard_example.yaml --backend cpu   # one backend per graph
     graphops jaccard-sweep --plot sweep/jaccard_sweep.json        # re-plot elsewhere
 
 For every graph named (default: every graph of the file's ``graphs:`` section), times the
 hybrid backend at CPU shares 0, 5, ..., 50 % (median of ``--repeat`` runs after a warm one),
 and what the heuristic chose (``cpu_share`` left out), with the GPU-only time beside it.
 Writes ``jaccard_sweep.json`` and, where matplotlib is installed, ``jaccard_sweep.png`` with
-one panel per graph and the chosen share marked.
+one panel per graph and the chosen share marked. ``--backend cpu`` (or ``gpu``) times that
+backend alone on each graph instead (the sweep needs a GPU; this does not), JSON only.
 """
 from __future__ import annotations
 
@@ -31,33 +33,69 @@ def _point(g: Any, repeat: int, **params: Any) -> tuple[float, dict]:
     return ms, dict(outcome.details["split"])
 
 
+def check_request(sources: Any, names: list[str] | None, backend: str, where: str = "") -> list[str]:
+    """The graphs to time (every one of the file's by default); unknown names and a sweep without a
+    usable GPU are refused before any graph is read."""
+    from graphops.device import gpu_status
+    from graphops.errors import BackendUnavailableError, InputError, choices, did_you_mean
+
+    known = list(sources.sources)
+    for name in names or ():
+        if name not in known:
+            raise InputError(f"graphops jaccard-sweep: no graph {name!r} in {where or sources.base}. Graphs of the file: "
+                             f"{choices(known)}.{did_you_mean(name, known)}")
+    usable, why = gpu_status()
+    if backend in ("hybrid", "gpu") and not usable:
+        what = ("sweeps the hybrid backend's CPU share, which needs" if backend == "hybrid" else
+                "was asked to time the gpu backend, which needs")
+        raise BackendUnavailableError(f"graphops jaccard-sweep {what} a usable GPU ({why}). On this machine, time "
+                                      f"the CPU backend on each graph with --backend cpu")
+    return list(names or known)
+
+
 def sweep(config: str | Path, names: list[str] | None = None, repeat: int = 3,
-          shares: tuple[float, ...] = SHARES) -> dict[str, Any]:
+          shares: tuple[float, ...] = SHARES, backend: str = "hybrid") -> dict[str, Any]:
+    from graphops.sources import Sources
+
+    sources = Sources.from_file(config)
+    names = check_request(sources, names, backend, str(config))
+    out: dict[str, Any] = {"file": str(config), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "backend": backend,
+                           "graphs": {}}
+    for name in names:
+        g = sources.get(name)
+        out["graphs"][name] = _shares(g, repeat, shares) if backend == "hybrid" else _one(g, repeat, backend)
+        print(f"{name}: {out['graphs'][name]['summary']}", file=sys.stderr)
+    return out
+
+
+def _one(g: Any, repeat: int, backend: str) -> dict[str, Any]:
+    import graphops as go
+    from graphops.timing import timed
+
+    ms = 1e3 * timed(lambda: go.run("jaccard", g, backend=backend), repeat=repeat, warmup=1).median
+    return {"ms": ms, "summary": f"{backend} {ms:.2f} ms (median of {repeat})"}
+
+
+def _shares(g: Any, repeat: int, shares: tuple[float, ...]) -> dict[str, Any]:
     import graphops as go
     from graphops.device import Device
     from graphops.pairs import Pairs
-    from graphops.sources import Sources
     from graphops.timing import timed
 
     from .common import adjacency, work_stats
 
-    sources = Sources.from_file(config)
-    out: dict[str, Any] = {"file": str(config), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "graphs": {}}
-    for name in names or list(sources.sources):
-        g = sources.get(name)
-        gpu_ms = 1e3 * timed(lambda: go.run("jaccard", g, backend="gpu"), repeat=repeat, warmup=1).median
-        points = []
-        for share in shares:
-            ms, split = _point(g, repeat, cpu_share=share)
-            points.append({"share": share, "actual_share": split["cpu_share"], "ms": ms})
-        auto_ms, chosen = _point(g, repeat)
-        pairs = Pairs.edges_of(g).index(g, Device.GPU)
-        stats = work_stats(adjacency(g.csr(Device.GPU), False, False), pairs.first, pairs.second)
-        out["graphs"][name] = {"gpu_ms": gpu_ms, "points": points, "auto_ms": auto_ms,
-                               "chosen_share": chosen["cpu_share"], "reason": chosen["reason"], "stats": stats}
-        print(f"{name}: GPU only {gpu_ms:.2f} ms; heuristic share {100 * chosen['cpu_share']:.1f}% "
-              f"-> {auto_ms:.2f} ms ({chosen['reason']})", file=sys.stderr)
-    return out
+    gpu_ms = 1e3 * timed(lambda: go.run("jaccard", g, backend="gpu"), repeat=repeat, warmup=1).median
+    points = []
+    for share in shares:
+        ms, split = _point(g, repeat, cpu_share=share)
+        points.append({"share": share, "actual_share": split["cpu_share"], "ms": ms})
+    auto_ms, chosen = _point(g, repeat)
+    pairs = Pairs.edges_of(g).index(g, Device.GPU)
+    stats = work_stats(adjacency(g.csr(Device.GPU), False, False), pairs.first, pairs.second)
+    return {"gpu_ms": gpu_ms, "points": points, "auto_ms": auto_ms, "chosen_share": chosen["cpu_share"],
+            "reason": chosen["reason"], "stats": stats,
+            "summary": f"GPU only {gpu_ms:.2f} ms; heuristic share {100 * chosen['cpu_share']:.1f}% -> "
+                       f"{auto_ms:.2f} ms ({chosen['reason']})"}
 
 
 def plot(data: dict[str, Any], path: str | Path) -> bool:
@@ -70,6 +108,8 @@ def plot(data: dict[str, Any], path: str | Path) -> bool:
     except ImportError:
         return False
     graphs = data["graphs"]
+    if data.get("backend", "hybrid") != "hybrid":
+        return False  # one time per graph: the JSON says it all
     fig, axes = plt.subplots(1, len(graphs), figsize=(3.6 * len(graphs), 3.2), squeeze=False)
     for ax, (name, g) in zip(axes[0], graphs.items()):
         xs = [100 * p["actual_share"] for p in g["points"]]
@@ -96,11 +136,13 @@ def main(args: argparse.Namespace) -> int:
     else:
         if not args.config:
             raise InputError("graphops jaccard-sweep: give a pipeline file, or --plot JSON")
-        names = [n.strip() for n in args.graphs.split(",")] if args.graphs else None
-        data = sweep(args.config, names, args.repeat)
+        names = [n.strip() for n in args.graphs.split(",") if n.strip()] if args.graphs else None
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)
+        data = sweep(args.config, names, args.repeat, backend=args.backend)
         (folder / "jaccard_sweep.json").write_text(json.dumps(data, indent=2))
+        print(f"results written to {folder / 'jaccard_sweep.json'}")
         out = folder / "jaccard_sweep.png"
-    print(f"plot written to {out}" if plot(data, out) else "matplotlib not installed: JSON only")
+    if data.get("backend", "hybrid") == "hybrid":
+        print(f"plot written to {out}" if plot(data, out) else "matplotlib not installed: JSON only")
     return 0

@@ -321,3 +321,32 @@ def test_email_enron_by_name_from_the_mirror(shared_data, monkeypatch):
     monkeypatch.setenv("GRAPHOPS_DATA", str(shared_data))
     res = go.run("jaccard", go.datasets.load("email-Enron"), backend="cpu")
     assert len(res) == 183_831 and 0.0 <= res.jaccard_coeff.min() and res.jaccard_coeff.max() <= 1.0
+
+
+SWEEP = "version: 1\ngraphs:\n  karate: {dataset: karate}\n  grid: {generate: {kind: grid2d, rows: 4, cols: 4}}\n" \
+        "steps: [{id: j, algorithm: jaccard, inputs: {graph: karate}}]\n"
+
+
+def test_sweep_names_unknown_graphs_with_a_did_you_mean(tmp_path, capsys):
+    from graphops.cli import main
+
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    assert main(["jaccard-sweep", str(tmp_path / "s.yaml"), "--graphs", "karat", "--backend", "cpu"]) == 1
+    assert capsys.readouterr().err == (f"InputError: graphops jaccard-sweep: no graph 'karat' in {tmp_path / 's.yaml'}. "
+                                       f"Graphs of the file: grid, karate. Did you mean 'karate'?\n")
+
+
+def test_sweep_without_a_gpu_offers_an_option_it_has(tmp_path, capsys, monkeypatch):
+    from graphops.cli import main
+
+    monkeypatch.setattr("graphops.device.gpu_status", lambda: (False, "no GPU here"))
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    assert main(["jaccard-sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == ("BackendUnavailableError: graphops jaccard-sweep sweeps the hybrid backend's CPU share, which needs "
+                   "a usable GPU (no GPU here). On this machine, time the CPU backend on each graph with --backend cpu\n")
+    assert main(["jaccard-sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path), "--backend", "cpu",
+                 "--repeat", "1"]) == 0
+    data = __import__("json").loads((tmp_path / "jaccard_sweep.json").read_text())
+    assert data["backend"] == "cpu" and set(data["graphs"]) == {"karate", "grid"}
+    assert all(g["ms"] > 0 for g in data["graphs"].values())
