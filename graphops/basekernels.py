@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, did_you_mean
 
 __all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
            "Additive", "Product", "Sum", "Normalized", "from_spec", "compile_kernel"]
@@ -518,7 +518,7 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
         unknown = sorted(set(body) - set(allowed))
         if unknown:
             raise InputError(f"{where}.{name}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
-                             f"{', '.join(allowed)}")
+                             f"{', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
         if allowed[0] not in body:
             raise InputError(f"{where}.{name}: {allowed[0]} is required")
         return _built(where, name, lambda: cls(**body))
@@ -536,11 +536,7 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
     if name == "normalized":
         inner = from_spec(body, f"{where}.normalized")
         return _built(where, name, lambda: Normalized(inner))
-    import difflib
-
-    close = difflib.get_close_matches(str(name), _NAMES, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise InputError(f"{where}: unknown base kernel {name!r}{hint}; known: {', '.join(_NAMES)}")
+    raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
 
 
 def _built(where: str, name: str, make: Callable[[], BaseKernel]) -> BaseKernel:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .algorithm import load_target
 from .device import Device, host_pandas
-from .errors import InputError, choices
+from .errors import InputError, choices, did_you_mean
 from .textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
@@ -172,6 +172,8 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     from .registry import get_registry
 
     registry = registry or get_registry()
+    _check_choice("header", header, ("auto", True, False))
+    _check_choice("ids", ids, ("auto", "integer", "string"))
     path = Path(path)
     _check_file(path)
     reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
@@ -194,6 +196,12 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
         return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
     except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which file
         raise InputError(f"{path}: {exc}") from None
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if not any(value is a or (isinstance(a, str) and value == a) for a in allowed):
+        raise InputError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}."
+                         f"{did_you_mean(value, [a for a in allowed if isinstance(a, str)])}")
 
 
 def format_directedness(reader: Any, directed: bool | None, where: str) -> bool:

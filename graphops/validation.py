@@ -66,8 +66,14 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
                 f"a-z, 0-9, '_' and '-'")
     if kind == "too_short":
         return f"Needs at least {err['ctx']['min_length']} entry (got none)"
+    if kind == "union_tag_invalid":  # a generator's kind: 'rmatt'
+        expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected_tags", "")))
+        tag = err.get("ctx", {}).get("tag")
+        return f"Unknown kind {tag!r}. Allowed: {choices(expected)}.{did_you_mean(tag, expected)}"
     if kind.startswith("value_error"):
         message = message.removeprefix("Value error, ")
+    if f"got {err['input']!r}" in message:
+        return message
     return f"{message} (got {err['input']!r})"
 
 

@@ -110,7 +110,7 @@ def test_yaml_forms():
 
 
 @pytest.mark.parametrize("spec,message", [
-    ({"kronecker_delt": {"h": 0.5}}, "did you mean 'kronecker_delta'"),
+    ({"kronecker_delt": {"h": 0.5}}, "Did you mean 'kronecker_delta'"),
     ({"kronecker_delta": {"h": 1.5}}, "h=1.5 is outside [0.0, 1.0]"),
     ({"kronecker_delta": {"h": 0.5, "of": "x"}}, "unknown key(s) 'of'; allowed: h, on, h_bounds"),
     ({"kronecker_delta": {"on": "x"}}, "h is required"),

@@ -171,3 +171,63 @@ def test_numba_allocations_count_as_fresh_but_numba_views_do_not():
     assert not _fresh(given[1:], {"x": 0})
     a = made(3)
     assert not _fresh(a, {"x": a, "y": a})  # one array in two columns
+
+
+def _literal_choices(annotation) -> list[str]:
+    import typing
+
+    if typing.get_origin(annotation) is typing.Literal:
+        return [a for a in typing.get_args(annotation) if isinstance(a, str)]
+    return [c for arg in typing.get_args(annotation) for c in _literal_choices(arg)]
+
+
+def _enumerated():
+    from graphops.registry import get_registry
+
+    for algo in sorted(get_registry().algorithms.values(), key=lambda a: a.name):
+        for name, field in algo.params.model_fields.items():
+            for choice in _literal_choices(field.annotation):
+                if len(choice) > 3:
+                    yield algo.name, name, choice
+
+
+@pytest.mark.parametrize("algorithm, field, choice", list(_enumerated()))
+def test_every_enumerated_parameter_value_gets_a_did_you_mean(algorithm, field, choice):
+    from graphops.registry import get_registry
+    from graphops.validation import build_params
+
+    typo = choice[:-1] + ("x" if choice[-1] != "x" else "y")
+    with pytest.raises(ValueError) as info:
+        build_params(get_registry().algorithm(algorithm), {field: typo})
+    assert f"Did you mean {choice!r}?" in str(info.value)
+
+
+@pytest.mark.parametrize("algorithm, params, choice", [
+    ("sp_kernel", {"node_kernel": "gausian"}, "gaussian"),
+    ("sp_kernel", {"length_kernel": "delt"}, "delta"),
+    ("sp_kernel", {"node_kernel": {"gausian": {"gamma": 1}}}, "gaussian"),
+    ("mg_kernel", {"node_kernel": {"kronecker_delt": {"h": 0.5}}}, "kronecker_delta"),
+    ("mg_kernel", {"node_kernel": {"square_exponentail": {"length_scale": 1.0}}}, "square_exponential"),
+    ("mg_kernel", {"edge_kernel": {"kronecker_delta": {"hh": 0.5}}}, "h"),
+])
+def test_kernel_names_get_a_did_you_mean(algorithm, params, choice):
+    from graphops.registry import get_registry
+    from graphops.validation import build_params
+
+    with pytest.raises(ValueError) as info:
+        build_params(get_registry().algorithm(algorithm), params)
+    assert f"Did you mean {choice!r}?" in str(info.value)
+
+
+def test_read_options_and_generator_kinds_get_a_did_you_mean(tmp_path):
+    import pydantic
+
+    from graphops.sources import GraphSource
+    from graphops.validation import explain
+
+    (tmp_path / "e.txt").write_text("1 2\n")
+    with pytest.raises(ValueError, match="Did you mean 'string'"):
+        go.read_graph(tmp_path / "e.txt", ids="strng")
+    with pytest.raises(pydantic.ValidationError) as info:
+        GraphSource.model_validate({"generate": {"kind": "rmatt", "scale": 3}})
+    assert explain(info.value.errors()[0], GraphSource).endswith("Did you mean 'rmat'?")

@@ -7,6 +7,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from graphops import Params
 from graphops.basekernels import BaseKernel, KroneckerDelta, from_spec
+from graphops.errors import did_you_mean
 
 
 class MGKernelParams(Params):
@@ -166,12 +167,13 @@ class MGKernelParams(Params):
                     what = "node" if role == "node_kernel" else "edge"
                     raise ValueError(f"mg_kernel: {role} reads the {what} feature(s) {', '.join(map(repr, missing))}, "
                                      f"which GraphSet {gs.name!r} lacks (its {what} features: "
-                                     f"{', '.join(map(repr, table)) or 'none'})")
+                                     f"{', '.join(map(repr, table)) or 'none'}).{did_you_mean(missing[0], table)}")
             if isinstance(self.p, str) and self.p != "uniform":
                 table = gs.node_feature_table()
                 if self.p not in table:
-                    raise ValueError(f"mg_kernel: p={self.p!r} names no node feature of GraphSet {gs.name!r} (its "
-                                     f"node features: {', '.join(map(repr, table)) or 'none'})")
+                    raise ValueError(f"mg_kernel: p={self.p!r} is not 'uniform' and names no node feature of GraphSet "
+                                     f"{gs.name!r} (its node features: {', '.join(map(repr, table)) or 'none'})."
+                                     f"{did_you_mean(self.p, ['uniform', *table])}")
                 values = table[self.p]
                 if not bool((values > 0).all()):
                     raise ValueError(f"mg_kernel: p={self.p!r}: start probabilities must be positive")

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphops import Params
+from graphops.errors import did_you_mean
 
 
 class Gaussian(BaseModel):
@@ -35,7 +36,8 @@ class NodeKernel(BaseModel):
         names = {"delta": {"delta": True}, "none": {}, "gaussian": {"gaussian": {"gamma": 1.0}}}
         if isinstance(value, str):
             if value not in names:
-                raise ValueError(f"node kernel must be one of {', '.join(names)} or a mapping; got {value!r}")
+                raise ValueError(f"node kernel must be one of {', '.join(names)} or a mapping; got {value!r}."
+                                 f"{did_you_mean(value, names)}")
             value = names[value]
         if isinstance(value, dict) and value.get("gaussian") is not None:
             value = {**value, "attributes": value.get("attributes", True)}
@@ -67,7 +69,8 @@ class LengthKernel(BaseModel):
     def _from_name(cls, value: Any) -> Any:
         if isinstance(value, str):
             if value not in ("delta", "gaussian"):
-                raise ValueError(f"length kernel must be 'delta', 'gaussian' or a mapping; got {value!r}")
+                raise ValueError(f"length kernel must be 'delta', 'gaussian' or a mapping; got {value!r}."
+                                 f"{did_you_mean(value, ('delta', 'gaussian'))}")
             return {} if value == "delta" else {"gaussian": {"gamma": 1.0}}
         if isinstance(value, dict) and value.get("delta") is True and len(value) == 1:
             return {}

@@ -155,7 +155,7 @@ def test_non_convergence_names_the_pair():
     ({"node_kernel": {"kronecker_delta": {"h": 2}}}, "node_kernel.kronecker_delta: KroneckerDelta: h=2.0"),
     ({"node_kernel": KroneckerDelta(0.5)}, "names no feature"),
     ({"node_kernel": KroneckerDelta(0.5, on="mass")}, "reads the node feature(s) 'mass'"),
-    ({"p": "mass"}, "p='mass' names no node feature"),
+    ({"p": "mass"}, "p='mass' is not 'uniform' and names no node feature"),
     ({"p": -1}, "must be positive"),
 ])
 def test_bad_parameters_are_named(params, message):
