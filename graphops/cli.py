@@ -139,7 +139,28 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-_COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench}
+def cmd_datasets(args: argparse.Namespace, out: Console) -> int:
+    """``datasets list`` (the catalogue), ``fetch NAME...`` (download into the cache, print where),
+    ``path NAME...`` (where each is here, downloading nothing)."""
+    from . import datasets
+
+    if args.action == "list":
+        frame = datasets.list()
+        if args.json:
+            print(frame.to_json(orient="records", indent=2))
+            return 0
+        cols = ["name", "kind", "vertices", "edges", "size", "bundled", "available", "licence"]
+        rows = [cols] + [[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in r]
+                         for r in frame[cols].itertuples(index=False)]
+        out.print(_table(rows, title="graphops data sets (graphops datasets fetch NAME downloads one)"))
+        return 0
+    for name in args.names:
+        print(datasets.fetch(name) if args.action == "fetch" else datasets.path(name, download=False))
+    return 0
+
+
+_COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench,
+             "datasets": cmd_datasets}
 
 
 def _builtin_parsers(sub: Any) -> None:
@@ -157,6 +178,14 @@ def _builtin_parsers(sub: Any) -> None:
     v.add_argument("files", nargs="+")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
+    d = sub.add_parser("datasets", help="public data sets by name: list, fetch (download once), path")
+    actions = d.add_subparsers(dest="action", required=True)
+    dl = actions.add_parser("list", help="the catalogue: sizes, licences, whether each is here")
+    dl.add_argument("--json", action="store_true", help="machine-readable output")
+    actions.add_parser("fetch", help="download data sets into the cache (checked by SHA-256); print where they "
+                       "are").add_argument("names", nargs="+", metavar="NAME")
+    actions.add_parser("path", help="print where data sets are here (bundled, GRAPHOPS_DATA or the cache), "
+                       "downloading nothing").add_argument("names", nargs="+", metavar="NAME")
     b = sub.add_parser("bench", help="time benchmark pipelines (default: configs/bench)")
     b.add_argument("paths", nargs="*", help="pipeline files or folders")
     b.add_argument("--repeat", type=int, help="timed runs per step (default: the file's bench.repeat)")

@@ -137,15 +137,11 @@ def path(name: str, download: bool = True) -> Path:
     ``GRAPHOPS_DATA`` mirror, in the cache, or downloaded now (unless ``download`` is False or
     ``GRAPHOPS_OFFLINE=1``); a clear error if nowhere."""
     ds = _known(name)
-    if ds.bundled:
-        return _bundled_root() / ds.relpath
+    here = _here(ds)
+    if here is not None:
+        return here
     mirror = os.environ.get("GRAPHOPS_DATA")
-    if mirror and (Path(mirror) / ds.relpath).exists():
-        return Path(mirror) / ds.relpath
-    cached = _cache() / ds.relpath
-    if cached.exists():
-        return cached
-    offline = os.environ.get("GRAPHOPS_OFFLINE", "") not in ("", "0")
+    offline = _offline()
     if download and not offline:
         return fetch(ds.name)
     where = (f"GRAPHOPS_DATA={mirror!r} has no {ds.relpath!r}" if mirror
@@ -154,6 +150,21 @@ def path(name: str, download: bool = True) -> Path:
     raise DatasetUnavailableError(
         f"data set {ds.name!r} is not bundled with graphops, {where} and {why}. To use it, {_put(ds)}, or "
         f"allow the download. Origin: {ds.source}")
+
+
+def _here(ds: Dataset) -> Path | None:
+    """Where the data set is on this machine without downloading: bundled, mirror, cache; or ``None``."""
+    if ds.bundled:
+        return _bundled_root() / ds.relpath
+    mirror = os.environ.get("GRAPHOPS_DATA")
+    for place in ([Path(mirror) / ds.relpath] if mirror else []) + [_cache() / ds.relpath]:
+        if place.exists():
+            return place
+    return None
+
+
+def _offline() -> bool:
+    return os.environ.get("GRAPHOPS_OFFLINE", "") not in ("", "0")
 
 
 def _put(ds: Dataset) -> str:
@@ -190,8 +201,11 @@ def fetch(name: str) -> Path:
     """Download a catalogued data set into the cache (verified; kept only when it matches) and
     return its path there."""
     ds = _known(name)
-    if ds.bundled or not ds.url:
+    if ds.bundled or not ds.url or _here(ds) is not None:
         return path(ds.name, download=False)
+    if _offline():
+        raise DatasetUnavailableError(f"data set {ds.name!r} is not here and GRAPHOPS_OFFLINE is set, which forbids "
+                                      f"downloads: unset it to fetch {ds.name!r}, or {_put(ds)}")
     import pooch
 
     target = _cache() / ds.relpath

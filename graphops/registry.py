@@ -17,7 +17,7 @@ from .plugins import GraphopsPluginManager, get_plugin_manager
 
 __all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
 
-BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench")
+BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench", "datasets")
 
 
 def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:

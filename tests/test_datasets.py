@@ -169,3 +169,32 @@ def test_a_tu_set_is_downloaded_unzipped_and_verified(server, cache, monkeypatch
         go.datasets.load("MUTAG")
     assert not (cache / "tu" / "MUTAG").exists()
 
+
+
+def test_the_datasets_command_lists_fetches_and_finds(server, cache, monkeypatch, capsys):
+    from graphops.cli import main
+
+    root, base, httpd = server
+    text = b"0 1\n1 2\n2 0\n"
+    (root / "tri.txt").write_bytes(text)
+    monkeypatch.setitem(CATALOGUE, "tri", Dataset("tri", "graph", "graphs/tri.txt", 3, 3, "a test triangle", "CC0",
+                                                  url=f"{base}/tri.txt", sha256=hashlib.sha256(text).hexdigest(),
+                                                  size=len(text)))
+    assert main(["datasets", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in __import__("json").loads(capsys.readouterr().out)}
+    assert rows["karate"]["bundled"] and not rows["tri"]["available"]
+    assert main(["datasets", "path", "tri"]) == 1  # not here, and path downloads nothing
+    assert "data set 'tri' is not bundled with graphops" in capsys.readouterr().err
+    monkeypatch.setenv("GRAPHOPS_OFFLINE", "1")
+    assert main(["datasets", "fetch", "tri"]) == 1
+    assert "GRAPHOPS_OFFLINE is set, which forbids downloads: unset it to fetch 'tri'" in capsys.readouterr().err
+    monkeypatch.delenv("GRAPHOPS_OFFLINE")
+    assert main(["datasets", "fetch", "tri"]) == 0
+    assert capsys.readouterr().out.strip() == str(cache / "graphs" / "tri.txt")
+    httpd.shutdown()  # fetched once: path and fetch answer from the cache
+    assert main(["datasets", "path", "tri", "karate"]) == 0 and main(["datasets", "fetch", "tri"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert lines[0] == lines[2] == str(cache / "graphs" / "tri.txt") and lines[1].endswith("karate.tsv")
+    assert main(["datasets", "list"]) == 0 and "tri" in capsys.readouterr().out
+    assert main(["datasets", "path", "karat"]) == 1
+    assert "Did you mean 'karate'?" in capsys.readouterr().err
