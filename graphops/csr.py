@@ -120,6 +120,11 @@ def build_csr(src: Any, dst: Any, n_vertices: int, *, directed: bool, weights: A
     xp = device_of(src).xp
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
+    if xp is np:  # a counting sort by row and a sort within rows, chunked (graphops.csrhost)
+        from .csrhost import build_host
+
+        return CSR(n_vertices=int(n_vertices), n_edges=int(len(src)), directed=bool(directed),
+                   **build_host(src, dst, int(n_vertices), bool(directed), weights))
     split = _directed_entries if directed else _undirected_entries
     rows, cols, ids, w = split(src, dst, weights, xp)
     key = rows * max(int(n_vertices), 1) + cols

@@ -35,6 +35,7 @@ from typing import Any
 
 from .device import Device, device_of
 from .errors import InputError
+from .ids import distinct
 
 __all__ = ["DaskGraph", "is_dask_frame", "Slices", "column_slices", "in_input_order", "frame_on", "add_up",
            "read_edge_files", "edge_files", "PARTITIONED_FORMATS"]
@@ -224,7 +225,7 @@ def _part_ids(arrays: tuple[Any, Any]) -> Any:
 
 def _distinct(*arrays: Any) -> Any:
     xp = _xp(arrays[0])
-    return xp.unique(xp.concatenate(arrays))
+    return distinct(xp.concatenate(arrays))
 
 
 def _part_index(arrays: tuple[Any, Any], ids: Any) -> tuple[Any, Any]:

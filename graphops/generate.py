@@ -15,6 +15,7 @@ from typing import Any
 from .device import Device, device_of, host_pandas, to_device
 from .frames import new_frame
 from .graph import Graph
+from .ids import distinct
 from .jit import njit, prange
 from .work import chunks, holding_interrupts
 from .errors import InputError
@@ -59,7 +60,7 @@ def _rmat_edges(scale, lo, hi, a, ab, abc, seed, src, dst):
 def _directed_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each arc once, self-loops dropped, sorted by (src, dst)."""
     keep = src != dst
-    key = np.unique(src[keep] * np.int64(n) + dst[keep])
+    key = distinct(src[keep] * np.int64(n) + dst[keep])
     return key // n, key % n
 
 
@@ -130,7 +131,7 @@ def _rmat_gpu(scale: int, samples: int, abcd: tuple[float, ...], seed: int, scra
     if not directed:
         src, dst = cp.minimum(src, dst), cp.maximum(src, dst)
     keep = src != dst
-    key = cp.unique(src[keep] * n + dst[keep])
+    key = distinct(src[keep] * n + dst[keep])
     del pairs, src, dst, keep
     lo, hi = key // n, key % n
     if node_features or edge_features:
@@ -182,7 +183,7 @@ def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
         raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
     rng = np.random.default_rng(seed)
     q = int(rng.choice(linked))
-    near = np.unique(np.concatenate([dst[src == q], src[dst == q]]))
+    near = distinct(np.concatenate([dst[src == q], src[dst == q]]))
     near = near[near != q]
     chosen = np.concatenate([[q], rng.permutation(near)[:max_nodes]]).astype(np.int64)
     new_id = np.full(graph.n_vertices, -1, np.int64)

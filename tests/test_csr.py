@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 
 import graphops as go
 from graphops.csr import build_csr
@@ -71,3 +72,25 @@ def test_gpu_csr_equals_host_csr(directed, xp):
     moved = g.csr("gpu")
     assert moved.device is go.Device.GPU and g.csr("gpu") is moved
     np.testing.assert_array_equal(moved.indices.get(), g.csr("cpu").indices)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(1, 40), directed=st.booleans(), weighted=st.booleans())
+def test_host_build_equals_a_stable_sort_of_all_entries(data, n, directed, weighted):
+    """graphops.csrhost (counting sort by row, stable sort within rows) against the obvious build:
+    every stored entry, one stable argsort by (row, column)."""
+    m = data.draw(st.integers(0, 120))
+    src = np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64)
+    dst = np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64)
+    w = np.arange(m, dtype=np.float64) * 0.5 if weighted else None
+    off = src != dst
+    rows, cols = (src, dst) if directed else (np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]))
+    ids = np.arange(m) if directed else np.concatenate([np.arange(m), np.arange(m)[off]])
+    order = np.argsort(rows * n + cols, kind="stable")
+    csr = build_csr(src, dst, n, directed=directed, weights=w)
+    np.testing.assert_array_equal(csr.indptr, np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]))
+    np.testing.assert_array_equal(csr.indices, cols[order])
+    np.testing.assert_array_equal(csr.edge_ids, ids[order])
+    assert csr.indices.dtype == np.int32 and csr.edge_ids.dtype == np.int64
+    if weighted:
+        np.testing.assert_array_equal(csr.weights, w[ids[order]])

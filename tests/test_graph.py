@@ -168,3 +168,16 @@ def test_string_ids_in_cudf_frames_stay_cudf():
     assert int(go.run("describe", g, backend="gpu")["n_vertices"].to_pandas()[0]) == 4
     host = g.to("cpu")
     assert list(host.vertices) == ["ann", "bob", "cy", "dee"]
+
+
+@pytest.mark.parametrize("ids", [[5, 3, 5, 9, 0], [2 ** 40, 7, 7, -3], [0], []])
+def test_distinct_and_renumbering_match_numpy(ids):
+    from graphops.ids import IdMap, distinct
+
+    ids = np.asarray(ids, dtype=np.int64)
+    np.testing.assert_array_equal(distinct(ids), np.unique(ids))
+    other = ids[::-1].copy()
+    idmap, (a, b) = IdMap.build(ids, other)
+    np.testing.assert_array_equal(idmap.values, np.unique(np.concatenate([ids, other])))
+    np.testing.assert_array_equal(idmap.values[a], ids)
+    np.testing.assert_array_equal(idmap.values[b], other)

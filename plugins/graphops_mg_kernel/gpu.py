@@ -19,6 +19,7 @@ from graphops.cuda import load_module, wait_idle
 from graphops.device import gpu_attribute
 from graphops.errors import InputError
 from graphops.gram import gram_rows
+from graphops.ids import distinct
 from graphops.work import chunks
 
 from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, nodewise_matrix,
@@ -163,7 +164,7 @@ class _Plan:
             families = ()
         specs = [(self.kind, w, s) for w, s in families] + [("global", GLOBAL_WARPS, 1)]
         limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
-        keys_a, keys_b = np.unique(self.A.key), np.unique(self.B.key)
+        keys_a, keys_b = distinct(self.A.key), distinct(self.B.key)
         MA, MB = _by_key(keys_a, self.A.key, self.A.bytes), _by_key(keys_b, self.B.key, self.B.bytes)
         kx, ky = keys_a[:, None], keys_b[None, :]
         if self.kind == "factored":

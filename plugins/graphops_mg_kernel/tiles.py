@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphops.errors import InputError
+from graphops.ids import distinct
 from graphops.jit import njit, prange
 
 from .common import Prepared, feature_columns, start_probabilities
@@ -154,7 +155,7 @@ def octiles(prep: Prepared, node_features: tuple[str, ...], edge_features: tuple
     keys, tile_of_arc = np.unique(key, return_inverse=True)
     bit = (s & 7) * 8 + (d & 7)
     slot = tile_of_arc * 64 + bit
-    if len(slot) and len(np.unique(slot)) != len(slot):
+    if len(slot) and len(distinct(slot)) != len(slot):
         a = int(np.flatnonzero(np.bincount(slot)[slot] > 1)[0])
         raise InputError(f"mg_kernel: graph {int(graph_of_arc[a])} of {prep.name!r} has parallel edges between its "
                          f"nodes {int(prep.arc_src[a])} and {int(prep.arc_dst[a])}; the gpu backend takes simple "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphops.errors import InputError
+from graphops.ids import distinct
 
 DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
 TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table
@@ -51,7 +52,7 @@ def graph_of_paths(xp: Any, ptr: Any) -> Any:
 def alphabet(xp: Any, *arrays: Any) -> Any:
     """Sorted distinct values over all arrays (labels or path lengths) of both inputs."""
     parts = [a for a in arrays if a is not None]
-    return xp.unique(xp.concatenate(parts)) if parts else xp.zeros(0)
+    return distinct(xp.concatenate(parts)) if parts else xp.zeros(0)
 
 
 def lengths(xp: Any, *dists: Any, weighted: bool) -> Any:
@@ -60,7 +61,7 @@ def lengths(xp: Any, *dists: Any, weighted: bool) -> Any:
     if not weighted:
         top = max((int(f.max()) for f in finite if len(f)), default=0)
         return xp.arange(top + 1, dtype=xp.float64)
-    return xp.unique(xp.concatenate(finite))
+    return distinct(xp.concatenate(finite))
 
 
 def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
@@ -72,7 +73,7 @@ def compact(xp: Any, *keys: Any) -> tuple[list[Any], int]:
             used[k] = True
         remap = xp.cumsum(used) - 1
         return [remap[k] for k in keys], int(used.sum())
-    vocab = xp.unique(xp.concatenate(keys))
+    vocab = distinct(xp.concatenate(keys))
     return [xp.searchsorted(vocab, k) for k in keys], int(len(vocab))
 
 
