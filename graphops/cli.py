@@ -8,6 +8,7 @@ sentence saying so (``-vv`` shows tracebacks for every error).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -20,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .errors import ConfigError, Interrupted, PipelineError, is_user_error
+from .work import quiet
 
 __all__ = ["main", "build_parser"]
 
@@ -339,7 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(highlight=False, width=max(Console().width, 160))
     handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:
-        return handler(args, out)
+        with quiet() if getattr(args, "quiet", False) else contextlib.nullcontext():
+            return handler(args, out)
     except (Exception, KeyboardInterrupt) as exc:
         return _report(exc, args.verbose)
 

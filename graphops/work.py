@@ -1,12 +1,14 @@
-"""Chunked, interruptible work with one progress bar: how every long loop in graphops runs.
+"""Chunked, interruptible work with one progress report: how every long loop in graphops runs.
 
 A Numba kernel holds its thread until it returns, and a CUDA wait blocks in C, so Python
 sees Ctrl-C only between calls. Long work is therefore cut into chunks that each take
 about :data:`TARGET_SECONDS`: :func:`chunks` yields ranges ``[lo, hi)`` of the work and
 sizes the next one from how long the last one took (by item count, or by a cumulative
 cost when items cost differently: hub pairs, big graphs), so an interrupt stops a step
-within about a second, and the progress bar (shown for jobs that last a while on a
-terminal) advances by the same ranges::
+within about a second, and the progress report advances by the same ranges: a bar on a terminal
+(for jobs lasting over a second), a plain line every fifteen seconds elsewhere (a log or CI,
+after ten seconds of work), nothing under :func:`quiet` (``graphops --quiet``) or
+``GRAPHOPS_PROGRESS=off``::
 
     for lo, hi in chunks(len(pairs), what="jaccard", cost=np.cumsum(work)):
         kernel(pairs[lo:hi], out[lo:hi])
@@ -23,6 +25,7 @@ object yet"), so it must only be raised between calls.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import sys
@@ -33,7 +36,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["chunks", "even_ranges", "holding_interrupts", "stop_when", "Stopped", "TARGET_SECONDS",
-           "target_seconds"]
+           "target_seconds", "quiet"]
 
 TARGET_SECONDS = 0.2
 _SHOW_AFTER = 1.0  # seconds of work before a progress bar appears (when not asked for)
@@ -48,16 +51,42 @@ def target_seconds() -> float:
         return TARGET_SECONDS
 
 
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("graphops_quiet", default=False)
+_PLAIN_AFTER = 10.0  # seconds of work before the first plain progress line (stderr not a terminal)
+_PLAIN_EVERY = 15.0  # seconds between two plain progress lines
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """No progress bars or lines while the block runs (``graphops --quiet``); the environment
+    switch ``GRAPHOPS_PROGRESS=off`` does the same for a whole process."""
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
+def _silenced() -> bool:
+    return _QUIET.get() or os.environ.get("GRAPHOPS_PROGRESS", "").lower() in ("0", "off", "no", "false")
+
+
 class _Bar:
-    """A rich progress bar started lazily: at once when asked for, else after a second of work
-    when stderr is a terminal; never when ``show`` is False."""
+    """Progress of one job, shown the way its stderr can take it: on a terminal a rich bar, at once
+    when asked for, else after a second of work; elsewhere (a log, CI) a plain line after
+    ten seconds of work and then every fifteen (done/total, rate, ETA). Never when ``show`` is
+    False or progress is silenced (:func:`quiet`)."""
 
     def __init__(self, show: bool | None, what: str, total: int):
         self.show, self.what, self.total = show, what, total
         self.progress = self.task = None
         self.started = time.perf_counter()
+        self.next_line = self.started + _PLAIN_AFTER
+        self.lines = 0
 
     def advance(self, done: int) -> None:
+        if self.show is False or _silenced():
+            return
         if self.progress is None and self._wanted():
             from rich.progress import Progress
 
@@ -66,15 +95,37 @@ class _Bar:
             self.task = self.progress.add_task(self.what, total=self.total)
         if self.progress is not None:
             self.progress.update(self.task, completed=done)
+        elif self.show is None and time.perf_counter() >= self.next_line:
+            self._line(done)
 
     def _wanted(self) -> bool:
         if self.show is not None:
             return bool(self.show)
         return sys.stderr.isatty() and time.perf_counter() - self.started > _SHOW_AFTER
 
+    def _line(self, done: int) -> None:
+        now = time.perf_counter()
+        took = now - self.started
+        rate = done / took if took > 0 else 0.0
+        eta = f"ETA {_clock((self.total - done) / rate)}" if 0 < rate and done < self.total else "finishing"
+        pct = 100.0 * done / self.total if self.total else 100.0
+        print(f"graphops: {self.what}: {done:,}/{self.total:,} ({pct:.0f}%), {rate:,.1f}/s, {eta}, "
+              f"{_clock(took)} so far", file=sys.stderr, flush=True)
+        self.lines += 1
+        self.next_line = now + _PLAIN_EVERY
+
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()
+        elif self.lines and not _silenced():
+            print(f"graphops: {self.what}: done in {_clock(time.perf_counter() - self.started)}", file=sys.stderr,
+                  flush=True)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
 
 
 class _HeldInterrupt:
@@ -173,7 +224,8 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
     :param first: cost (or item count) of the first chunk, before any timing is known
         (default: 1/1000 of the whole, at least 1 item)
     :param max_items: no chunk longer than this (e.g. the rows a buffer holds)
-    :param progress: show a progress bar (``None``: for jobs lasting over a second, on a terminal)
+    :param progress: show a progress bar (``None``: a bar for jobs lasting over a second on a terminal,
+        plain lines for jobs of over ten seconds elsewhere; ``False``: nothing)
     :param sync: called at the end of each chunk before it is timed (GPU: wait for the queue)
     """
     if total <= 0:

@@ -191,3 +191,44 @@ def test_ctrl_c_stops_graph_generation_within_a_second(tmp_path, after):
     assert proc.returncode == 130, err
     assert stopped < 1.0, f"stopped {stopped:.2f} s after Ctrl-C"
     assert err.startswith("graphops: interrupted (interrupted during step 'stats' after ")
+
+
+def _slow_job(total=40):
+    for lo, hi in chunks(total, what="a slow job", first=1, target=0.01):
+        time.sleep(0.005 * (hi - lo))
+
+
+def test_work_off_a_terminal_prints_plain_progress_lines(capsys, monkeypatch):
+    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.02)
+    monkeypatch.setattr("graphops.work._PLAIN_EVERY", 0.05)
+    _slow_job()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3 and lines[-1].startswith("graphops: a slow job: done in 0:00")
+    import re
+
+    assert all(re.fullmatch(r"graphops: a slow job: \d+/40 \(\d+%\), [\d,.]+/s, (ETA \d+:\d\d|finishing), "
+                            r"\d+:\d\d so far", line) for line in lines[:-1]), lines
+
+
+def test_quiet_and_the_environment_switch_silence_progress(capsys, monkeypatch):
+    from graphops.work import quiet
+
+    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.0)
+    with quiet():
+        _slow_job(10)
+    monkeypatch.setenv("GRAPHOPS_PROGRESS", "off")
+    _slow_job(10)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_cli_prints_progress_lines_unless_quiet(tmp_path, capsys, monkeypatch):
+    from graphops.cli import main
+
+    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.0)
+    monkeypatch.setattr("graphops.work._PLAIN_EVERY", 0.0)
+    (tmp_path / "p.yaml").write_text(LONG.replace("sizes: {60: 400}", "sizes: {12: 40}"))
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 0
+    assert "graphops: sp_kernel" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert main(["-q", "run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 0
+    assert "graphops: sp_kernel" not in capsys.readouterr().err
