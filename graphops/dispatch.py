@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .algorithm import Algorithm, Backend, Result, load_target
+import numpy as np
+
+from .algorithm import Algorithm, Backend, Input, Result, load_target
 from .device import Device, as_proxy, gpu_status, module_available, synchronize, to_device
 from .errors import (BackendUnavailableError, GraphopsError, InputError, InputTypeError, PluginError, choices,
                      did_you_mean)
@@ -99,11 +102,6 @@ def execute_on_cluster(algo: Algorithm, inputs: Mapping[str, Any], backend: str,
                    details)
 
 
-def _kind_names(kinds: Sequence[str]) -> str:
-    names = {"graph": "Graph", "graphset": "GraphSet", "pairs": "frame of vertex pairs", "daskgraph": "DaskGraph"}
-    return " or ".join(names[k] for k in kinds)
-
-
 def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Map positional (and keyword) inputs to the algorithm's slots, checking count and kind."""
     slots = algo.inputs
@@ -123,7 +121,59 @@ def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any]
     return bound
 
 
+def type_name(obj: Any) -> str:
+    """``networkx.classes.graph.Graph``, ``list``: what an object is, in full, for messages."""
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_networkx(obj: Any) -> bool:
+    nx = sys.modules.get("networkx")
+    return nx is not None and isinstance(obj, nx.Graph)
+
+
+def _converted(slot: Any, obj: Any) -> Any:
+    """A networkx graph as a :class:`Graph`, a list (tuple, array) of networkx graphs or of Graphs
+    as a :class:`GraphSet`, for a slot that takes one (as ``from_networkx``/``from_graphs`` do)."""
+    if _is_networkx(obj) and "graph" in slot.kinds:
+        return Graph.from_networkx(obj)
+    if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object and obj.ndim == 1):
+        items = list(obj)
+        if "graphset" in slot.kinds and items and all(_is_networkx(g) for g in items):
+            return GraphSet.from_networkx(items)
+        if "graphset" in slot.kinds and items and all(isinstance(g, Graph) for g in items):
+            return GraphSet.from_graphs(items)
+    return obj
+
+
+def _accepted(slot: Any) -> str:
+    kinds = {"graph": "a graphops.Graph or a networkx graph",
+             "graphset": "a graphops.GraphSet or a list of networkx graphs or of graphops.Graph objects",
+             "pairs": "a frame of vertex pairs", "daskgraph": "a graphops.DaskGraph"}
+    return ", or ".join(kinds[k] for k in slot.kinds)
+
+
+def _given(obj: Any) -> str:
+    """What was given, for messages: a type's full name, or what a list holds."""
+    if isinstance(obj, (list, tuple)):
+        kinds = sorted({type_name(x) for x in obj})
+        what = type_name(obj)
+        return f"an empty {what}" if not kinds else f"a {what} of {' and '.join(kinds)}"
+    return type_name(obj)
+
+
+def as_graphset(obj: Any, who: str) -> GraphSet:
+    """``obj`` as a :class:`GraphSet` the way a Gram input slot reads it (a GraphSet, or a
+    list, tuple or object array of networkx graphs or of Graphs); ``who`` names the caller in
+    the error for anything else."""
+    got = _converted(Input("graphs", kinds=("graphset",)), obj)
+    if not isinstance(got, GraphSet):
+        raise InputTypeError(f"{who} takes {_accepted(Input('graphs', kinds=('graphset',)))}; got {_given(obj)}")
+    return got
+
+
 def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
+    obj = _converted(slot, obj)
     kind = _KIND.get(type(obj))
     if kind == "daskgraph" and kind in slot.kinds:
         return obj
@@ -136,9 +186,10 @@ def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
     if "pairs" in slot.kinds and kind != "graphset":
         return as_pairs(obj)
     if kind not in slot.kinds:
-        raise InputTypeError(f"{algo.name}: input {slot.name!r} must be a {_kind_names(slot.kinds)}; got "
-                             f"{type(obj).__name__}. Build one with graphops.Graph.from_edgelist(df) "
-                             f"or graphops.read_tu(path)")
+        hint = " (one graph: pass a list of it, [G])" if _is_networkx(obj) or isinstance(obj, Graph) else ""
+        raise InputTypeError(f"{algo.name}: input {slot.name!r} takes {_accepted(slot)}; got {_given(obj)}{hint}. Build a "
+                             f"Graph with graphops.Graph.from_edgelist(df) or graphops.read_graph(path), a GraphSet "
+                             f"with graphops.read_tu(path) or graphops.GraphSet.from_graphs(graphs)")
     return obj
 
 

@@ -267,10 +267,16 @@ class GraphSet(CSRViews):
                     name: str = "graphset", node_features: Sequence[str] | None = None,
                     edge_features: Sequence[str] | None = None) -> "GraphSet":
         """Batch :class:`Graph` objects (host copies are taken); label/attribute columns by name,
-        and ``node_features``/``edge_features``: further columns kept under their own names."""
+        and ``node_features``/``edge_features``: further columns kept under their own names.
+        Naming none of them takes the columns every node (edge) frame has, as
+        :meth:`from_networkx` takes attributes: an integer ``label`` as the label, the rest as
+        features (not ``id``, ``src``, ``dst`` or ``weight``)."""
         graphs = [g.to(Device.CPU) for g in graphs]
         if not graphs:
             raise InputError("a GraphSet needs at least one graph; got an empty list")
+        if all(v is None for v in (node_label, edge_label, node_attrs, node_features, edge_features)):
+            node_label, node_features = _shared_columns([g.nodes for g in graphs], ("id",))
+            edge_label, edge_features = _shared_columns([g.edges for g in graphs], ("src", "dst", "weight"))
         directed = {g.directed for g in graphs}
         if len(directed) > 1:
             raise InputError("cannot batch directed and undirected graphs into one GraphSet")
@@ -294,14 +300,58 @@ class GraphSet(CSRViews):
                       edge_features: Sequence[str] | None = None) -> "GraphSet":
         """Batch networkx graphs (any node ids; they are numbered in iteration order); node and
         edge attributes named in ``node_features``/``edge_features`` become feature columns
-        under their attribute names."""
+        under their attribute names.
+
+        Naming nothing (no label, attributes or features) takes every attribute that all nodes
+        (all edges) of all graphs have and whose values are numbers, booleans or strings: an
+        integer ``label`` as the node (edge) label, the others as features under their names
+        (e.g. ``element``, ``charge``; a string ``label`` is a feature too). This is how
+        ``graphops.run`` and the kernel estimators read a list of networkx graphs."""
         from .device import require
         from .graph import Graph
 
         nx = require("networkx", "GraphSet.from_networkx")
+        graphs = list(graphs)
+        if all(v is None for v in (node_label, edge_label, node_attrs, node_features, edge_features)):
+            node_label, node_features = _shared_attributes([d for G in graphs for _, d in G.nodes(data=True)])
+            edge_label, edge_features = _shared_attributes([d for G in graphs for _, _, d in G.edges(data=True)],
+                                                           leave=(weight,))
         converted = [Graph.from_networkx(nx.convert_node_labels_to_integers(G), weight=weight)
                      for G in graphs]
         return cls.from_graphs(converted, node_label, edge_label, node_attrs, name, node_features, edge_features)
+
+
+def _shared_columns(frames: list[Any], leave: tuple) -> tuple[str | None, list[str] | None]:
+    """``(label, features)`` from the columns all frames have (:func:`_shared_attributes`' rule)."""
+    if any(f is None for f in frames):
+        return None, None
+    shared = set(frames[0].columns).intersection(*[f.columns for f in frames[1:]]) - set(leave)
+    names = sorted(c for c in shared if all(_scalar_column(f[c]) for f in frames))
+    integer = "label" in names and all(f["label"].dtype.kind in "iub" for f in frames)
+    features = [k for k in names if not (k == "label" and integer)]
+    return ("label" if integer else None), (features or None)
+
+
+def _scalar_column(col: Any) -> bool:
+    """Numbers, booleans or strings, none missing: a column that can be a feature as it is."""
+    if col.dtype.kind in "iub":
+        return True
+    if col.dtype.kind == "f":
+        return not bool(col.isna().any())
+    return host_pandas().api.types.infer_dtype(col, skipna=False) in ("string", "empty")
+
+
+def _shared_attributes(records: list[dict], leave: tuple = ()) -> tuple[str | None, list[str] | None]:
+    """``(label, features)``: the attributes every record has, of scalar values (an integer ``label``
+    is the label; everything else a feature, sorted by name)."""
+    if not records:
+        return None, None
+    shared = set(records[0]).intersection(*records[1:]) - set(leave)
+    scalar = (int, float, bool, str, np.integer, np.floating, np.bool_)
+    names = sorted(k for k in shared if all(isinstance(r[k], scalar) for r in records))
+    integer = "label" in names and all(isinstance(r["label"], (int, np.integer, bool, np.bool_)) for r in records)
+    features = [k for k in names if not (k == "label" and integer)]
+    return ("label" if integer else None), (features or None)
 
 
 def _named(arr: Any, name: str, lo: int, hi: int) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from typing import Any
 
 from .basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Product,
                           SquareExponential, Sum, TensorProduct)
-from .dispatch import run
+from .dispatch import as_graphset, run
 from .graphset import GraphSet
-from .errors import InputError, InputTypeError
+from .errors import InputError
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
            "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized"]
@@ -40,23 +40,23 @@ class GraphKernelEstimator:
         self.params.update(params)
         return self
 
-    def fit(self, graphs: GraphSet, y: Any = None) -> "GraphKernelEstimator":
-        """Remember the training graphs (columns of every later matrix)."""
-        if not isinstance(graphs, GraphSet):
-            raise InputTypeError(f"{type(self).__name__}.fit takes a GraphSet; got {type(graphs).__name__}")
-        self.train_ = graphs
+    def fit(self, graphs: Any, y: Any = None) -> "GraphKernelEstimator":
+        """Remember the training graphs (columns of every later matrix): a GraphSet, or a list of
+        networkx graphs or of Graphs (read as :meth:`GraphSet.from_networkx` reads them)."""
+        self.train_ = as_graphset(graphs, f"{type(self).__name__}.fit")
         return self
 
-    def transform(self, graphs: GraphSet) -> Any:
+    def transform(self, graphs: Any) -> Any:
         """``K[i, j] = k(graphs[i], train[j])``; normalized with both diagonals when asked."""
         if self.train_ is None:
             raise InputError(f"{type(self).__name__} is not fitted yet; call fit(train_graphs) first")
+        graphs = as_graphset(graphs, f"{type(self).__name__}.transform")
         return run(self.algorithm, graphs, self.train_, backend=self.backend, **self.params)
 
-    def fit_transform(self, graphs: GraphSet, y: Any = None) -> Any:
+    def fit_transform(self, graphs: Any, y: Any = None) -> Any:
         """Fit on ``graphs`` and return their square Gram matrix (upper triangle computed once)."""
         self.fit(graphs)
-        return run(self.algorithm, graphs, backend=self.backend, **self.params)
+        return run(self.algorithm, self.train_, backend=self.backend, **self.params)
 
 
 def estimator_for(name: str, registry: Any = None) -> type[GraphKernelEstimator]:

@@ -79,7 +79,8 @@ def test_unknown_parameter(g):
 
 
 def test_wrong_input_kind_and_count(g):
-    with pytest.raises(TypeError, match="describe: input 'graph' must be a Graph or GraphSet; got DataFrame"):
+    with pytest.raises(TypeError, match="describe: input 'graph' takes a graphops.Graph or a networkx graph, or a "
+                                        "graphops.GraphSet .*; got pandas.DataFrame"):
         go.run("describe", pd.DataFrame({"src": [0]}))
     with pytest.raises(TypeError, match=r"describe takes inputs \(graph\); got 2 input\(s\)"):
         go.run("describe", g, g)
@@ -231,3 +232,62 @@ def test_read_options_and_generator_kinds_get_a_did_you_mean(tmp_path):
     with pytest.raises(pydantic.ValidationError) as info:
         GraphSource.model_validate({"generate": {"kind": "rmatt", "scale": 3}})
     assert explain(info.value.errors()[0], GraphSource).endswith("Did you mean 'rmat'?")
+
+
+def _molecules():
+    nx = pytest.importorskip("networkx")
+    a, b = nx.Graph(), nx.Graph()
+    a.add_nodes_from([(0, {"label": 1, "element": "C"}), (1, {"label": 2, "element": "O"})])
+    a.add_edge(0, 1, label=1, order=2.0)
+    b.add_nodes_from([(0, {"label": 1, "element": "C"}), (1, {"label": 1, "element": "C"}),
+                      (2, {"label": 2, "element": "N", "pos": (0, 1)})])
+    b.add_edges_from([(0, 1, {"label": 1, "order": 1.0}), (1, 2, {"label": 2, "order": 1.0})])
+    return a, b
+
+
+def test_networkx_graphs_go_in_as_graphs_and_lists_as_graph_sets():
+    nx = pytest.importorskip("networkx")
+    karate = nx.karate_club_graph()
+    pd.testing.assert_frame_equal(go.run("describe", karate, backend="cpu"),
+                                  go.run("describe", go.Graph.from_networkx(karate), backend="cpu"))
+    a, b = _molecules()
+    named = go.GraphSet.from_networkx([a, b], node_label="label", edge_label="label",
+                                      node_features=["element"], edge_features=["order"])
+    auto = go.GraphSet.from_networkx([a, b])  # 'pos' is not on every node: not a feature
+    assert sorted(auto.node_feature_table()) == sorted(named.node_feature_table()) == ["element", "label"]
+    for given in ([a, b], (a, b), [go.Graph.from_networkx(a), go.Graph.from_networkx(b)],
+                  np.array([go.Graph.from_networkx(a), go.Graph.from_networkx(b)], dtype=object)):
+        np.testing.assert_array_equal(go.run("sp_kernel", given, backend="cpu"),
+                                      go.run("sp_kernel", named, backend="cpu"))
+        np.testing.assert_allclose(go.run("mg_kernel", given, backend="cpu"), go.run("mg_kernel", named, backend="cpu"))
+
+
+@pytest.mark.parametrize("algorithm, given, message", [
+    ("mg_kernel", "nx", "mg_kernel: input 'graphs' takes a graphops.GraphSet or a list of networkx graphs or of "
+                        "graphops.Graph objects; got networkx.classes.graph.Graph (one graph: pass a list of it, [G])"),
+    ("describe", 5, "describe: input 'graph' takes a graphops.Graph or a networkx graph, or a graphops.GraphSet or "
+                    "a list of networkx graphs or of graphops.Graph objects; got int."),
+    ("sp_kernel", [], "got an empty list."),
+    ("sp_kernel", [1, "a"], "got a list of int and str."),
+    ("jaccard", "df", "jaccard: input 'graph' takes a graphops.Graph or a networkx graph, or a graphops.DaskGraph; "
+                      "got pandas.DataFrame."),
+])
+def test_other_inputs_are_named_in_full_with_what_is_accepted(algorithm, given, message):
+    nx = pytest.importorskip("networkx")
+    given = {"nx": nx.path_graph(3), "df": pd.DataFrame({"src": [1]})}.get(given, given) \
+        if isinstance(given, str) else given
+    with pytest.raises(TypeError) as info:
+        go.run(algorithm, given, backend="cpu")
+    assert message in str(info.value)
+
+
+def test_kernel_estimators_take_lists_of_networkx_graphs_and_of_graphs():
+    from graphops.kernels import ShortestPathKernel
+
+    a, b = _molecules()
+    k = ShortestPathKernel(backend="cpu")
+    square = k.fit_transform([a, b])
+    np.testing.assert_array_equal(square, go.run("sp_kernel", [a, b], backend="cpu"))
+    np.testing.assert_array_equal(k.transform([go.Graph.from_networkx(b)]), square[1:])
+    with pytest.raises(TypeError, match="ShortestPathKernel.fit takes .*; got a list of int"):
+        k.fit([1, 2])
