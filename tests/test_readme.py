@@ -24,3 +24,49 @@ def test_readme_example_pipeline_exists():
     readme = (ROOT / "README.md").read_text()
     assert "graphops run configs/describe_example.yaml --out out" in readme
     assert (ROOT / "configs" / "describe_example.yaml").is_file()
+
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+_FENCE = re.compile(r"(?:<!-- readme-test: skip \((?P<why>[^)]+)\) -->\n)?```(?P<lang>\w*)\n(?P<code>.*?)```", re.S)
+_RUN = {"python", "bash", "sh", "console"}
+
+
+def readme_blocks() -> list[tuple[int, str, str, str | None]]:
+    """``(line, language, code, reason to skip or None)`` of every fenced block of the README."""
+    text = (ROOT / "README.md").read_text()
+    return [(text[:m.start("code")].count("\n"), m["lang"], m["code"], m["why"]) for m in _FENCE.finditer(text)]
+
+
+def test_every_python_and_shell_block_runs_or_says_why_not():
+    blocks = [b for b in readme_blocks() if b[1] in _RUN]
+    assert len(blocks) >= 8
+    for line, _, _, why in blocks:
+        assert why is None or re.search(r"GPU|download|CI runs them", why), f"README.md:{line}: skipped because {why!r}"
+    assert sum(why is None for *_, why in blocks) >= 6
+
+
+def test_the_readme_blocks_run_on_a_cpu_machine_with_the_bundled_data(tmp_path, monkeypatch):
+    """Every Python and shell block not marked, in order (Python blocks share one namespace), in a
+    folder of their own beside the repository's configs and examples."""
+    for name in ("configs", "examples"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRAPHOPS_DATA", raising=False)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("GRAPHOPS_DATA", None)
+    namespace: dict = {"__name__": "readme"}
+    for line, lang, code, why in readme_blocks():
+        if lang not in _RUN or why is not None:
+            continue
+        if lang == "python":
+            exec(compile(code, f"README.md:{line + 1}", "exec"), namespace)  # noqa: S102 - our README
+        else:
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
+                                  capture_output=True, text=True)
+            assert done.returncode == 0, f"README.md:{line + 1}: {done.stderr[-2000:]}"
