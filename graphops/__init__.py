@@ -1,25 +1,33 @@
 """graphops: plugin-based graph analytics on pandas/NumPy (CPU) and RAPIDS/CuPy (GPU).
 
 Importing graphops imports no CuPy, cuDF or Numba kernels; plugins load lazily and
-their backends are imported only when chosen.
+their backends are imported only when chosen. The package is a layered core (each folder
+imports only the folders before it; ``docs/architecture.md``): ``base`` (devices, chunked
+work, loaders) ← ``model`` (graphs) ← ``host`` (plugins) ← ``io`` ← ``engine`` (dispatch,
+executors) ← ``kernels`` ← ``pipeline`` ← ``cli``; ``graphops.plugin`` is the API plugins use.
 """
 from __future__ import annotations
 
-from . import datasets
-from .algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
-from .daskgraph import DaskGraph
-from .device import Device, gpu_available, rapids_available
-from .dispatch import execute, execute_call, run
-from . import errors
-from .errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
-from .graph import Graph
-from .graphset import GraphSet
-from .hookspecs import hookimpl
-from .io import read_graph
-from .pipeline import load_pipeline, run_pipeline
-from .tu import read_tu
-from .version import __version__
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 
+from graphops import errors
+from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
+from graphops.base.device import Device, gpu_available, rapids_available
+from graphops.model.daskgraph import DaskGraph
+from graphops.model.graph import Graph
+from graphops.model.graphset import GraphSet
+from graphops.host.algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
+from graphops.host.hookspecs import hookimpl
+from graphops.io import datasets
+from graphops.io.files import read_graph
+from graphops.io.tu import read_tu
+from graphops.engine.dispatch import execute, execute_call, run
+from graphops.pipeline import load_pipeline, run_pipeline
+from graphops.version import __version__
 
 __all__ = [
     "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet", "DaskGraph",
@@ -28,23 +36,59 @@ __all__ = [
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",
 ]
 
+# Modules of graphops 0.1's flat layout, now in the layer packages: importing an old name still
+# works (the same module object) and warns once, naming the new place. Removed in 0.3.
+MOVED = {
+    "device": "base.device", "dirs": "base.dirs", "jit": "base.jit", "work": "base.work", "timing": "base.timing",
+    "cuda": "base.cuda", "stats": "base.stats", "ids": "model.ids", "frames": "model.frames", "csr": "model.csr",
+    "graph": "model.graph", "graphset": "model.graphset", "pairs": "model.pairs", "convert": "model.convert",
+    "daskgraph": "model.daskgraph", "algorithm": "host.algorithm", "hookspecs": "host.hookspecs",
+    "plugins": "host.manager", "registry": "host.registry", "builtins": "host.builtins",
+    "validation": "host.validation", "textio": "io.textio", "tu": "io.tu", "outputs": "io.outputs",
+    "generate": "io.generate", "plots": "io.plots", "dispatch": "engine.dispatch", "cluster": "engine.cluster",
+    "wire": "engine.wire", "gram": "engine.gram", "testing": "engine.testing", "basekernels": "kernels.basekernels",
+    "sources": "pipeline.sources", "bench": "cli.bench", "scaling": "cli.scaling", "datasets": "io.datasets",
+}
+
+
+class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``graphops.<old>`` as the module now at ``graphops.<new>`` (with a DeprecationWarning)."""
+
+    def find_spec(self, name, path, target=None):  # noqa: ANN001 - importlib's protocol
+        old = name[len("graphops."):] if name.startswith("graphops.") else None
+        return importlib.util.spec_from_loader(name, self) if old in MOVED else None
+
+    def create_module(self, spec):  # noqa: ANN001
+        new = f"graphops.{MOVED[spec.name[len('graphops.'):]]}"
+        warnings.warn(f"{spec.name} moved to {new} in graphops 0.2 (plugins: import from graphops.plugin); the old "
+                      f"name goes in 0.3", DeprecationWarning, stacklevel=3)
+        module = importlib.import_module(new)
+        self._spec = module.__spec__
+        return module
+
+    def exec_module(self, module):  # noqa: ANN001 - the module is the moved one: give it its own spec back
+        module.__spec__ = self._spec
+
+
+sys.meta_path.append(_Moved())
+
 
 def __getattr__(name: str):
-    import importlib
-
-    # graphops.generate (R-MAT, grids) compiles Numba code: imported on first use only.
+    # graphops.generate (R-MAT, grids, the plugins' generators) compiles Numba code: on first use only.
     if name == "generate":
-        return importlib.import_module(".generate", __name__)
+        return importlib.import_module("graphops.io.generate")
+    if name in MOVED:  # graphops.registry as an attribute, as 0.1's flat modules were
+        return importlib.import_module(f"graphops.{name}")
     if name.startswith("_"):
         raise AttributeError(f"module 'graphops' has no attribute {name!r}")
-    from .algorithm import load_target
-    from .registry import get_registry
+    from graphops.host.algorithm import load_target
+    from graphops.host.registry import get_registry
 
     if name.startswith("read_"):  # a plugin reader's convenience function, e.g. read_appclass
         reader = get_registry().readers.get(name[len("read_"):])
         if reader is not None and reader.function is not None:
             return load_target(reader.function)
-    for algo in get_registry().algorithms.values():  # a function an algorithm publishes: is_euler_circuit
+    for algo in get_registry().algorithms.values():  # what an algorithm publishes: is_euler_circuit, NotEulerianError
         if name in algo.functions:
             return load_target(algo.functions[name])
     raise AttributeError(f"module 'graphops' has no attribute {name!r}")
@@ -53,10 +97,8 @@ def __getattr__(name: str):
 def _meet_dask() -> None:
     # A process that already runs Dask (a worker reading a graphops object it was sent) learns
     # how graphops objects travel before it reads one; elsewhere Dask stays unimported.
-    import sys
-
     if "distributed" in sys.modules:
-        from .wire import register
+        from graphops.engine.wire import register
 
         register()
 

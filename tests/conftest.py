@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphops.device import gpu_available, gpu_status, rapids_available
+from graphops.base.device import gpu_available, gpu_status, rapids_available
 
 # Tests never use the network: a data set that is neither bundled nor in GRAPHOPS_DATA is an
 # error, not a download (tests of the download path serve files from a local HTTP server).
@@ -70,7 +70,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def fresh_pm(monkeypatch):
     """A plugin manager of its own, loading the installed entry points; never the global one."""
-    from graphops.plugins import make_plugin_manager
+    from graphops.host.manager import make_plugin_manager
 
     monkeypatch.delenv("GRAPHOPS_PLUGINS", raising=False)
     monkeypatch.delenv("GRAPHOPS_DISABLE_PLUGIN_AUTOLOAD", raising=False)

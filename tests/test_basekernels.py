@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from graphops import InputError
-from graphops.basekernels import (Additive, Constant, KroneckerDelta, Normalized, SquareExponential,
+from graphops.kernels.basekernels import (Additive, Constant, KroneckerDelta, Normalized, SquareExponential,
                                   TensorProduct, compile_kernel, from_spec)
 
 RNG = np.random.default_rng(0)

@@ -67,12 +67,12 @@ def test_bench_prints_table_and_json(tmp_path, capsys):
 
 
 def _registry_with(monkeypatch, plugin):
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     pm = make_plugin_manager(autoload=False, plugins=["describe"])
     pm.register(plugin, name="buggy")
-    monkeypatch.setattr("graphops.registry.get_plugin_manager", lambda: pm)
+    monkeypatch.setattr("graphops.host.registry.get_plugin_manager", lambda: pm)
     return Registry(pm)
 
 
@@ -196,13 +196,13 @@ class _BadArguments:
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["percent", "--help"], ["run", "--help"],
                                   ["appclass", "--help"], ["jaccard-sweep", "-h"]])
 def test_help_never_crashes_on_percent_signs(monkeypatch, capsys, argv):
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     pm = make_plugin_manager(autoload=True)
     pm.register(_Percent(), name="percent")
     registry = Registry(pm)
-    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: registry)
+    monkeypatch.setattr("graphops.cli.command._registry_or_none", lambda: registry)
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 0
@@ -215,26 +215,26 @@ def test_help_never_crashes_on_percent_signs(monkeypatch, capsys, argv):
 
 
 def test_plugin_texts_are_shown_as_written_in_plugins(monkeypatch, capsys):
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     pm = make_plugin_manager(autoload=False, plugins=["describe"])
     pm.register(_Percent(), name="percent")
-    monkeypatch.setattr("graphops.registry.get_plugin_manager", lambda: pm)
-    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: Registry(pm))
-    monkeypatch.setattr("graphops.registry._REGISTRIES", {})
+    monkeypatch.setattr("graphops.host.registry.get_plugin_manager", lambda: pm)
+    monkeypatch.setattr("graphops.cli.command._registry_or_none", lambda: Registry(pm))
+    monkeypatch.setattr("graphops.host.registry._REGISTRIES", {})
     assert main(["plugins"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "{braces} [red]markup[/red]" in out
 
 
 def test_a_plugin_command_whose_arguments_raise_is_left_out_with_a_warning(monkeypatch, capsys, caplog):
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     pm = make_plugin_manager(autoload=False, plugins=["describe"])
     pm.register(_BadArguments(), name="bad")
-    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: Registry(pm))
+    monkeypatch.setattr("graphops.cli.command._registry_or_none", lambda: Registry(pm))
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "broken" not in capsys.readouterr().out
@@ -245,7 +245,7 @@ def test_a_plugin_command_whose_arguments_raise_is_left_out_with_a_warning(monke
 def test_bench_checks_its_output_files_before_any_work(tmp_path, capsys, monkeypatch, option, target):
     (tmp_path / "afile").write_text("")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("graphops.bench.run_bench", lambda *a, **k: pytest.fail("the benchmark ran"))
+    monkeypatch.setattr("graphops.cli.bench.run_bench", lambda *a, **k: pytest.fail("the benchmark ran"))
     assert main(["bench", "configs/bench", option, target]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"OutputError: {option} {target}: cannot write there: ") and err.count("\n") == 1
@@ -254,8 +254,8 @@ def test_bench_checks_its_output_files_before_any_work(tmp_path, capsys, monkeyp
 
 @pytest.mark.parametrize("command", [["plugins"], ["validate", str(EXAMPLE)]])
 def test_each_plugin_failure_is_printed_once(tmp_path, capsys, caplog, monkeypatch, command):
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     (tmp_path / "broken_plugin_module.py").write_text("raise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -266,8 +266,8 @@ def test_each_plugin_failure_is_printed_once(tmp_path, capsys, caplog, monkeypat
             made["r"] = Registry(make_plugin_manager(autoload=False, plugins=["describe", "broken_plugin_module"]))
         return made["r"]
 
-    monkeypatch.setattr("graphops.cli._registry_or_none", registry)
-    monkeypatch.setattr("graphops.registry.get_registry", registry)
+    monkeypatch.setattr("graphops.cli.command._registry_or_none", registry)
+    monkeypatch.setattr("graphops.host.registry.get_registry", registry)
     assert main(command) == 0
     captured = capsys.readouterr()
     assert (captured.out + captured.err + caplog.text).count("boom at import") == 1

@@ -15,7 +15,7 @@ import pytest
 
 import graphops as go
 from graphops.errors import BackendUnavailableError, InputError
-from graphops.generate import rmat
+from graphops.io.generate import rmat
 from graphops.kernels import KroneckerDelta
 
 distributed = pytest.importorskip("distributed")
@@ -56,8 +56,8 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
 def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
     """A range of a graph's pairs carries the slice of their internal index: a part scored on a
     worker does not search its ids in the graph again; its result is the range of the whole."""
-    from graphops.ids import IdMap
-    from graphops.pairs import Pairs
+    from graphops.model.ids import IdMap
+    from graphops.model.pairs import Pairs
 
     g = go.Graph.from_edgelist(_messy_edges())
     whole = Pairs.edges_of(g)
@@ -82,8 +82,8 @@ def _travelled(obj, family):
 def test_graphops_objects_travel_field_by_field():
     """Dask sends a graph, a graph set, an id map and pairs field by field; the views cached on
     them stay behind, and what arrives computes what the original does."""
-    from graphops import wire
-    from graphops.pairs import Pairs
+    from graphops.engine import wire
+    from graphops.model.pairs import Pairs
 
     wire.register()
     g = go.Graph.from_edgelist(_messy_edges())
@@ -107,7 +107,7 @@ def test_graphops_objects_travel_field_by_field():
 def _forget_the_wire() -> bool:  # on a worker: as if graphops had been imported before Dask
     from distributed.protocol import dask_deserialize, dask_serialize
 
-    from graphops import wire
+    from graphops.engine import wire
 
     for dispatch in (dask_serialize, dask_deserialize):
         for cls in wire._classes():
@@ -119,7 +119,7 @@ def _forget_the_wire() -> bool:  # on a worker: as if graphops had been imported
 def test_a_cluster_call_teaches_its_workers_the_wire():
     """A worker that imported graphops before Dask (a spawned worker re-running a script's imports)
     does not know how graphops objects travel; a cluster call teaches it before sending any."""
-    from graphops import wire
+    from graphops.engine import wire
 
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   env={"CUDA_VISIBLE_DEVICES": ""}) as cluster, distributed.Client(cluster) as c:
@@ -160,7 +160,7 @@ def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
     column slices: a one-partition Dask frame equal to one process's result; the slices are
     built once per graph and client."""
     dd = pytest.importorskip("dask.dataframe")
-    from graphops import daskgraph
+    from graphops.model import daskgraph
 
     df = _messy_edges()
     g = go.Graph.from_edgelist(df)
@@ -182,7 +182,7 @@ def test_column_slices_hold_a_share_of_the_graph_each(client):
     """Each worker's slice holds about 1/k of the adjacency entries, and together exactly the
     set adjacency of one process."""
     dd = pytest.importorskip("dask.dataframe")
-    from graphops.daskgraph import column_slices
+    from graphops.model.daskgraph import column_slices
     from graphops_jaccard.common import adjacency
 
     g = rmat(10, 8, seed=4)
@@ -232,7 +232,7 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
 
 
 def _kept_slices() -> int:  # on a worker: the distinct set slices its Gram parts hold
-    from graphops import cluster
+    from graphops.engine import cluster
 
     return sum(len(v) for v in cluster._SLICES.values())
 
@@ -258,7 +258,7 @@ def test_a_second_gram_call_reuses_the_workers_slices():
 @pytest.mark.parametrize("kernels", [{}, {"node_kernel": {"gaussian": {"gamma": 0.5}}, "length_kernel": {"gaussian": {"gamma": 1.0}},
                                       "path": "fcsp"}], ids=["delta", "gaussian"])
 def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kernels):
-    from graphops.generate import gnp_set
+    from graphops.io.generate import gnp_set
 
     gs = gnp_set({8: 20, 14: 16}, p=0.3, seed=4) if kernels else go.datasets.load("MUTAG")[:40]
     kw = dict(normalize=normalize, **kernels)
@@ -268,7 +268,7 @@ def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kern
     np.testing.assert_array_equal(out.result, go.run("sp_kernel", gs[:9], gs[9:], backend="cpu", **kw))
     # sp_kernel has no diagonal mode: a normalized test x train block normalizes itself (no
     # diagonal parts, which would need one call per graph)
-    from graphops.cluster import PARTS_PER_WORKER
+    from graphops.engine.cluster import PARTS_PER_WORKER
 
     assert out.details["parts"] <= 2 * PARTS_PER_WORKER
 
@@ -309,7 +309,7 @@ def _two_cpu_workers():
 
 def test_ctrl_c_cancels_the_tasks():
     """Ctrl-C while a Gram matrix's row parts run (:func:`_interrupt`); a cluster of its own."""
-    from graphops.generate import gnp_set
+    from graphops.io.generate import gnp_set
 
     gs = gnp_set({60: 400}, p=0.5, seed=1)  # minutes of work on two CPU workers
     kw = dict(node_kernel={"gaussian": {"gamma": 0.5}}, length_kernel={"gaussian": {"gamma": 1.0}},
@@ -325,7 +325,7 @@ def test_ctrl_c_stops_the_slice_counts():
     dd = pytest.importorskip("dask.dataframe")
     from distributed import wait
 
-    from graphops.daskgraph import column_slices, frame_on
+    from graphops.model.daskgraph import column_slices, frame_on
 
     s, d = np.triu_indices(4000, 1)
     edges = pd.DataFrame({"src": s, "dst": d})
@@ -535,7 +535,7 @@ def test_cuda_protocol(monkeypatch):
     """ucx where distributed-ucxx is installed, unless tcp is asked; what is asked is kept."""
     import importlib.util
 
-    from graphops.cluster import cuda_protocol
+    from graphops.engine.cluster import cuda_protocol
 
     for installed, auto in ((True, "ucx"), (False, "tcp")):
         monkeypatch.setattr(importlib.util, "find_spec", lambda name, ok=installed: object() if ok else None)
@@ -577,7 +577,7 @@ def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client,
     sets in: NumPy out; device sets in: CuPy out), or host blocks to a client without one."""
     import cupy as cp
 
-    from graphops import cluster
+    from graphops.engine import cluster
 
     gs = go.datasets.load("MUTAG")
     test, train = gs[:40], gs[40:]
@@ -597,7 +597,7 @@ def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client,
 def test_a_gpu_graph_travels_as_device_buffers():
     """Over ucx (Dask's "cuda" family) a GPU graph's frame and arrays, a GPU graph set's arrays
     and string ids go as device buffers, not through host memory; what arrives computes the same."""
-    from graphops import wire
+    from graphops.engine import wire
 
     wire.register()
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import graphops as go
-from graphops.csr import build_csr
+from graphops.model.csr import build_csr
 
 
 def scipy_csr(src, dst, n, directed, w=None):
@@ -77,7 +77,7 @@ def test_gpu_csr_equals_host_csr(directed, xp):
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), n=st.integers(1, 40), directed=st.booleans(), weighted=st.booleans())
 def test_host_build_equals_a_stable_sort_of_all_entries(data, n, directed, weighted):
-    """graphops.csrhost (counting sort by row, stable sort within rows) against the obvious build:
+    """graphops.model.csrhost (counting sort by row, stable sort within rows) against the obvious build:
     every stored entry, one stable argsort by (row, column)."""
     m = data.draw(st.integers(0, 120))
     src = np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import graphops as go
-from graphops.device import Device, as_proxy, device_of, unproxy
+from graphops.base.device import Device, as_proxy, device_of, unproxy
 
 WORKFLOW = Path(__file__).parent / "workflows" / "cudf_pandas_workflow.py"
 

@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 import graphops as go
-from graphops.datasets import CATALOGUE, Dataset, DatasetUnavailableError, file_sha256, folder_sha256
+from graphops.io.datasets import CATALOGUE, Dataset, DatasetUnavailableError, file_sha256, folder_sha256
 
 
 def test_bundled_sets_load_without_any_mirror(monkeypatch):

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from graphops.device import Device, device_of, gpu_available, gpu_status, require
+from graphops.base.device import Device, device_of, gpu_available, gpu_status, require
 from graphops.errors import MissingDependencyError
 
 
@@ -37,7 +37,7 @@ def test_missing_module_names_the_extra():
 
 def test_import_graphops_is_light():
     code = ("import sys, graphops, graphops.cli\n"
-            "from graphops.registry import get_registry\n"
+            "from graphops.host.registry import get_registry\n"
             "reg = get_registry(); assert 'describe' in reg.algorithms\n"
             "heavy = [m for m in ('cupy', 'cudf', 'cugraph', 'numba', 'networkx', 'scipy') if m in sys.modules]\n"
             "kernels = [m for m in sys.modules if m.startswith('graphops_') and m.count('.')]\n"

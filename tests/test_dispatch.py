@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import graphops as go
-from graphops.device import gpu_available
+from graphops.base.device import gpu_available
+from graphops.host.registry import get_registry
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_explicit_gpu_without_gpu_says_what_was_tried(g):
 @pytest.mark.skipif(gpu_available(), reason="checks the fallback taken where no GPU is usable")
 def test_auto_falls_back_and_logs_why(g, caplog):
     with caplog.at_level(logging.INFO, logger="graphops"):
-        outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "auto", {})
+        outcome = go.execute(get_registry().algorithm("describe"), {"graph": g}, "auto", {})
     assert outcome.backend == "cpu" and outcome.reason.startswith("auto: gpu not used (")
     assert any("describe: backend 'cpu' (auto: gpu not used" in r.getMessage() for r in caplog.records)
 
@@ -39,10 +40,10 @@ def test_describe_sends_small_graphs_to_the_cpu_under_auto(g, monkeypatch):
     small graph, and defers to the default rule (GPU) for a large one."""
     import numpy as np
 
-    from graphops import dispatch
+    from graphops.engine import dispatch
 
     monkeypatch.setattr(dispatch, "_usable", lambda spec: (True, "usable (pretended)"))
-    algo = go.registry.get_registry().algorithm("describe")
+    algo = get_registry().algorithm("describe")
     small = dispatch.plan(algo, {"graph": g}, "auto", {})
     assert (small.backend, small.reason) == ("cpu", "auto: chosen by a graphops_choose_backend hook")
     rng = np.random.default_rng(1)
@@ -59,7 +60,7 @@ def test_auto_prefers_a_usable_gpu_for_large_graphs():
     rng = np.random.default_rng(1)
     big = go.Graph.from_edgelist(pd.DataFrame({"src": rng.integers(0, 50_000, 200_000),
                                                "dst": rng.integers(0, 50_000, 200_000)}))
-    outcome = go.execute(go.registry.get_registry().algorithm("describe"), {"graph": big}, "auto", {})
+    outcome = go.execute(get_registry().algorithm("describe"), {"graph": big}, "auto", {})
     assert outcome.backend == "gpu" and outcome.device == "gpu"
     assert isinstance(outcome.result, pd.DataFrame)  # pandas in, pandas out, whichever backend ran
 
@@ -87,11 +88,11 @@ def test_wrong_input_kind_and_count(g):
 
 
 def test_backend_named_by_user_is_case_insensitive(g):
-    assert go.execute(go.registry.get_registry().algorithm("describe"), {"graph": g}, "CPU", {}).backend == "cpu"
+    assert go.execute(get_registry().algorithm("describe"), {"graph": g}, "CPU", {}).backend == "cpu"
 
 
 def test_peer_backend_missing_package(monkeypatch, g):
-    monkeypatch.setattr("graphops.dispatch.module_available", lambda name: name != "networkx")
+    monkeypatch.setattr("graphops.engine.dispatch.module_available", lambda name: name != "networkx")
     with pytest.raises(go.BackendUnavailableError, match="the package\\(s\\) 'networkx' could not be imported. "
                                                         "To remedy this: install networkx"):
         go.run("describe", g, backend="networkx")
@@ -107,7 +108,7 @@ def _not_an_array(csr, params):
 
 def test_returned_columns_are_checked_against_the_declaration(g):
     from graphops import Algorithm, Params, PluginError
-    from graphops.dispatch import execute
+    from graphops.engine.dispatch import execute
 
     frame = Algorithm(name="cols", params=Params, inputs=("graph",), outputs=("vertex", "degree"),
                       backends={"cpu": "tests.test_dispatch:_wrong_columns"}, plugin="sample")
@@ -155,8 +156,8 @@ def test_result_frames_own_their_columns():
 def test_numba_allocations_count_as_fresh_but_numba_views_do_not():
     """A backend's array that Numba allocated may become the result frame's own column; a
     view Numba made of the caller's array may not (it would be copied)."""
-    from graphops.dispatch import _fresh
-    from graphops.jit import njit
+    from graphops.engine.dispatch import _fresh
+    from graphops.base.jit import njit
 
     @njit
     def made(n):
@@ -183,7 +184,7 @@ def _literal_choices(annotation) -> list[str]:
 
 
 def _enumerated():
-    from graphops.registry import get_registry
+    from graphops.host.registry import get_registry
 
     for algo in sorted(get_registry().algorithms.values(), key=lambda a: a.name):
         for name, field in algo.params.model_fields.items():
@@ -194,8 +195,8 @@ def _enumerated():
 
 @pytest.mark.parametrize("algorithm, field, choice", list(_enumerated()))
 def test_every_enumerated_parameter_value_gets_a_did_you_mean(algorithm, field, choice):
-    from graphops.registry import get_registry
-    from graphops.validation import build_params
+    from graphops.host.registry import get_registry
+    from graphops.host.validation import build_params
 
     typo = choice[:-1] + ("x" if choice[-1] != "x" else "y")
     with pytest.raises(ValueError) as info:
@@ -212,8 +213,8 @@ def test_every_enumerated_parameter_value_gets_a_did_you_mean(algorithm, field, 
     ("mg_kernel", {"edge_kernel": {"kronecker_delta": {"hh": 0.5}}}, "h"),
 ])
 def test_kernel_names_get_a_did_you_mean(algorithm, params, choice):
-    from graphops.registry import get_registry
-    from graphops.validation import build_params
+    from graphops.host.registry import get_registry
+    from graphops.host.validation import build_params
 
     with pytest.raises(ValueError) as info:
         build_params(get_registry().algorithm(algorithm), params)
@@ -223,8 +224,8 @@ def test_kernel_names_get_a_did_you_mean(algorithm, params, choice):
 def test_read_options_and_generator_kinds_get_a_did_you_mean(tmp_path):
     import pydantic
 
-    from graphops.sources import GraphSource
-    from graphops.validation import explain
+    from graphops.pipeline.sources import GraphSource
+    from graphops.host.validation import explain
 
     (tmp_path / "e.txt").write_text("1 2\n")
     with pytest.raises(ValueError, match="Did you mean 'string'"):

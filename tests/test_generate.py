@@ -7,7 +7,7 @@ import pytest
 
 import graphops as go
 from graphops import InputError
-from graphops.device import Device, to_device
+from graphops.base.device import Device, to_device
 
 
 def _edges(g):

@@ -172,7 +172,7 @@ def test_string_ids_in_cudf_frames_stay_cudf():
 
 @pytest.mark.parametrize("ids", [[5, 3, 5, 9, 0], [2 ** 40, 7, 7, -3], [0], []])
 def test_distinct_and_renumbering_match_numpy(ids):
-    from graphops.ids import IdMap, distinct
+    from graphops.model.ids import IdMap, distinct
 
     ids = np.asarray(ids, dtype=np.int64)
     np.testing.assert_array_equal(distinct(ids), np.unique(ids))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 
 import graphops
-from graphops import hookspecs
+from graphops.host import hookspecs
 
 SPECS = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("graphops_")]
 
@@ -31,8 +31,8 @@ def test_each_hook_is_called_by_graphops(tmp_path):
     """Exercise graphops (registry, an auto dispatch, a pipeline run) with a plugin recording every
     hook: a hook whose call site is deleted fails here."""
     import graphops as go
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     seen = set()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 MODULES = ["graphops_describe.cpu", "graphops_jaccard.cpu", "graphops_sp_kernel.cpu",
-           "graphops_sp_kernel.paths", "graphops.generate"]
+           "graphops_sp_kernel.paths", "graphops.io.generate"]
 
 PROBE = f"""
 import importlib, json, pandas as pd, graphops as go

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 import graphops as go
 from graphops.errors import ConfigError, GraphopsError, PipelineError, is_user_error
-from graphops.outputs import OUTPUT_SUFFIXES
+from graphops.io.outputs import OUTPUT_SUFFIXES
 
 NAMES = ["karate", "mutag", "g", "h", "gen", "pat", "Bad Name", "k"]
 FILES = {"g.txt": "1 2\n2 3\n3 1\n3 4\n", "w.csv": "src,dst,w\n1,2,0.5\n2,3,1.5\n3,1,2\n",
@@ -72,7 +72,7 @@ def _params(fields: list[str]) -> st.SearchStrategy:
 
 @st.composite
 def pipelines(draw) -> dict:
-    from graphops.registry import get_registry
+    from graphops.host.registry import get_registry
 
     algorithms = get_registry().algorithms
     graphs = draw(st.dictionaries(st.sampled_from(NAMES), SOURCES, min_size=0, max_size=3))
@@ -132,7 +132,7 @@ def _near_valid(algo) -> st.SearchStrategy:
 def coherent_pipelines(draw) -> dict:
     """Pipelines a user would write: declared graphs of the kinds each step takes, known algorithms,
     parameters drawn from near-valid values, outputs of fitting suffixes; mostly loadable."""
-    from graphops.registry import get_registry
+    from graphops.host.registry import get_registry
 
     algorithms = get_registry().algorithms
     graphs, steps = {}, []

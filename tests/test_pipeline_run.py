@@ -12,8 +12,8 @@ import pytest
 import graphops as go
 from graphops import Algorithm, Params, hookimpl
 from graphops.errors import ConfigError, Interrupted, OutputError, PipelineError
-from graphops.plugins import make_plugin_manager
-from graphops.registry import Registry
+from graphops.host.manager import make_plugin_manager
+from graphops.host.registry import Registry
 
 
 def _fail(csr, params):
@@ -143,7 +143,7 @@ def test_output_folder_under_a_file_is_found_before_computing(tmp_path, registry
 
 
 def test_read_only_and_unwritable_folders_are_named(tmp_path, monkeypatch):
-    from graphops import outputs
+    from graphops.io import outputs
 
     monkeypatch.setattr(outputs, "_read_only_fs", lambda p: True)
     assert outputs.folder_problem(tmp_path / "x") == f"{str(tmp_path)!r} is on a read-only file system"
@@ -213,7 +213,7 @@ def test_keep_going_reports_every_failed_step(tmp_path, registry, capsys, monkey
         "  step 'four' (flaky): InputError: the input is bad in a way only the data shows")
     from graphops.cli import main
 
-    monkeypatch.setattr("graphops.cli._registry_or_none", lambda: registry)
+    monkeypatch.setattr("graphops.cli.command._registry_or_none", lambda: registry)
     monkeypatch.setattr("graphops.pipeline.load.get_registry", lambda pm=None: registry)
     assert main(["run", str(tmp_path / "p.yaml"), "--keep-going"]) == 1
     err = capsys.readouterr().err
@@ -270,6 +270,6 @@ def test_an_unreachable_scheduler_is_one_line_after_the_timeout_and_the_summary_
 def test_the_default_connect_timeout_is_at_most_ten_seconds():
     import inspect
 
-    from graphops.cluster import CONNECT_TIMEOUT, connect
+    from graphops.engine.cluster import CONNECT_TIMEOUT, connect
 
     assert CONNECT_TIMEOUT <= 10 and inspect.signature(connect).parameters["timeout"].default is None

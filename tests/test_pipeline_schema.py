@@ -18,8 +18,8 @@ def folder(tmp_path):
 @pytest.fixture(scope="module")
 def describe_only():
     """A registry with only the describe plugin, so the texts below do not change as plugins land."""
-    from graphops.plugins import make_plugin_manager
-    from graphops.registry import Registry
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
 
     return Registry(make_plugin_manager(autoload=False, plugins=["describe"]))
 
@@ -245,7 +245,7 @@ class _CpuOnly:
 
 
 def test_pipeline_device_not_offered_by_algorithm(folder, fresh_pm):
-    from graphops.registry import Registry
+    from graphops.host.registry import Registry
 
     fresh_pm.register(_CpuOnly(), name="cpu-only-plugin")
     text = """\
@@ -296,7 +296,7 @@ def test_graphs_generated_from_each_other_are_reported_with_the_cycle(folder, de
 
 
 def test_a_cycle_met_outside_a_pipeline_is_an_input_error(folder):
-    from graphops.sources import Sources
+    from graphops.pipeline.sources import Sources
 
     (folder / "p.yaml").write_text("graphs:\n  a: {generate: {kind: pattern, of: b}}\n"
                                    "  b: {generate: {kind: pattern, of: a}}\n")
@@ -306,7 +306,7 @@ def test_a_cycle_met_outside_a_pipeline_is_an_input_error(folder):
 
 def test_what_parameters_decide_is_checked_at_load(folder, fresh_pm):
     """Found by the random pipelines of test_pipeline_property: each of these failed only at run."""
-    from graphops.registry import Registry
+    from graphops.host.registry import Registry
 
     assert errors_of(folder, """\
         version: 1

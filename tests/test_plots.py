@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 import graphops as go
-from graphops.bench import BenchRow
-from graphops.plots import bench_picture, plot_problem
+from graphops.cli.bench import BenchRow
+from graphops.io.plots import bench_picture, plot_problem
 
 pytest.importorskip("matplotlib")
 PNG = b"\x89PNG\r\n\x1a\n"

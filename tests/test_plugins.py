@@ -9,8 +9,8 @@ import pytest
 import graphops as go
 from graphops import Algorithm, Params, hookimpl
 from graphops.errors import PluginError
-from graphops.plugins import make_plugin_manager
-from graphops.registry import Registry
+from graphops.host.manager import make_plugin_manager
+from graphops.host.registry import Registry, get_registry
 
 SAMPLE = Path(__file__).parent / "sample_plugin"
 
@@ -33,7 +33,7 @@ BROKEN = {  # entry point -> (distribution, module): each broken in its own way
 @pytest.fixture
 def third_party(tmp_path, monkeypatch):
     """Install (on sys.path) a working and four broken third-party plugins, as pip would."""
-    from graphops.plugins import get_plugin_manager
+    from graphops.host.manager import get_plugin_manager
 
     _dist(tmp_path, "sample-graphops-plugin", "0.1", "sample", "sample_graphops_plugin")
     for entry, (dist, module) in BROKEN.items():
@@ -156,7 +156,7 @@ def test_bad_hook_return_is_named_and_the_plugin_left_out(fresh_pm):
 
 
 def test_misspelled_hook_fails_loudly_for_that_plugin(fresh_pm):
-    from graphops.plugins import register_plugin
+    from graphops.host.manager import register_plugin
 
     class Typo:
         @staticmethod
@@ -201,13 +201,13 @@ def test_algorithm_declaration_is_checked():
 
 
 def test_backend_signatures_match():
-    from graphops.testing import check_signatures
+    from graphops.engine.testing import check_signatures
 
-    check_signatures(go.registry.get_registry().algorithm("describe"))
+    check_signatures(get_registry().algorithm("describe"))
 
 
 def test_signature_mismatch_is_reported(tmp_path, monkeypatch):
-    from graphops.testing import check_signatures
+    from graphops.engine.testing import check_signatures
 
     (tmp_path / "sig_a.py").write_text("def run(csr, params):\n    pass\n")
     (tmp_path / "sig_b.py").write_text("def run(csr, other, params):\n    pass\n")

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from graphops.work import chunks, even_ranges
+from graphops.base.work import chunks, even_ranges
 
 
 def _covers(ranges, total):
@@ -130,7 +130,7 @@ def python_sigint():
 def test_ctrl_c_is_held_until_the_chunk_ends_and_a_second_one_raises_at_once(python_sigint):
     import signal as sig
 
-    from graphops.work import holding_interrupts
+    from graphops.base.work import holding_interrupts
 
     done = []
     with pytest.raises(KeyboardInterrupt):
@@ -203,8 +203,8 @@ def _slow_job(total=40):
 
 
 def test_work_off_a_terminal_prints_plain_progress_lines(capsys, monkeypatch):
-    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.02)
-    monkeypatch.setattr("graphops.work._PLAIN_EVERY", 0.05)
+    monkeypatch.setattr("graphops.base.work._PLAIN_AFTER", 0.02)
+    monkeypatch.setattr("graphops.base.work._PLAIN_EVERY", 0.05)
     _slow_job()
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) >= 3 and lines[-1].startswith("graphops: a slow job: done in 0:00")
@@ -215,9 +215,9 @@ def test_work_off_a_terminal_prints_plain_progress_lines(capsys, monkeypatch):
 
 
 def test_quiet_and_the_environment_switch_silence_progress(capsys, monkeypatch):
-    from graphops.work import quiet
+    from graphops.base.work import quiet
 
-    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.0)
+    monkeypatch.setattr("graphops.base.work._PLAIN_AFTER", 0.0)
     with quiet():
         _slow_job(10)
     monkeypatch.setenv("GRAPHOPS_PROGRESS", "off")
@@ -228,8 +228,8 @@ def test_quiet_and_the_environment_switch_silence_progress(capsys, monkeypatch):
 def test_the_cli_prints_progress_lines_unless_quiet(tmp_path, capsys, monkeypatch):
     from graphops.cli import main
 
-    monkeypatch.setattr("graphops.work._PLAIN_AFTER", 0.0)
-    monkeypatch.setattr("graphops.work._PLAIN_EVERY", 0.0)
+    monkeypatch.setattr("graphops.base.work._PLAIN_AFTER", 0.0)
+    monkeypatch.setattr("graphops.base.work._PLAIN_EVERY", 0.0)
     (tmp_path / "p.yaml").write_text(LONG.replace("sizes: {60: 400}", "sizes: {12: 40}"))
     assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 0
     assert "graphops: sp_kernel" in capsys.readouterr().err

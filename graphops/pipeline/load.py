@@ -15,13 +15,13 @@ from typing import Any
 import pydantic
 import yaml
 
-from ..errors import ConfigError, ConfigIssue
-from ..registry import Registry, get_registry
-from ..sources import Sources
-from ..version import __version__
-from ..validation import explain, format_loc
-from .meaning import check_meaning, step_crumb
-from .schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
+from graphops.errors import ConfigError, ConfigIssue
+from graphops.host.registry import Registry, get_registry
+from graphops.pipeline.sources import Sources
+from graphops.version import __version__
+from graphops.host.validation import explain, format_loc
+from graphops.pipeline.meaning import check_meaning, step_crumb
+from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config"]
 
@@ -39,7 +39,7 @@ class LoadedPipeline:
 
     @functools.cached_property
     def sources(self) -> Sources:
-        """The graphs of the file, each loaded once (:class:`graphops.sources.Sources`)."""
+        """The graphs of the file, each loaded once (:class:`graphops.pipeline.sources.Sources`)."""
         return Sources(self.model.graphs, self.base, self.registry)
 
     def output_dir(self, out: str | os.PathLike | None = None) -> Path:

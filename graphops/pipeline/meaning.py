@@ -13,9 +13,9 @@ from typing import Any, Iterator
 
 import pydantic
 
-from ..errors import ConfigIssue, PluginError, choices, did_you_mean
-from ..outputs import OUTPUT_SUFFIXES, folder_problem, outside
-from ..validation import explain, format_loc
+from graphops.errors import ConfigIssue, PluginError, choices, did_you_mean
+from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, outside
+from graphops.host.validation import explain, format_loc
 
 __all__ = ["check_meaning", "step_crumb"]
 
@@ -136,7 +136,7 @@ def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
 
 def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: Any = None) -> Found:
     if step.plot:
-        from ..plots import plot_problem
+        from graphops.io.plots import plot_problem
 
         if step.output is None:
             yield "plot", "plot: true writes a picture beside the step's output; give the step an output"

@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..dispatch import execute_on_cluster, execute_plan, plan, validate
-from ..errors import GraphopsError, Interrupted, OutputError, PipelineError
-from ..outputs import atomic_path, outside, prepare_folder, write_result
-from ..plugins import call_hook
-from ..registry import Registry
-from .load import LoadedPipeline, load_pipeline
+from graphops.engine.dispatch import execute_on_cluster, execute_plan, plan, validate
+from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError
+from graphops.io.outputs import atomic_path, outside, prepare_folder, write_result
+from graphops.host.manager import call_hook
+from graphops.host.registry import Registry
+from graphops.pipeline.load import LoadedPipeline, load_pipeline
 
 __all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
 
@@ -79,7 +79,7 @@ def step_backend(loaded: LoadedPipeline, step: Any, override: str | None) -> str
 
 
 def _shape(result: Any) -> list[int]:
-    from ..daskgraph import is_dask_frame
+    from graphops.model.daskgraph import is_dask_frame
 
     if is_dask_frame(result):  # rows counted on the workers
         return [int(result.shape[0].compute()), len(result.columns)]
@@ -111,8 +111,8 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
     if step.output:
         rec.output = str(write_result(done.result, folder / step.output, algo.writers))
     if step.plot and step.output:
-        from ..algorithm import load_target
-        from ..plots import picture_path
+        from graphops.host.algorithm import load_target
+        from graphops.io.plots import picture_path
 
         picture = picture_path(folder / step.output)
         load_target(algo.plot)(done.result, inputs, params, picture)
@@ -178,7 +178,7 @@ def _cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict
     if not users:
         summary.cluster = f"not used: no step splits its work (asked for {where})"
         return None
-    from ..cluster import connect
+    from graphops.engine.cluster import connect
 
     client = stack.enter_context(connect(**settings))
     summary.cluster = f"{where}, for steps {', '.join(users)}"
@@ -187,7 +187,7 @@ def _cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict
 
 def _need_no_cluster(loaded: LoadedPipeline) -> None:
     """Partitioned graphs are read by a Dask cluster's workers: without one, say so before any step."""
-    from ..errors import ConfigError, ConfigIssue
+    from graphops.errors import ConfigError, ConfigIssue
 
     used = {g for step in loaded.model.steps for g in step.inputs.values()}
     issues = [ConfigIssue((f"At graphs.{name}", "At key: partitioned"),

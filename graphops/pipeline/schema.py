@@ -58,8 +58,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from ..sources import GraphSource, _lower
-from ..validation import NAME_PATTERN
+from graphops.pipeline.sources import GraphSource, _lower
+from graphops.host.validation import NAME_PATTERN
 
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN"]
 
@@ -94,7 +94,7 @@ class BenchSettings(_Model):
 
 
 class ClusterSettings(_Model):
-    """Where the steps that split their work run (``graphops.cluster``): a local cluster started
+    """Where the steps that split their work run (``graphops.engine.cluster``): a local cluster started
     for the run, or a running scheduler's address."""
 
     kind: Literal["local", "local-cuda"] | None = None

@@ -7,8 +7,8 @@ from typing import Any
 
 
 from graphops import InputError
-from graphops.device import Device, device_of, to_device
-from graphops.frames import column_array
+from graphops.base.device import Device, device_of, to_device
+from graphops.model.frames import column_array
 
 __all__ = ["ACGraph", "features", "prepare_cpu", "prepare_gpu", "footprint", "top_k", "SCHEDULES"]
 

@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 from graphops import Result
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 from .common import ACGraph, footprint, top_k
 from .params import AppclassParams, plan_schedule

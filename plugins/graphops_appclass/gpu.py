@@ -15,8 +15,8 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.cuda import grid, load_module, wait_idle
-from graphops.work import chunks
+from graphops.base.cuda import grid, load_module, wait_idle
+from graphops.base.work import chunks
 
 from .common import ACGraph, footprint, top_k
 from .params import AppclassParams, plan_schedule

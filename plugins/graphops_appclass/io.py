@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from graphops import Graph, InputError
-from graphops.device import Device, host_pandas
-from graphops.frames import to_family
+from graphops.base.device import Device, host_pandas
+from graphops.model.frames import to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 

@@ -5,12 +5,12 @@ from typing import Any
 
 import numpy as np
 
-from graphops.csr import CSR
+from graphops.model.csr import CSR
 
 from .common import finish, summarize
 from .params import DescribeParams
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 
 def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 
 import cupy as cp
 
-from graphops.csr import CSR
-from graphops.cuda import THREADS, grid, load_module
+from graphops.model.csr import CSR
+from graphops.base.cuda import THREADS, grid, load_module
 
 from .common import finish, summarize
 from .params import DescribeParams

@@ -6,8 +6,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from graphops.graphset import GraphSet
-from graphops.stats import gini
+from graphops.model.graphset import GraphSet
+from graphops.base.stats import gini
 
 from .params import DescribeParams
 

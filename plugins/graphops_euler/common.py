@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphops import InputError
-from graphops.device import Device, device_of, to_device
+from graphops.base.device import Device, device_of, to_device
 from graphops.errors import NotEulerianError
-from graphops.frames import plain_values
+from graphops.model.frames import plain_values
 
 __all__ = ["Arcs", "TourPlan", "plan_tour", "prepare_cpu", "prepare_gpu", "components"]
 

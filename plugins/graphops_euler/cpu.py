@@ -5,7 +5,7 @@ The walk keeps a stack of (vertex, edge it was reached by) and a next-edge curso
 memory latency (each step goes to a random vertex), so each vertex's cursor and edges share
 one block of memory (:func:`_blocks`). Stuck vertices are
 popped and their edges written from the back of the tour to the front, so the tour comes out
-in walking order. The walk is resumable: it runs in chunks of steps (graphops.work.chunks),
+in walking order. The walk is resumable: it runs in chunks of steps (graphops.base.work.chunks),
 so Ctrl-C stops it within about a second and a progress bar can follow it.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from graphops import Result
-from graphops.jit import njit
-from graphops.work import chunks
+from graphops.base.jit import njit
+from graphops.base.work import chunks
 
 from .common import Arcs, plan_tour
 from .merge import _find, arange

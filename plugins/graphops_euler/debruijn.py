@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from graphops import InputError
-from graphops.device import Device
-from graphops.frames import to_family
+from graphops.base.device import Device
+from graphops.model.frames import to_family
 
 __all__ = ["read_kmers", "spell", "write_fasta"]
 
@@ -20,7 +20,7 @@ def read_kmers(path: str | Path, device: Device = Device.CPU, names: Any = None)
     """A k-mer file (whitespace-separated k-mers, all of one length k >= 2; lines starting
     with '#' or '>' are skipped) as the edge frame of its de Bruijn graph: ``src`` (the
     k-mer's first k-1 letters), ``dst`` (its last k-1), ``kmer``, one row per k-mer in file order."""
-    from graphops.device import host_pandas
+    from graphops.base.device import host_pandas
 
     pd = host_pandas()
 

@@ -24,7 +24,7 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.cuda import grid, load_module, wait_idle
+from graphops.base.cuda import grid, load_module, wait_idle
 
 from .common import Arcs, TourPlan, plan_tour
 from .params import EulerParams

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from graphops.jit import njit, prange
+from graphops.base.jit import njit, prange
 
 __all__ = ["successors", "orient", "cycle_labels", "merge", "rank"]
 

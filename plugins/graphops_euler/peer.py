@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.device import Device, to_device
+from graphops.base.device import Device, to_device
 
 from .common import plan_tour
 from .params import EulerParams

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.device import to_device
-from graphops.frames import column_array, plain_values
+from graphops.base.device import to_device
+from graphops.model.frames import column_array, plain_values
 
 __all__ = ["is_euler_circuit", "is_euler_path", "tour_problem"]
 

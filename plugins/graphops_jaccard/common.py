@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphops.csr import CSR
-from graphops.stats import gini
+from graphops.model.csr import CSR
+from graphops.base.stats import gini
 
 # Pairs whose shorter list has at most this many entries are done by one GPU thread
 # (and are the candidates for the CPU share of the hybrid backend).
@@ -31,7 +31,7 @@ class Adjacency:
 
     @property
     def xp(self) -> Any:
-        from graphops.device import device_of
+        from graphops.base.device import device_of
 
         return device_of(self.indptr).xp
 
@@ -46,7 +46,7 @@ class Adjacency:
         return sum(int(a.nbytes) for a in (self.indptr, self.indices, self.weights) if a is not None)
 
     def to_host(self) -> "Adjacency":
-        from graphops.device import Device, to_device
+        from graphops.base.device import Device, to_device
 
         return Adjacency(*(None if a is None else to_device(a, Device.CPU)
                            for a in (self.indptr, self.indices, self.weights, self.wdeg)))
@@ -128,7 +128,7 @@ def pair_costs(adj: Adjacency, first: Any, second: Any) -> Any:
 
 def picture(result: Any, inputs: dict[str, Any], params: Any, path: Any) -> Any:
     """The distribution of the Jaccard coefficients (a pipeline step's ``plot: true``)."""
-    from graphops.plots import histogram
+    from graphops.io.plots import histogram
 
     return histogram(result["jaccard_coeff"].to_numpy(), path, title=f"Jaccard coefficients ({len(result):,} pairs)",
                      xlabel="jaccard_coeff", log_y=True)

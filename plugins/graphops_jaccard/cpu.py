@@ -13,10 +13,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphops.csr import CSR
-from graphops.pairs import PairIndex
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.model.csr import CSR
+from graphops.model.pairs import PairIndex
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 from .common import Adjacency, adjacency, pair_costs, result
 from .params import JaccardParams

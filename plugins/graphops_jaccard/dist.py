@@ -1,9 +1,9 @@
-"""jaccard on a Dask cluster (:mod:`graphops.cluster`).
+"""jaccard on a Dask cluster (:mod:`graphops.engine.cluster`).
 
 * A :class:`Graph`: the pairs cut into ranges of about equal work (d_u + d_v + 1 per pair), each
   range scored by the chosen backend on a worker that holds the whole graph. Only the
   coefficients come back; the frame is made here, beside the pairs this process holds.
-* A :class:`~graphops.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
+* A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker; the distinct edges living in slice ``s`` get their shared counts
   ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
   mode), the counts are summed and J = c / (d_u + d_v - c) is formed as the kernels form it;
@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
-from graphops.daskgraph import DaskGraph, add_up, column_slices, frame_on, in_input_order
-from graphops.device import Device, device_of, to_device
+from graphops.engine.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
+from graphops.model.daskgraph import DaskGraph, add_up, column_slices, frame_on, in_input_order
+from graphops.base.device import Device, device_of, to_device
 from graphops.errors import InputError
-from graphops.frames import new_frame
-from graphops.pairs import PairIndex, Pairs
+from graphops.model.frames import new_frame
+from graphops.model.pairs import PairIndex, Pairs
 
 from .common import result
 
@@ -49,8 +49,8 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distr
 
 def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
     """On a worker: the coefficients of a range of the pairs (the client has the pairs)."""
-    from graphops.dispatch import execute
-    from graphops.registry import get_registry
+    from graphops.engine.dispatch import execute
+    from graphops.host.registry import get_registry
 
     lo, hi = select
     algo = get_registry().algorithm("jaccard")
@@ -115,8 +115,8 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) ->
 def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     """On a worker: the pairs as indices into the sorted distinct ids (unknown ids: the error of
     one process)."""
-    from graphops.ids import IdMap
-    from graphops.pairs import check_known
+    from graphops.model.ids import IdMap
+    from graphops.model.pairs import check_known
 
     device, known = device_of(ids), IdMap(ids)
     out = []

@@ -4,7 +4,7 @@ Three launches per chunk of pairs: ``jaccard_thread`` scores every pair whose sh
 list has at most ``THREAD_MAX`` entries and appends the others to a warp list or a
 block list on the device; ``jaccard_warp`` and ``jaccard_block`` drain those lists.
 Nothing comes back to the host in between, so the launches queue back to back. Pairs go
-in chunks of about equal work (``graphops.work.chunks``), so Ctrl-C stops a long call
+in chunks of about equal work (``graphops.base.work.chunks``), so Ctrl-C stops a long call
 within about a second.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 
 import cupy as cp
 
-from graphops.csr import CSR
-from graphops.cuda import grid, load_module, wait_idle
-from graphops.pairs import PairIndex
-from graphops.work import chunks
+from graphops.model.csr import CSR
+from graphops.base.cuda import grid, load_module, wait_idle
+from graphops.model.pairs import PairIndex
+from graphops.base.work import chunks
 
 from .common import THREAD_MAX, WARP_MAX, Adjacency, adjacency, result
 from .params import JaccardParams

@@ -31,12 +31,12 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.csr import CSR
-from graphops.cuda import interleave
-from graphops.device import spare_one_core
-from graphops.pairs import PairIndex
-from graphops.timing import timed
-from graphops.work import chunks, even_ranges
+from graphops.model.csr import CSR
+from graphops.base.cuda import interleave
+from graphops.base.device import spare_one_core
+from graphops.model.pairs import PairIndex
+from graphops.base.timing import timed
+from graphops.base.work import chunks, even_ranges
 
 from . import cpu, gpu
 from .common import Adjacency, adjacency, pair_costs, result, work_stats
@@ -82,7 +82,7 @@ def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
 
 def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any) -> None:
     """Fill ``out``: the split's CPU share on the CPU, side by side with the GPU's rest, both in
-    chunks (:func:`graphops.cuda.interleave`), so Ctrl-C is honoured within about a second.
+    chunks (:func:`graphops.base.cuda.interleave`), so Ctrl-C is honoured within about a second.
 
     ``host`` and ``keys`` are zero-argument callables giving the host adjacency and the
     pairs' work keys; a GPU-only split calls neither."""

@@ -6,8 +6,8 @@ from typing import Any
 from pydantic import Field
 
 from graphops import Params
-from graphops.device import device_of
-from graphops.pairs import Pairs
+from graphops.base.device import device_of
+from graphops.model.pairs import Pairs
 
 OUTPUTS = ("first", "second", "jaccard_coeff")
 

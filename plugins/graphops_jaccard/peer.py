@@ -6,9 +6,9 @@ from typing import Any
 import numpy as np
 
 from graphops import Graph
-from graphops.device import Device, to_device
+from graphops.base.device import Device, to_device
 from graphops.errors import InputError
-from graphops.pairs import PairIndex
+from graphops.model.pairs import PairIndex
 
 from .common import adjacency, result
 from .params import JaccardParams

@@ -24,7 +24,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         result="array",
         cost="graphops_mg_kernel.params:cost",
         split="graphops_mg_kernel.dist:split",
-        plot="graphops.plots:gram_picture",
+        plot="graphops.io.plots:gram_picture",
         summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
         estimator="MarginalizedGraphKernel",
         estimator_class="graphops_mg_kernel.estimator:MarginalizedGraphKernel",

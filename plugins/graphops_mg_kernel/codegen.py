@@ -14,8 +14,8 @@ from string import Template
 from types import ModuleType
 from typing import Any
 
-from graphops.basekernels import BaseKernel
-from graphops.dirs import cache_dir
+from graphops.kernels.basekernels import BaseKernel
+from graphops.base.dirs import cache_dir
 
 __all__ = ["cpu_module"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.device import Device
+from graphops.base.device import Device
 from graphops.errors import GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",

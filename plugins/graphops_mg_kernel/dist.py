@@ -1,11 +1,11 @@
 """mg_kernel on a Dask cluster: Gram matrices (square or test × train, raw or normalized) in
-blocks of rows, balanced by the pairs' product-graph sizes (:func:`graphops.cluster.gram_split`).
+blocks of rows, balanced by the pairs' product-graph sizes (:func:`graphops.engine.cluster.gram_split`).
 The diagonal, node-wise and gradient modes run on one device."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from graphops.cluster import Split, gram_split
+from graphops.engine.cluster import Split, gram_split
 from graphops.errors import InputError
 
 __all__ = ["split"]

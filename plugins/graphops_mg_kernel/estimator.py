@@ -14,11 +14,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from graphops.basekernels import BaseKernel, KroneckerDelta, from_spec
-from graphops.dispatch import run
+from graphops.kernels.basekernels import BaseKernel, KroneckerDelta, from_spec
+from graphops.engine.dispatch import run
 from graphops.errors import InputError
-from graphops.graph import Graph
-from graphops.graphset import GraphSet
+from graphops.model.graph import Graph
+from graphops.model.graphset import GraphSet
 from graphops.kernels import GraphKernelEstimator
 
 __all__ = ["MarginalizedGraphKernel"]

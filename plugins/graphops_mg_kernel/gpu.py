@@ -1,7 +1,7 @@
 """GPU backend of ``mg_kernel``: kernels/mg_kernel.cu through CuPy, the base kernels written in.
 
 Graphs go to the device as octiles (tiles.py). The Gram matrix is filled in tiles of rows
-(:func:`graphops.gram.gram_rows`: interruptible, two tiles of device memory, copy-out overlapped).
+(:func:`graphops.engine.gram.gram_rows`: interruptible, two tiles of device memory, copy-out overlapped).
 For each tile the pairs are made on the device, given a class by their size (how many warps
 solve one pair, how much shared memory it needs) and sorted by class and then by falling
 work, so each class's launch hands out its biggest pairs first from its job counter.
@@ -15,12 +15,12 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.cuda import load_module, wait_idle
-from graphops.device import gpu_attribute
+from graphops.base.cuda import load_module, wait_idle
+from graphops.base.device import gpu_attribute
 from graphops.errors import InputError
-from graphops.gram import gram_rows
-from graphops.ids import distinct
-from graphops.work import chunks
+from graphops.engine.gram import gram_rows
+from graphops.model.ids import distinct
+from graphops.base.work import chunks
 
 from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, nodewise_matrix,
                      square_matrix, stats_check)

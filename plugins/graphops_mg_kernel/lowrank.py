@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.basekernels import BaseKernel
+from graphops.kernels.basekernels import BaseKernel
 
 from .common import Prepared, feature_columns, start_probabilities
 

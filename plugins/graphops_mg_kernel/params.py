@@ -6,7 +6,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from graphops import Params
-from graphops.basekernels import BaseKernel, KroneckerDelta, from_spec
+from graphops.kernels.basekernels import BaseKernel, KroneckerDelta, from_spec
 from graphops.errors import did_you_mean
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphops.errors import InputError
-from graphops.ids import distinct
-from graphops.jit import njit, prange
+from graphops.model.ids import distinct
+from graphops.base.jit import njit, prange
 
 from .common import Prepared, feature_columns, start_probabilities
 

@@ -26,7 +26,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         cost="graphops_sp_kernel.params:cost",
         split="graphops_sp_kernel.dist:split",
         estimator="ShortestPathKernel",  # from graphops.kernels import ShortestPathKernel
-        plot="graphops.plots:gram_picture",
+        plot="graphops.io.plots:gram_picture",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",
         version_added="0.1",
     )]

@@ -6,10 +6,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphops.csr import CSR
-from graphops.gram import normalize
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.model.csr import CSR
+from graphops.engine.gram import normalize
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 from .common import (CELL_COST, CPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact, graph_of_paths,
                      histograms, lengths, matrix_form_possible, node_inputs)

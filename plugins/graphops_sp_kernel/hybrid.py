@@ -7,7 +7,7 @@ per unit of work on the light end and the GPU's rate on a random sample give the
 balances both sides (``split.choose_split``); when the whole job is short, that T and half
 of it are then tried for real against GPU only, and kept only if measured at least 1%
 faster. ``hybrid_threshold`` overrides it. The GPU part is queued in ranges while the CPU
-part runs in chunks (:func:`graphops.cuda.interleave`), then both are gathered. The split
+part runs in chunks (:func:`graphops.base.cuda.interleave`), then both are gathered. The split
 and why are logged and returned as the call's details (``split``).
 """
 from __future__ import annotations
@@ -19,12 +19,12 @@ import cupy as cp
 import numpy as np
 
 from graphops import Result
-from graphops.csr import CSR
-from graphops.gram import normalize
-from graphops.cuda import interleave
-from graphops.device import gpu_attribute, spare_one_core
-from graphops.timing import timed
-from graphops.work import chunks, even_ranges
+from graphops.model.csr import CSR
+from graphops.engine.gram import normalize
+from graphops.base.cuda import interleave
+from graphops.base.device import gpu_attribute, spare_one_core
+from graphops.base.timing import timed
+from graphops.base.work import chunks, even_ranges
 
 from . import cpu, gpu
 from .common import lengths

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 from .common import negative_cycle_error
 

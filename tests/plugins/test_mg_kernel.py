@@ -11,7 +11,7 @@ import pytest
 
 import graphops as go
 from graphops import InputError
-from graphops.registry import get_registry
+from graphops.host.registry import get_registry
 from graphops.kernels import Constant, KroneckerDelta, SquareExponential, TensorProduct
 from tests.reference.marginalized import mg_kernel_matrix
 

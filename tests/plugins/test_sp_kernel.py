@@ -181,7 +181,7 @@ def test_bad_input():
         go.run("sp_kernel", gs, backend="cpu", path="histogram", length_kernel="gaussian")
     with pytest.raises(ValueError, match="input 'graphs' is an empty GraphSet"):
         go.run("sp_kernel", gs[[]], backend="cpu")
-    with pytest.raises(TypeError, match=r"input 'graphs' takes a graphops.GraphSet .*; got graphops.graph.Graph \(one graph"):
+    with pytest.raises(TypeError, match=r"input 'graphs' takes a graphops.GraphSet .*; got graphops.model.graph.Graph \(one graph"):
         go.run("sp_kernel", gs[0], backend="cpu")
 
 
@@ -208,8 +208,8 @@ def test_gram_too_large_for_memory_is_refused_before_starting(monkeypatch):
 
 
 def test_backend_signatures_match():
-    from graphops.registry import get_registry
-    from graphops.testing import check_signatures
+    from graphops.host.registry import get_registry
+    from graphops.engine.testing import check_signatures
 
     check_signatures(get_registry().algorithm("sp_kernel"))
 

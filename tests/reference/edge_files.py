@@ -1,4 +1,4 @@
-"""Slow, obvious readers of edge files, straight from the reading rule in graphops.textio's doc.
+"""Slow, obvious readers of edge files, straight from the reading rule in graphops.io.textio's doc.
 
 Each returns ``(src, dst, weight)`` lists (``weight`` ``None`` when not asked for), or raises
 :class:`Refused` where the rule says the file is refused. Plain Python: no pandas, no NumPy.
@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from graphops.textio import COLUMN_WORDS  # the documented word list itself
+from graphops.io.textio import COLUMN_WORDS  # the documented word list itself
 
 INT = re.compile(r"^[+-]?\d+$")
 NUMBER = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)$", re.IGNORECASE)

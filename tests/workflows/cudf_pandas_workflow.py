@@ -7,7 +7,7 @@ import pandas as pd  # the proxy module under cudf.pandas
 
 import cudf.pandas
 import graphops as go
-from graphops.device import Device, device_of, host_pandas
+from graphops.base.device import Device, device_of, host_pandas
 
 assert "ModuleAccelerator" in repr(pd), f"not run under python -m cudf.pandas: {pd!r}"
 real = host_pandas()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphops.jit import njit, prange
-from graphops.work import chunks
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks
 
 
 def run(csr, params):

@@ -1,0 +1,225 @@
+"""Benchmark runner: time the steps of benchmark pipelines side by side in one process.
+
+Each step runs ``warmup`` times untimed (building CSR views, compiling kernels,
+converting inputs for peers), then ``repeat`` times timed; the median is reported
+with the speed-up over the case's baseline and, where the algorithm declares its
+least memory traffic, the distance from the memory-bandwidth floor measured here.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import json
+import os
+import platform
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from graphops.host.algorithm import load_target
+from graphops.base.device import Device, gpu_available
+from graphops.engine.dispatch import execute_plan, plan
+from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError
+from graphops.pipeline.load import LoadedPipeline, load_pipeline
+from graphops.pipeline.run import step_backend
+from graphops.pipeline.schema import BenchSettings
+from graphops.base.timing import timed
+from graphops.host.registry import Registry
+
+__all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth", "markdown"]
+
+
+@dataclass
+class BenchRow:
+    """One timed step."""
+
+    file: str
+    case: str
+    step: str
+    backend: str
+    peer: bool
+    device: str
+    times: list[float] = field(default_factory=list)
+    median: float | None = None
+    speedup: float | None = None
+    baseline: str | None = None
+    floor: float | None = None
+    rates: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class BenchReport:
+    """All rows plus where and when they were measured."""
+
+    machine: dict[str, Any]
+    date: str
+    rows: list[BenchRow] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def bench_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """YAML files named, or found (sorted) in named folders; a missing one is an error."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such benchmark file or folder (run graphops bench "
+                                    "from the repository root, or name the files)", str(p))
+        out += sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
+    return out
+
+
+def _copy_rate(device: Device) -> float:
+    xp = device.xp
+    a = xp.ones(1 << 25, dtype=xp.float64)  # 256 MiB
+    b = xp.empty_like(a)
+    return 2 * a.nbytes / timed(lambda: xp.copyto(b, a), repeat=3).best
+
+
+def measure_bandwidth(devices: Iterable[str]) -> dict[str, float]:
+    """Bytes/s of a large copy (read + write) on each device: the memory floor's rate."""
+    return {d: _copy_rate(Device(d)) for d in sorted(set(devices))}
+
+
+def _machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(),
+                            "cores": os.cpu_count(), "python": platform.python_version()}
+    if gpu_available():
+        import cupy
+
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        info["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
+    return info
+
+
+def _case(step: Any) -> str:
+    inputs = ",".join(f"{k}={v}" for k, v in sorted(step.inputs.items()))
+    params = json.dumps(step.params, sort_keys=True) if step.params else ""
+    return f"{step.algorithm}({inputs}{', ' + params if params else ''})"
+
+
+def _skip_reason(exc: BaseException) -> str:
+    text = str(exc).split(". To remedy this")[0]
+    return text.split(": ", 1)[-1] if isinstance(exc, BackendUnavailableError) else text
+
+
+def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repeat: int | None,
+               warmup: int | None) -> BenchRow:
+    """One row: the step timed, or skipped (cannot run here) or failed, with the reason."""
+    algo = loaded.registry.algorithm(step.algorithm)
+    name = step_backend(loaded, step, None)
+    spec = algo.backends.get(name)
+    row = BenchRow(loaded.file, _case(step), step.id, name, bool(spec and spec.peer),
+                   spec.device if spec else "?")
+    try:
+        inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
+        planned = plan(algo, inputs, name, step.params, loaded.registry)
+    except (GraphopsError, OSError) as exc:  # data, packages or a device this machine lacks
+        row.note = "skipped: " + _skip_reason(exc)
+        return row
+    row.backend, row.device = planned.backend, algo.backends[planned.backend].device
+    try:
+        for _ in range(settings.warmup if warmup is None else warmup):
+            execute_plan(planned)
+        outcomes = [execute_plan(planned) for _ in range(settings.repeat if repeat is None else repeat)]
+    except (GraphopsError, MemoryError) as exc:
+        row.note = f"failed: {type(exc).__name__}: {exc}"
+        return row
+    row.times = [o.seconds for o in outcomes]
+    row.median = statistics.median(row.times)
+    row.note = details_text(outcomes[len(outcomes) // 2].details)
+    if algo.cost:
+        cost = load_target(algo.cost)(inputs, planned.params)
+        row.floor = cost.get("bytes")
+        row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
+    return row
+
+
+def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, float]) -> None:
+    timed = [r for r in rows if r.median]
+    named = [r for r in timed if r.backend == settings.baseline]
+    base = (named or timed or [None])[0]
+    for r in timed:
+        r.baseline = base.backend
+        r.speedup = base.median / r.median
+        if r.floor is not None and r.device in rates:
+            r.floor = r.floor / rates[r.device]
+
+
+def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
+              registry: Registry | None = None) -> BenchReport:
+    """Time every step of every benchmark pipeline; rows are grouped by case."""
+    report = BenchReport(_machine(), _dt.datetime.now().isoformat(timespec="seconds"))
+    rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
+    report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}
+    for file in bench_files(paths):
+        try:
+            loaded = load_pipeline(file, registry)
+        except ConfigError as exc:  # the other files still run
+            report.rows.append(BenchRow(str(file), "-", "-", "-", False, "-",
+                                        note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
+            continue
+        settings = loaded.model.bench or BenchSettings()
+        rows = [_time_step(loaded, s, settings, repeat, warmup) for s in loaded.model.steps]
+        for case in dict.fromkeys(r.case for r in rows):
+            _ratios([r for r in rows if r.case == case], settings, rates)
+        report.rows += rows
+    return report
+
+
+def details_text(details: Any) -> str:
+    """What a backend reported that a reader of the table wants: its phases' times
+    (``phases_s``), schedule, a one-line ``note`` and memory (``*_bytes``)."""
+    parts = [f"{k} {v * 1e3:.1f} ms" for k, v in dict(details.get("phases_s", {})).items()]
+    for key in ("schedule", "note"):
+        if key in details:
+            parts.append(str(details[key]))
+    parts += [f"{k.removesuffix('_bytes').replace('_', ' ')} {v / 2 ** 30:.2f} GiB"
+              for k, v in details.items() if k.endswith("_bytes")]
+    return "; ".join(parts)
+
+
+def median_ms(row: BenchRow) -> str:
+    return "-" if row.median is None else f"{row.median * 1e3:.3f}"
+
+
+def floor_text(row: BenchRow) -> str:
+    if row.floor is None or row.median is None:
+        return "-"
+    return f"{row.floor * 1e3:.3f} ms ({row.median / row.floor:.0f}x)"
+
+
+def _si(x: float) -> str:
+    for scale, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if x >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def rates_text(row: BenchRow) -> str:
+    """Counts per second, e.g. ``31.2 M pairs/s``."""
+    return "; ".join(f"{_si(v)} {k}/s" for k, v in row.rates.items()) or "-"
+
+
+def markdown(report: BenchReport) -> str:
+    """The table as Markdown, with the machine and date, for a README."""
+    machine = ", ".join(f"{k}: {v}" for k, v in report.machine.items())
+    rows = rows_as_table(report)
+    lines = [f"Measured {report.date} on {machine}.", "",
+             "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+def rows_as_table(report: BenchReport) -> list[list[str]]:
+    """Header + one list of cells per row, for printing."""
+    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "rates", "note"]
+    body = []
+    for r in report.rows:
+        speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
+        body.append([r.case, r.backend + (" (peer)" if r.peer else ""), median_ms(r), speed,
+                     floor_text(r), rates_text(r), r.note])
+    return [head, *body]

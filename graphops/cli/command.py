@@ -1,0 +1,351 @@
+"""The ``graphops`` command: run, validate, plugins, bench, and the commands plugins add.
+
+Errors: a :class:`graphops.GraphopsError` (bad input, a config problem, an unusable output
+folder, a failed step) or an OS error about a named file is printed as one line, exit 1.
+Ctrl-C prints one line, exit 130. Anything else is a bug: its traceback is printed with a
+sentence saying so (``-vv`` shows tracebacks for every error).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from graphops.errors import ConfigError, Interrupted, PipelineError, is_user_error
+from graphops.base.work import quiet
+
+__all__ = ["main", "build_parser"]
+
+
+def _table(rows: list[list[str]], title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False)
+    for head in rows[0]:
+        table.add_column(head)
+    for row in rows[1:]:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
+def _print_steps(summary: Any, out: Console) -> None:
+    rows = [["step", "algorithm", "status", "backend", "device", "seconds", "output", "why this backend"]]
+    for s in summary.steps:
+        rows.append([s.id, s.algorithm, s.status, s.backend or "-", s.device or "-", f"{s.seconds:.4f}",
+                     s.output or "-", s.reason or "-"])
+    out.print(_table(rows, title=f"{summary.pipeline}: {len(summary.steps)} step(s) in {summary.seconds:.3f} s"))
+
+
+def cmd_run(args: argparse.Namespace, out: Console) -> int:
+    from graphops.pipeline import run_pipeline
+
+    try:
+        summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going,
+                               cluster=args.cluster, cluster_timeout=args.cluster_timeout)
+    except (PipelineError, Interrupted) as exc:
+        _print_steps(exc.summary, out)
+        raise
+    _print_steps(summary, out)
+    out.print(f"summary written to {summary.summary_path}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, out: Console) -> int:
+    from graphops.pipeline import load_pipeline
+
+    failed = 0
+    for file in args.files:
+        try:
+            loaded = load_pipeline(file)
+        except ConfigError as exc:
+            failed += 1
+            print(f"ConfigError: {exc}", file=sys.stderr)
+            continue
+        out.print(f"{file}: valid ({len(loaded.model.graphs)} graph(s), {len(loaded.model.steps)} step(s))")
+    return 1 if failed else 0
+
+
+def plugin_rows() -> tuple[list[list[str]], list[str]]:
+    """Rows (plugin, distribution, algorithm, backends, summary) and failure lines."""
+    from graphops.host.registry import get_registry
+
+    reg = get_registry()
+    rows = [["plugin", "distribution", "algorithm", "backends", "peers", "summary"]]
+    for algo in sorted(reg.algorithms.values(), key=lambda a: a.name):
+        peers = [k for k, b in algo.backends.items() if b.peer]
+        rows.append([algo.plugin, reg.pm.distributions.get(algo.plugin, "?"), algo.name,
+                     ", ".join(algo.own_backends()), ", ".join(peers) or "-", algo.summary])
+    return rows, [str(e) for e in reg.failures.values()]
+
+
+def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
+    from graphops.base.device import gpu_status
+    from graphops.host.registry import get_registry
+
+    reg = get_registry()
+    rows, failures = plugin_rows()
+    commands = {name: f"{c.summary} (plugin {c.plugin})" for name, c in sorted(reg.commands.items())}
+    if args.json:
+        keys = [h.lower() for h in rows[0]]
+        print(json.dumps({"algorithms": [dict(zip(keys, r)) for r in rows[1:]], "commands": commands,
+                          "readers": sorted(reg.readers), "failures": failures}, indent=2))
+        return 0
+    out.print(_table(rows, title="graphops algorithms"))
+    out.print("formats: " + ", ".join(sorted(reg.readers)) + ", tu")
+    for name, text in commands.items():
+        out.print(f"command: graphops {escape(name)} — {escape(text)}", highlight=False)
+    ok, why = gpu_status()
+    out.print(f"gpu: {'usable' if ok else 'not usable'} ({why})")
+    for line in failures:
+        out.print(f"[red]failed plugin:[/red] {escape(line)}", markup=True, highlight=False)
+    return 0
+
+
+def _check_targets(targets: dict[str, str | None]) -> None:
+    """Each file a command will write (``--json``: path) can be written: asked before any work."""
+    from graphops.errors import OutputError
+    from graphops.io.outputs import file_problem
+    from graphops.io.plots import plot_problem
+
+    for option, path in targets.items():
+        problem = path and (file_problem(path) or (option == "--plot" and plot_problem()))
+        if problem:
+            raise OutputError(f"{option} {path}: cannot write there: {problem}; nothing was run. Choose another "
+                              f"path with {option} PATH")
+
+
+def cmd_bench(args: argparse.Namespace, out: Console) -> int:
+    from graphops.cli.bench import markdown, rows_as_table, run_bench
+
+    _check_targets({"--json": args.json, "--plot": args.plot})
+    report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup)
+    if args.markdown:
+        print(markdown(report))
+    machine = ", ".join(f"{k}={v}" for k, v in report.machine.items())
+    out.print(_table(rows_as_table(report), title=f"graphops bench {report.date} ({machine})"))
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(report.to_json())
+    out.print(f"results written to {args.json}")
+    if args.plot:
+        from graphops.io.plots import bench_picture
+
+        picture = bench_picture(report.rows, args.plot, title=f"graphops bench {report.date}")
+        out.print(f"picture written to {picture}")
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace, out: Console) -> int:
+    """``datasets list`` (the catalogue), ``fetch NAME...`` (download into the cache, print where),
+    ``path NAME...`` (where each is here, downloading nothing)."""
+    from graphops.io import datasets
+
+    if args.action == "list":
+        frame = datasets.list()
+        if args.json:
+            print(frame.to_json(orient="records", indent=2))
+            return 0
+        cols = ["name", "kind", "vertices", "edges", "size", "bundled", "available", "licence"]
+        rows = [cols] + [[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in r]
+                         for r in frame[cols].itertuples(index=False)]
+        out.print(_table(rows, title="graphops data sets (graphops datasets fetch NAME downloads one)"))
+        return 0
+    for name in args.names:
+        print(datasets.fetch(name) if args.action == "fetch" else datasets.path(name, download=False))
+    return 0
+
+
+_COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench,
+             "datasets": cmd_datasets}
+
+
+def _builtin_parsers(sub: Any) -> None:
+    r = sub.add_parser("run", help="run a pipeline file, write its outputs, print a summary")
+    r.add_argument("file")
+    r.add_argument("--backend", help="override every step's backend (cpu, gpu, auto, ...)")
+    r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
+    r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
+    r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
+                   "(e.g. tcp://host:8786), instead of the file's cluster: section; connected to only when a step "
+                   "splits its work")
+    r.add_argument("--cluster-timeout", type=float, metavar="SECONDS",
+                   help="how long the scheduler has to answer (default 10)")
+    v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
+    v.add_argument("files", nargs="+")
+    pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+    d = sub.add_parser("datasets", help="public data sets by name: list, fetch (download once), path")
+    actions = d.add_subparsers(dest="action", required=True)
+    dl = actions.add_parser("list", help="the catalogue: sizes, licences, whether each is here")
+    dl.add_argument("--json", action="store_true", help="machine-readable output")
+    actions.add_parser("fetch", help="download data sets into the cache (checked by SHA-256); print where they "
+                       "are").add_argument("names", nargs="+", metavar="NAME")
+    actions.add_parser("path", help="print where data sets are here (bundled, GRAPHOPS_DATA or the cache), "
+                       "downloading nothing").add_argument("names", nargs="+", metavar="NAME")
+    b = sub.add_parser("bench", help="time benchmark pipelines (default: configs/bench)")
+    b.add_argument("paths", nargs="*", help="pipeline files or folders")
+    b.add_argument("--repeat", type=int, help="timed runs per step (default: the file's bench.repeat)")
+    b.add_argument("--warmup", type=int, help="untimed runs first (default: the file's bench.warmup)")
+    b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
+    b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",
+                   help="also draw the times (log scale, with the memory floor) as a picture "
+                        "(default bench-results.png; needs graphops[plot])")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that a help text which is not a valid %-format (a plugin's
+    "100% literal", "%e") is shown as written instead of crashing ``--help``."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        try:
+            return super()._expand_help(action)
+        except (KeyError, TypeError, ValueError):
+            return str(action.help)
+
+    def _format_text(self, text: str) -> str:
+        try:
+            return super()._format_text(text)
+        except (KeyError, TypeError, ValueError):
+            return super()._format_text(text.replace("%", "%%"))
+
+
+def literal(text: str) -> str:
+    """``text`` for argparse's help and descriptions, which %-format what they show: every ``%`` doubled."""
+    return str(text).replace("%", "%%")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser with the crash-proof help formatter, and ``-q/--quiet`` on every command
+    (before or after the command name)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                          help="no progress lines or bars")
+
+
+def build_parser(registry: Any = None) -> argparse.ArgumentParser:
+    """The argument parser: built-in commands, then each command a plugin registered (a plugin
+    whose arguments function raises loses its command, with a warning, not the whole CLI)."""
+    p = _Parser(prog="graphops", description="Plugin-based graph analytics on CPU and GPU")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log backend choices (-vv: debug, and tracebacks for every error)")
+    sub = p.add_subparsers(dest="command", required=True)
+    _builtin_parsers(sub)
+    for name, cmd in sorted((registry.commands if registry is not None else {}).items()):
+        if _arguments_work(name, cmd):
+            text = f"{cmd.summary} (plugin {cmd.plugin})"
+            cp = sub.add_parser(name, help=literal(text), description=text)
+            if cmd.arguments is not None:
+                cmd.arguments(cp)
+    return p
+
+
+def _arguments_work(name: str, cmd: Any) -> bool:
+    """Whether a plugin command's arguments function runs (tried on a scratch parser first)."""
+    if cmd.arguments is None:
+        return True
+    try:
+        cmd.arguments(_Parser(prog=f"graphops {name}"))
+    except Exception as exc:  # noqa: BLE001 - one plugin's bug must not take the command line down
+        logging.getLogger("graphops").warning(
+            "command %r of plugin %r is left out: its arguments function raised %s: %s", name, cmd.plugin,
+            type(exc).__name__, exc)
+        return False
+    return True
+
+
+def _plugin_command(registry: Any, name: str) -> Any:
+    from graphops.host.algorithm import load_target
+
+    target = registry.commands[name].target
+    return lambda args, out: int(load_target(target)(args) or 0)
+
+
+def _report(exc: BaseException, verbose: int) -> int:
+    """Print an error the way the module doc says; return the exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        summary = getattr(exc, "summary", None)
+        where = f" ({exc}); run summary: {summary.summary_path}" if summary is not None else ""
+        print(f"graphops: interrupted{where}", file=sys.stderr)
+        return 130
+    if isinstance(exc, ConfigError):
+        print(f"ConfigError: {exc}", file=sys.stderr)
+        return 1
+    summary = getattr(exc, "summary", None)
+    tail = f"; run summary: {summary.summary_path}" if summary is not None else ""
+    if is_user_error(exc):
+        if verbose > 1:
+            traceback.print_exception(exc)
+        print(f"{type(exc).__name__}: {exc}{tail}", file=sys.stderr)
+        return 1
+    traceback.print_exception(exc.__cause__ if isinstance(exc, PipelineError) and exc.__cause__ else exc)
+    what = str(exc) if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {exc}"
+    print(f"graphops: {what}{tail}\nThis is a bug (in graphops or in the plugin that ran), not a problem with "
+          f"your input: please report it with the traceback above.", file=sys.stderr)
+    return 1
+
+
+def _registry_or_none() -> Any:
+    from graphops.host.registry import get_registry
+
+    try:
+        return get_registry()
+    except Exception as exc:  # the built-in commands still work, and say what went wrong
+        logging.getLogger("graphops").warning("plugin commands unavailable: %s", exc)
+        return None
+
+
+class _Held(logging.Filter):
+    """Holds the records of the ``graphops`` logger back (plugin failures found while the parser is
+    built), to be shown once after the command is known: ``plugins`` lists them itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.append(record)
+        return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    log, held = logging.getLogger("graphops"), _Held()
+    log.addFilter(held)
+    try:
+        registry = _registry_or_none()
+        args = build_parser(registry).parse_args(argv)
+    except KeyboardInterrupt as exc:
+        return _report(exc, 0)
+    except SystemExit:  # --help, or a usage error: say what went wrong with the plugins too
+        log.removeFilter(held)
+        for record in held.records:
+            log.handle(record)
+        raise
+    finally:
+        log.removeFilter(held)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    log.setLevel(  # graphops' own messages only: Numba's debug log is huge
+        logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING)
+    for record in held.records if args.command != "plugins" else ():
+        log.handle(record)
+    out = Console(highlight=False, width=max(Console().width, 160))
+    handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
+    try:
+        with quiet() if getattr(args, "quiet", False) else contextlib.nullcontext():
+            return handler(args, out)
+    except (Exception, KeyboardInterrupt) as exc:
+        return _report(exc, args.verbose)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

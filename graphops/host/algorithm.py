@@ -1,0 +1,292 @@
+"""What plugins declare: :class:`Algorithm`, :class:`Backend`, :class:`Input`, :class:`Reader`, :class:`Params`.
+
+Everything here is cheap: declaring an algorithm names its backends as lazy
+``"module:function"`` strings, so registering a plugin imports no CuPy, cuDF or
+Numba kernels. They are imported (and cached) on first use by :func:`load_target`.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Algorithm", "Backend", "Command", "Input", "Reader", "Params", "Result", "load_target",
+           "INPUT_KINDS"]
+
+# pairs: vertex pairs of the first input; daskgraph: a graph on a Dask edge frame (graphops.model.daskgraph),
+# taken by algorithms whose split runs on column slices
+INPUT_KINDS = ("graph", "graphset", "pairs", "daskgraph")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+# What a backend name needs unless declared otherwise: its device and importable modules.
+_DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cpu": ("cpu", ()),
+    "gpu": ("gpu", ("cupy",)),
+    "hybrid": ("gpu", ("cupy",)),
+}
+
+
+class Params(BaseModel):
+    """Base of every algorithm's parameter model: unknown keys are errors, instances are frozen.
+
+    Override :meth:`check_inputs` for requirements on the graphs themselves
+    (undirected? weighted? labels present?); it runs on the host before any transfer.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def check_declared(self, **inputs: Any) -> None:
+        """Raise ``ValueError`` when an input's declared properties do not suit these parameters.
+
+        Runs before any data is read, so ``graphops validate`` can catch it: each input
+        has ``directed`` (bool), ``kind`` (``"graph"``/``"graphset"``) and ``weighted``
+        (``None`` when a pipeline file does not say). A :class:`Graph` has the same
+        attributes, so the same check runs again on every call.
+        """
+
+    def check_inputs(self, **inputs: Any) -> None:
+        """Raise ``ValueError`` when an input graph does not suit these parameters (its data:
+        negative weights, missing labels, ...); runs on the host, after :meth:`check_declared`."""
+
+    def several_arrays(self) -> bool:
+        """Whether these parameters make the result several arrays (a tuple, written as .npz),
+        e.g. a matrix and its gradient; known before computing, so validation can say so."""
+        return False
+
+    def result_kind(self) -> str | None:
+        """``"frame"`` or ``"array"``: what an ``array_or_frame`` algorithm returns with these
+        parameters, so validation can check an output's suffix; ``None`` when they do not say."""
+        return None
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input slot of an algorithm: its name, the kinds it accepts, whether it is required.
+
+    Kinds: ``graph`` (a :class:`Graph`; backends get its CSR view), ``graphset`` (a
+    :class:`GraphSet`; a batched CSR), ``pairs`` (vertex pairs of the first input, see
+    :mod:`graphops.model.pairs`; backends get a :class:`graphops.model.pairs.PairIndex`).
+    """
+
+    name: str
+    kinds: tuple[str, ...] = ("graph",)
+    required: bool = True
+    default: str | None = None  # for an optional "pairs" slot: "edges" (the graph's distinct edges)
+
+    def __post_init__(self) -> None:
+        bad = [k for k in self.kinds if k not in INPUT_KINDS]
+        if bad or not self.kinds:
+            raise ValueError(f"Input {self.name!r}: kinds must be among {INPUT_KINDS}; got {self.kinds!r}")
+
+    def source_kinds(self) -> tuple[str, ...]:
+        """The kinds of pipeline graph this slot takes (a ``pairs`` slot takes a graph's edges)."""
+        return tuple(dict.fromkeys("graph" if k == "pairs" else k for k in self.kinds))
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a backend may return instead of a bare dict or array: the value, plus details of how
+    it was computed (e.g. the CPU/GPU split a hybrid backend chose and why).
+
+    The details reach the caller in :class:`graphops.engine.dispatch.Outcome` and the pipeline's run
+    summary; nothing is kept in module state.
+    """
+
+    value: Any
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend: ``"module:function"``, the device it computes on and modules it needs.
+
+    ``peer=True`` marks another library's implementation offered for comparison
+    (networkx, cuGraph, ...): never chosen by ``auto``, shown as a peer in benchmarks.
+    ``prepare`` (optional ``"module:function"``) converts an input once into the
+    peer's own structure; the result is cached on the graph and kept out of timings.
+    """
+
+    target: str
+    device: Literal["cpu", "gpu"] = "cpu"
+    requires: tuple[str, ...] = ()
+    peer: bool = False
+    prepare: str | None = None
+
+    def __post_init__(self) -> None:
+        for t in (self.target, self.prepare):
+            if t is not None and not _TARGET.match(t):
+                raise ValueError(f"backend target must look like 'package.module:function'; got {t!r}")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """An algorithm a plugin offers.
+
+    :param name: registry and YAML name (``[a-z][a-z0-9_]*``), equal to the entry point name
+    :param params: the :class:`Params` subclass validating its keyword arguments
+    :param inputs: input slots, in call order (``Input`` or a plain slot name for one graph)
+    :param backends: backend name -> ``"module:function"`` or :class:`Backend`
+    :param outputs: documented output columns (frames) or ``()`` for a matrix; a backend must
+        return exactly these (checked on every call)
+    :param optional_outputs: those of ``outputs`` present only for some inputs (e.g. a
+        ``graph`` column for a GraphSet)
+    :param result: ``"frame"`` (pandas/cuDF like the input), ``"array"`` (NumPy/CuPy), or
+        ``"array_or_frame"``: an array, or a frame when the backend returns columns (e.g. a
+        matrix, or its top-k rows when a parameter asks for them)
+    :param vertex_columns: output columns holding vertex indices, mapped back to original ids:
+        a tuple (ids of the first input), or ``{column: input slot}``
+    :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
+        giving the least work any implementation must do, for benchmark floors
+    :param estimator: for a Gram-matrix algorithm, the class name under which
+        :mod:`graphops.kernels` exports a scikit-learn style estimator for it
+    :param estimator_class: optional ``"module:Class"``, the plugin's own estimator (a
+        :class:`graphops.kernels.GraphKernelEstimator` subclass, e.g. one that is also a
+        scikit-learn GP kernel) exported under ``estimator``; without it the core makes one
+    :param plot: optional ``"module:function"`` ``(result, inputs, params, path) -> None`` drawing
+        the result as a PNG picture (a pipeline step with ``plot: true`` writes it beside its output;
+        helpers in :mod:`graphops.io.plots`)
+    :param writers: extra output formats, file suffix (``".fa"``) -> ``"module:function"``
+        ``(result, path) -> None`` writing the result there (the core makes the write atomic)
+    :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
+        the algorithm's results), name -> ``"module:function"``, imported on first use
+    :param split: optional ``"module:function"`` ``(inputs, params, workers) -> graphops.engine.cluster.Split``:
+        how a call's work cuts into tasks for a Dask cluster (``client=``); without it the
+        algorithm runs on one device and a call with a client says so
+    """
+
+    name: str
+    params: type[Params]
+    inputs: tuple[Input | str, ...]
+    backends: Mapping[str, str | Backend]
+    outputs: tuple[str, ...] = ()
+    optional_outputs: tuple[str, ...] = ()
+    result: Literal["frame", "array", "array_or_frame"] = "frame"
+    vertex_columns: tuple[str, ...] | Mapping[str, str] = ()
+    summary: str = ""
+    version_added: str = "0.1"
+    cost: str | None = None
+    estimator: str | None = None
+    estimator_class: str | None = None
+    plot: str | None = None
+    writers: Mapping[str, str] = field(default_factory=dict)
+    functions: Mapping[str, str] = field(default_factory=dict)
+    split: str | None = None
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        for what in ("plot", "split"):
+            target = getattr(self, what)
+            if target is not None and not _TARGET.match(target):
+                raise ValueError(f"algorithm {self.name!r}: {what} must look like 'package.module:function'; "
+                                 f"got {target!r}")
+        if self.estimator_class is not None and (self.estimator is None or not _TARGET.match(self.estimator_class)):
+            raise ValueError(f"algorithm {self.name!r}: estimator_class must look like 'package.module:Class' and "
+                             f"needs estimator (the exported name); got {self.estimator_class!r}")
+        for what, table in (("writers", self.writers), ("functions", self.functions)):
+            for key, target in table.items():
+                if not _TARGET.match(target):
+                    raise ValueError(f"algorithm {self.name!r}: {what}[{key!r}] must look like "
+                                     f"'package.module:function'; got {target!r}")
+        bad = [k for k in self.writers if not re.fullmatch(r"\.[a-z0-9]+", k)]
+        if bad:
+            raise ValueError(f"algorithm {self.name!r}: writer suffixes look like '.fa'; got {bad}")
+        bad = [k for k in self.functions if not _NAME.match(k)]
+        if bad:
+            raise ValueError(f"algorithm {self.name!r}: function names must match [a-z][a-z0-9_]*; got {bad}")
+        if not (isinstance(self.params, type) and issubclass(self.params, Params)):
+            raise TypeError(f"algorithm {self.name!r}: params must be a graphops.Params subclass")
+        slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)
+        object.__setattr__(self, "inputs", slots)
+        object.__setattr__(self, "backends", {k: _as_backend(k, v) for k, v in self.backends.items()})
+        cols = self.vertex_columns
+        if not isinstance(cols, Mapping):
+            cols = {c: slots[0].name for c in cols}
+        unknown = sorted(set(cols.values()) - {s.name for s in slots})
+        if unknown:
+            raise ValueError(f"algorithm {self.name!r}: vertex_columns name unknown input slot(s) {unknown}")
+        object.__setattr__(self, "vertex_columns", dict(cols))
+        if not self.backends:
+            raise ValueError(f"algorithm {self.name!r} offers no backend")
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.inputs)
+
+    def own_backends(self) -> tuple[str, ...]:
+        """Backend names that are graphops' own (not peers)."""
+        return tuple(k for k, b in self.backends.items() if not b.peer)
+
+
+def _as_backend(name: str, spec: str | Backend) -> Backend:
+    if isinstance(spec, Backend):
+        return spec
+    device, requires = _DEFAULT_NEEDS.get(name, ("cpu", ()))
+    return Backend(target=spec, device=device, requires=requires)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A graph file format: name, file suffixes, and ``"module:function"`` ``(path, device) -> frame``.
+
+    The function returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns
+    are then picked by name or position as the caller asks. A format whose graphs come as
+    two files names a ``nodes`` function too, ``(path, device) -> node frame`` with an ``id``
+    column (used for ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a
+    convenience ``function``, published as ``graphops.read_<name>``. A format whose edges
+    have a direction by nature (k-mers: prefix -> suffix) sets ``directed``; reading it with
+    the other directedness is then an error, and leaving it out gives the format's.
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    target: str
+    summary: str = ""
+    nodes: str | None = None
+    function: str | None = None
+    directed: bool | None = None  # graphs of the format are directed (True) or not (False) by nature
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for t in (self.target, self.nodes, self.function):
+            if t is not None and not _TARGET.match(t):
+                raise ValueError(f"reader {self.name!r}: target must look like 'package.module:function'; "
+                                 f"got {t!r}")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand a plugin adds to the ``graphops`` command line: ``graphops <name> ...``.
+
+    :param name: the subcommand (``[a-z][a-z0-9-]*``); built-in commands keep their names
+    :param summary: one line for ``graphops --help``
+    :param target: ``"module:function"`` called with the parsed ``argparse.Namespace``;
+        returns the exit code (imported only when the command runs)
+    :param arguments: optional ``function(parser)`` adding the command's arguments to its
+        ``argparse`` parser (keep it light: it runs whenever the CLI starts)
+    """
+
+    name: str
+    summary: str
+    target: str
+    arguments: Callable[[Any], None] | None = None
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9-]*$", self.name):
+            raise ValueError(f"command name must match [a-z][a-z0-9-]*; got {self.name!r}")
+        if not _TARGET.match(self.target):
+            raise ValueError(f"command target must look like 'package.module:function'; got {self.target!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def load_target(target: str) -> Callable[..., Any]:
+    """Import ``"module:function"`` once and return the function."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)

@@ -1,0 +1,139 @@
+"""Hook specifications: the whole plugin interface of graphops. These docstrings are its reference.
+
+A plugin is a module (or object) with functions marked ``@graphops.hookimpl`` whose
+names match the specs below. Implementations may accept any subset of the arguments;
+graphops always calls hooks with keyword arguments.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphops.host.algorithm import Algorithm, Command, Reader
+
+hookspec = pluggy.HookspecMarker("graphops")
+hookimpl = pluggy.HookimplMarker("graphops")
+
+
+@hookspec
+def graphops_register_algorithms() -> "list[Algorithm]":
+    """Return the algorithms this plugin offers.
+
+    Called once when the registry is built. Names must be unique across all plugins;
+    a duplicate is a startup error naming both plugins.
+
+    :returns: a list of :class:`graphops.Algorithm`
+
+    Example::
+
+        @hookimpl
+        def graphops_register_algorithms():
+            return [Algorithm(name="degree", params=DegreeParams, inputs=("graph",),
+                              backends={"cpu": "graphops_degree.cpu:run"},
+                              outputs=("vertex", "degree"), vertex_columns=("vertex",))]
+    """
+
+
+@hookspec
+def graphops_register_readers() -> "list[Reader]":
+    """Return extra graph file formats this plugin can read.
+
+    A reader's function takes ``(path, device)`` and returns an edge frame; columns are
+    picked afterwards by name or position. Format names and suffixes must be unique.
+
+    :returns: a list of :class:`graphops.Reader`
+
+    Example::
+
+        @hookimpl
+        def graphops_register_readers():
+            return [Reader(name="graphml", suffixes=(".graphml",),
+                           target="graphops_graphml.read:read_graphml")]
+    """
+
+
+@hookspec
+def graphops_register_commands() -> "list[Command]":
+    """Return subcommands this plugin adds to the ``graphops`` command line.
+
+    Called once when the command line starts. A name taken by a built-in command (run,
+    validate, plugins, bench) or claimed by two plugins is refused and reported by
+    ``graphops plugins``; the command's module is imported only when it runs. Errors it
+    raises are reported like graphops' own: one line for a :class:`graphops.GraphopsError`,
+    a traceback for anything else.
+
+    :returns: a list of :class:`graphops.Command`
+
+    Example::
+
+        def _arguments(parser):
+            parser.add_argument("file")
+            parser.add_argument("-k", type=int, default=10)
+
+        @hookimpl
+        def graphops_register_commands():
+            return [Command(name="degree-top", summary="the k vertices of highest degree",
+                            target="graphops_degree.cli:top", arguments=_arguments)]
+    """
+
+
+@hookspec(firstresult=True)
+def graphops_choose_backend(algorithm: "Algorithm", inputs: dict, params: Any,
+                            offered: tuple) -> "str | None":
+    """Choose a backend when the caller asked for ``auto``.
+
+    Stops at first non-None result. The answer must be one of ``offered`` (the
+    algorithm's own backends that can run here); otherwise graphops logs it and uses
+    its default rule (``gpu`` if offered and usable, else ``cpu``).
+
+    :param algorithm: the :class:`graphops.Algorithm` being dispatched
+    :param inputs: slot name -> :class:`Graph` or :class:`GraphSet`
+    :param params: the validated :class:`graphops.Params` instance
+    :param offered: backend names that are offered and runnable on this machine
+    :returns: a backend name, or ``None`` to defer
+
+    Example::
+
+        @hookimpl
+        def graphops_choose_backend(inputs, offered):
+            small = all(getattr(g, "n_edges", 0) < 10_000 for g in inputs.values())
+            return "cpu" if small and "cpu" in offered else None
+    """
+
+
+@hookspec
+def graphops_step_start(pipeline: Any, step: Any, backend: str) -> None:
+    """Observe a pipeline step about to run.
+
+    :param pipeline: the validated pipeline model (``graphops.pipeline.schema.Pipeline``)
+    :param step: the step model about to run
+    :param backend: the backend chosen for it
+    :returns: nothing; return values are ignored
+
+    Example::
+
+        @hookimpl
+        def graphops_step_start(step, backend):
+            print(f"starting {step.id} on {backend}")
+    """
+
+
+@hookspec
+def graphops_step_end(pipeline: Any, step: Any, backend: str, result: Any, seconds: float) -> None:
+    """Observe a pipeline step that has finished (before its output is written).
+
+    :param pipeline: the validated pipeline model
+    :param step: the step model that ran
+    :param backend: the backend that ran it
+    :param result: the step's result (frame or array, in the input's family)
+    :param seconds: wall time of the step's computation
+    :returns: nothing; return values are ignored
+
+    Example::
+
+        @hookimpl
+        def graphops_step_end(step, seconds):
+            metrics.observe(step.id, seconds)
+    """

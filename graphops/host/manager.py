@@ -1,0 +1,155 @@
+"""The plugin manager: hook specs, entry points in group ``graphops``, and the env switches.
+
+``GRAPHOPS_DISABLE_PLUGIN_AUTOLOAD=1`` loads no entry points; ``GRAPHOPS_PLUGINS=a,b``
+loads exactly those (entry point names, or importable module names for unpackaged
+plugins). Each plugin is registered and checked on its own: one that fails to import,
+implements a hook graphops does not have (a misspelt name), or implements one with
+arguments the spec lacks is unregistered and recorded as a :class:`PluginError` naming the
+plugin, its distribution, the reason and the hook it may have meant; a warning is logged
+and every other plugin keeps working. :func:`call_hook` isolates failures at call time too.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import os
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from graphops.host import builtins, hookspecs
+from graphops.errors import PluginError, choices, did_you_mean
+
+log = logging.getLogger("graphops")
+
+__all__ = ["GraphopsPluginManager", "get_plugin_manager", "make_plugin_manager", "ENTRY_POINT_GROUP",
+           "call_hook", "register_plugin"]
+
+ENTRY_POINT_GROUP = "graphops"
+_SPECS = tuple(n for n in dir(hookspecs) if n.startswith("graphops_"))
+
+
+class GraphopsPluginManager(pluggy.PluginManager):
+    """A pluggy manager that also remembers plugins that failed to load or validate."""
+
+    def __init__(self) -> None:
+        super().__init__("graphops")
+        self.add_hookspecs(hookspecs)
+        self.failures: dict[str, PluginError] = {}
+        self.distributions: dict[str, str] = {}
+
+    def fail(self, name: str, dist: str, reason: str) -> PluginError:
+        """Record (and log) that plugin ``name`` is not usable, and why."""
+        err = PluginError(f"plugin {name!r} (from {dist}) {reason}. Other plugins still work; fix or "
+                          f"uninstall it, or leave it out with GRAPHOPS_PLUGINS=<names>",
+                          plugin=name, distribution=dist)
+        self.failures[name] = err
+        log.warning("%s", err)
+        return err
+
+
+def _dist_name(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown distribution"
+
+
+def _selected(eps: list[metadata.EntryPoint], wanted: list[str] | None) -> list[Any]:
+    if wanted is None:
+        return list(eps)
+    by_name = {ep.name: ep for ep in eps}
+    return [by_name.get(name, name) for name in wanted]
+
+
+def _unknown_hooks(pm: GraphopsPluginManager, plugin: Any) -> list[str]:
+    return [caller.name for caller in pm.get_hookcallers(plugin) or ()
+            if not caller.has_spec() and any(i.plugin is plugin and not i.optionalhook
+                                              for i in caller.get_hookimpls())]
+
+
+def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str) -> bool:
+    """Register one plugin and check its hooks against the specs; on a problem, unregister it,
+    record the failure and return False (the manager is left as it was)."""
+    try:
+        pm.register(plugin, name=name)
+    except (pluggy.PluginValidationError, ValueError) as exc:
+        if pm.get_plugin(name) is plugin:  # older pluggy registers part of a plugin first
+            pm.unregister(plugin)
+        reason = str(exc).replace("\n", "; ")
+        pm.fail(name, dist, f"was not loaded: {reason}")
+        return False
+    unknown = _unknown_hooks(pm, plugin)
+    if unknown:
+        pm.unregister(plugin)
+        hints = "".join(did_you_mean(h, _SPECS) for h in unknown)
+        pm.fail(name, dist, f"was not loaded: it implements {', '.join(map(repr, unknown))}, which is not "
+                            f"a graphops hook.{hints} Hooks: {choices(_SPECS)}")
+        return False
+    pm.distributions[name] = dist
+    return True
+
+
+def _load_one(pm: GraphopsPluginManager, item: Any) -> None:
+    if isinstance(item, str):  # a module name given in GRAPHOPS_PLUGINS
+        name, dist, load = item, "not an installed entry point", lambda: importlib.import_module(item)
+    else:
+        name, dist, load = item.name, _dist_name(item), item.load
+    try:
+        plugin = load()
+    except Exception as exc:
+        pm.fail(name, dist, f"failed to import: {type(exc).__name__}: {exc}")
+        return
+    register_plugin(pm, plugin, name, dist)
+
+
+def load_entry_points(pm: GraphopsPluginManager, wanted: list[str] | None = None) -> None:
+    """Register plugins from entry points in group ``graphops`` (all, or the named ones)."""
+    eps = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    for item in _selected(eps, wanted):
+        if isinstance(item, str) and "." not in item and importlib.util.find_spec(item) is None:
+            raise PluginError(
+                f"GRAPHOPS_PLUGINS names {item!r}, which is neither an installed graphops plugin "
+                f"nor an importable module. Installed: {choices(ep.name for ep in eps)}",
+                plugin=item)
+        _load_one(pm, item)
+
+
+def make_plugin_manager(autoload: bool | None = None, plugins: list[str] | None = None) -> GraphopsPluginManager:
+    """A fresh plugin manager; ``None`` arguments follow the environment switches."""
+    pm = GraphopsPluginManager()
+    register_plugin(pm, builtins, "graphops.host.builtins", "graphops (built in)")
+    if plugins is None and os.environ.get("GRAPHOPS_PLUGINS"):
+        plugins = [p.strip() for p in os.environ["GRAPHOPS_PLUGINS"].split(",") if p.strip()]
+    if autoload is None:
+        autoload = os.environ.get("GRAPHOPS_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
+    if autoload or plugins:
+        load_entry_points(pm, plugins)
+    return pm
+
+
+def call_hook(pm: GraphopsPluginManager, hook: str, *, first: bool = False, **kwargs: Any) -> Any:
+    """Call every implementation of ``hook`` (pluggy's order, keyword arguments), each on its own.
+
+    An implementation that raises is logged as a warning naming its plugin and skipped, so
+    one faulty plugin cannot stop a run. ``first=True`` returns the first non-None result
+    (and stops there); otherwise the list of results.
+    """
+    results = []
+    for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):
+        try:
+            value = impl.function(*(kwargs[a] for a in impl.argnames))
+        except Exception as exc:
+            log.warning("plugin %r: its %s hook raised %s: %s; ignored", impl.plugin_name, hook,
+                        type(exc).__name__, exc)
+            continue
+        if first and value is not None:
+            return value
+        results.append(value)
+    return None if first else results
+
+
+@functools.lru_cache(maxsize=1)
+def get_plugin_manager() -> GraphopsPluginManager:
+    """The process-wide plugin manager, built on first use (never at import)."""
+    return make_plugin_manager()

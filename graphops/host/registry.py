@@ -1,0 +1,134 @@
+"""The registry: algorithms and readers collected from every plugin's hooks, by name.
+
+Each plugin's hook is called on its own: a plugin whose hook raises or returns something
+other than the declared objects is recorded as failed (with its distribution) and left
+out, and the others are registered. A name claimed by two plugins is given to neither:
+using it raises a :class:`PluginError` that names both plugins and how to choose.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Any
+
+from graphops.host.algorithm import Algorithm, Command, Reader
+from graphops.errors import InputError, PluginError, choices, did_you_mean
+from graphops.host.manager import GraphopsPluginManager, get_plugin_manager
+
+__all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
+
+BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench", "datasets")
+
+
+def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
+    """Call ``hook`` on each plugin separately so every item knows its plugin."""
+    items = []
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        name = impl.plugin_name
+        dist = pm.distributions.get(name, "?")
+        try:
+            got = list(impl.function() or ())
+        except Exception as exc:
+            pm.fail(name, dist, f"was left out: its {hook}() raised {type(exc).__name__}: {exc}")
+            pm.unregister(name=name)
+            continue
+        bad = [x for x in got if not isinstance(x, kind)]
+        if bad:
+            pm.fail(name, dist, f"was left out: its {hook}() returned {bad[0]!r}; expected "
+                                f"graphops.{kind.__name__} objects")
+            pm.unregister(name=name)
+            continue
+        items += [dataclasses.replace(x, plugin=name) for x in got]
+    return items
+
+
+class Registry:
+    """Algorithms and readers by name, plus the plugins that failed and the names in conflict."""
+
+    def __init__(self, pm: GraphopsPluginManager):
+        self.pm = pm
+        self.conflicts: dict[str, PluginError] = {}
+        self.estimator_classes: dict[str, type] = {}  # graphops.kernels' classes, made on first use
+        self.algorithms: dict[str, Algorithm] = self._index(
+            _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", lambda a: (a.name,))
+        self.readers: dict[str, Reader] = self._index(
+            _collect(pm, "graphops_register_readers", Reader), "reader format", lambda r: (r.name,))
+        self._by_suffix = self._index(list(self.readers.values()), "file suffix",
+                                      lambda r: tuple(s.lower() for s in r.suffixes))
+        self.commands: dict[str, Command] = self._commands(_collect(pm, "graphops_register_commands", Command))
+
+    def _commands(self, items: list[Command]) -> dict[str, Command]:
+        out = self._index(items, "command", lambda c: (c.name,))
+        for name in [n for n in out if n in BUILTIN_COMMANDS]:
+            cmd = out.pop(name)
+            self.conflicts[f"command {name}"] = PluginError(
+                f"plugin {cmd.plugin!r} ({self.pm.distributions.get(cmd.plugin, '?')}) adds a command "
+                f"{name!r}, which is graphops' own; it is not used. Rename it in the plugin", plugin=cmd.plugin)
+        return out
+
+    def _index(self, items: list[Any], what: str, keys: Any) -> dict[str, Any]:
+        """Items by each of their keys; a key claimed twice goes to neither (recorded)."""
+        owners: dict[str, list[Any]] = {}
+        for item in items:
+            for key in keys(item):
+                owners.setdefault(key, []).append(item)
+        out = {}
+        for key, claimed in owners.items():
+            if len(claimed) == 1:
+                out[key] = claimed[0]
+                continue
+            who = " and ".join(f"plugin {c.plugin!r} ({self.pm.distributions.get(c.plugin, '?')})"
+                               for c in claimed)
+            self.conflicts[key] = PluginError(
+                f"{what} {key!r} is registered by {who}, so neither is used. Uninstall one, or "
+                f"choose plugins with GRAPHOPS_PLUGINS=<names>", plugin=claimed[-1].plugin)
+        return out
+
+    @property
+    def failures(self) -> dict[str, PluginError]:
+        """Plugins that failed to load or register, and names claimed by more than one plugin."""
+        return {**self.pm.failures, **self.conflicts}
+
+    def algorithm(self, name: str) -> Algorithm:
+        """The algorithm called ``name``; a clear error naming the installed ones otherwise."""
+        if name in self.algorithms:
+            return self.algorithms[name]
+        if name in self.conflicts:
+            raise self.conflicts[name]
+        if name in self.pm.failures:
+            raise self.pm.failures[name]
+        raise InputError(self.unknown_algorithm(name))
+
+    def unknown_algorithm(self, name: Any) -> str:
+        return (f"Unknown algorithm {name!r}. Installed: {choices(self.algorithms)}."
+                f"{did_you_mean(name, self.algorithms)}")
+
+    def taking(self, kind: str) -> str:
+        """The algorithms with an input of ``kind`` (e.g. ``daskgraph``), for messages."""
+        names = sorted(a.name for a in self.algorithms.values() if any(kind in s.kinds for s in a.inputs))
+        return ", ".join(names) or "none installed"
+
+    def reader(self, name: str) -> Reader:
+        if name in self.readers:
+            return self.readers[name]
+        if name in self.conflicts:
+            raise self.conflicts[name]
+        raise InputError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
+                         f"{did_you_mean(name, self.readers)}")
+
+    def reader_for_suffix(self, suffix: str) -> Reader | None:
+        return self._by_suffix.get(suffix.lower())
+
+    def suffixes(self) -> list[str]:
+        return sorted(self._by_suffix)
+
+
+_REGISTRIES: "weakref.WeakKeyDictionary[GraphopsPluginManager, Registry]" = weakref.WeakKeyDictionary()
+
+
+def get_registry(pm: GraphopsPluginManager | None = None) -> Registry:
+    """The registry of ``pm`` (default: the process-wide manager), built once per manager."""
+    pm = pm or get_plugin_manager()
+    if pm not in _REGISTRIES:
+        _REGISTRIES[pm] = Registry(pm)
+    return _REGISTRIES[pm]

@@ -1,0 +1,230 @@
+"""Reading graphs from files: formats by suffix (plugins add more), columns by name or position.
+
+Text formats (.csv/.tsv/.txt/.edges) are read by :mod:`graphops.io.textio` (delimiter and
+header detection, checked id and weight columns). Without a header, columns are named
+``"0"``, ``"1"``, ...; ``src``/``dst``/``weight`` pick columns by name or position
+(default: the first two columns, unweighted). A file without edge rows is an error.
+Results are written by :mod:`graphops.io.outputs`.
+"""
+from __future__ import annotations
+
+import errno
+import inspect
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from graphops.host.algorithm import load_target
+from graphops.base.device import Device, host_pandas
+from graphops.errors import InputError, choices, did_you_mean
+from graphops.io.textio import TextLayout, resolve_column
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
+
+__all__ = ["read_graph", "read_parquet", "read_mtx"]
+
+def _local(frame: pd.DataFrame, device: Device) -> Any:
+    frame.columns = [str(c) for c in frame.columns]
+    return frame if device is Device.CPU else device.xdf.from_pandas(frame)
+
+
+def read_parquet(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
+    """A Parquet file as a pandas (CPU) or cuDF (GPU) frame."""
+    try:
+        frame = device.xdf.read_parquet(path)
+    except (OSError, ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc}); is it a Parquet "
+                         f"file? Other formats: name the file by its suffix or pass format=") from None
+    if names:
+        if len(names) > len(frame.columns):
+            raise InputError(f"{path}: columns={list(names)} names {len(names)} columns; the file has "
+                             f"{len(frame.columns)} ({[str(c) for c in frame.columns]})")
+        frame = frame.iloc[:, :len(names)]
+        frame.columns = list(names)
+    return frame
+
+
+def _mtx_banner(path: Path, banner: list[str]) -> str:
+    if banner[:3] != ["%%matrixmarket", "matrix", "coordinate"] or len(banner) < 5:
+        raise InputError(f"{path}, line 1: not a MatrixMarket coordinate file (the first line should start with "
+                         f"'%%MatrixMarket matrix coordinate'); dense 'array' files are not edge lists")
+    if banner[3] not in ("real", "integer", "pattern"):
+        raise InputError(f"{path}, line 1: MatrixMarket field {banner[3]!r} is not supported; use real, integer "
+                         f"or pattern")
+    return banner[3]
+
+
+def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
+    """Field, lines before the entries, and the size line (rows, columns, entries)."""
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        field = _mtx_banner(path, fh.readline().lower().split())
+        skip = 1
+        for line in fh:
+            skip += 1
+            size = line.split("%", 1)[0].split()
+            if size:
+                if len(size) != 3 or not all(t.isdigit() for t in size):
+                    raise InputError(f"{path}, line {skip}: the size line must be 'rows columns entries' (three "
+                                     f"whole numbers); got {line.strip()!r}")
+                return field, skip, (int(size[0]), int(size[1]), int(size[2]))
+    raise InputError(f"{path}: MatrixMarket file has no size line")
+
+
+def read_mtx(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
+    """A MatrixMarket coordinate file as a frame with columns ``row``, ``col`` [, ``value``]:
+    indices from 1 up to the size line's, values finite numbers, the promised number of entries."""
+    field, skip, (n_rows, n_cols, nnz) = _mtx_header(path)
+    cols = ["row", "col"] + ([] if field == "pattern" else ["value"])
+    layout = TextLayout(path, comment="%", skip=skip, sep=r"\s+")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=r"\s+", header=None, skiprows=skip, comment="%", names=cols,
+                                index_col=False, engine="c", keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError):
+        frame = None
+    if frame is None or bool(frame.isna().to_numpy().any()):
+        for row, (_, fields) in enumerate(layout.data_lines()):
+            if len(fields) != len(cols):
+                raise InputError(f"{layout.where(row)}: a {field} entry has {len(cols)} fields ({' '.join(cols)}); "
+                                 f"this line has {len(fields)}")
+        raise InputError(f"{path}: cannot parse the MatrixMarket entries")
+    if len(frame) != nnz:
+        raise InputError(f"{path}, line {skip}: the size line promises {nnz} entries; the file holds {len(frame)}")
+    frame["row"], frame["col"] = (_mtx_index(frame, layout, c, n) for c, n in (("row", n_rows), ("col", n_cols)))
+    if field != "pattern":
+        frame["value"] = _mtx_values(frame, layout, field)
+    if names:
+        frame.columns = list(names)[:len(cols)] + cols[len(names):]
+    return _local(frame, device)
+
+
+def _mtx_index(frame: pd.DataFrame, layout: TextLayout, col: str, n: int) -> Any:
+    series = frame[col]
+    if series.dtype.kind == "i":
+        values = series.to_numpy()
+        ok = (values >= 1) & (values <= n)
+    else:
+        values = series.astype(str).to_numpy(dtype=object)
+        ok = np.fromiter((t.isdigit() and 1 <= int(t) <= n for t in values), bool, len(values))
+    if not ok.all():
+        row = int(np.flatnonzero(~ok)[0])
+        raise InputError(f"{layout.where(row, 0 if col == 'row' else 1)}: {col} index {str(values[row])!r} is not a "
+                         f"whole number in 1..{n} (the size line's {col}s); MatrixMarket indices count from 1")
+    return values.astype("int64")
+
+
+def _mtx_values(frame: pd.DataFrame, layout: TextLayout, field: str) -> Any:
+    values = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype="float64")
+    bad = ~np.isfinite(values)
+    if field == "integer":
+        with np.errstate(invalid="ignore"):
+            bad |= (values != np.round(values)) | (np.abs(values) >= 2.0 ** 63)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        kind = "an integer" if field == "integer" else "a finite number"
+        raise InputError(f"{layout.where(row, 2)}: value {frame['value'].iloc[row]!r} is not {kind} (field "
+                         f"{field!r})")
+    return values.astype("int64") if field == "integer" else values
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, f"graph file not found (resolved to {str(path.resolve())!r})", str(path))
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder; for a TU dataset use read_tu()", str(path))
+    if not os.access(path, os.R_OK):
+        raise PermissionError(errno.EACCES, "graph file is not readable; check its permissions", str(path))
+
+
+def infer_format(path: Path, registry: Any) -> str:
+    """Format name from the file suffix; a clear error listing known suffixes otherwise."""
+    reader = registry.reader_for_suffix(path.suffix)
+    if reader is None:
+        raise InputError(f"cannot tell the format of {str(path)!r} from its suffix {path.suffix!r}. "
+                         f"Known suffixes: {', '.join(registry.suffixes())}; or pass format= "
+                         f"({choices(registry.readers)})")
+    return reader.name
+
+
+def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any = None, dst: Any = None,
+               weight: Any = None, directed: bool | None = None, dedupe: bool = False,
+               columns: Sequence[str] | None = None, header: Any = "auto", ids: str = "auto",
+               device: Device | str = "cpu", registry: Any = None, nodes: str | os.PathLike | None = None,
+               node_id: str = "id"):
+    """Read an edge-list file into a :class:`Graph` (pandas on ``cpu``, cuDF on ``gpu``).
+
+    :param src, dst, weight: column names or 0-based positions (default: columns 0 and 1,
+        unweighted)
+    :param columns: names for the columns of a file without a header row
+    :param header: text files: ``"auto"`` (the first line is a header only when it cannot be
+        data), ``True`` or ``False``
+    :param ids: text files: ``"auto"`` (integers, or strings when a column holds names),
+        ``"integer"`` or ``"string"``
+    :param dedupe: keep only the first of repeated edges (see ``Graph.from_edgelist``)
+    :param nodes: a node file (``node_id`` column plus label/feature columns), read by the
+        format's own node reader when it has one (e.g. ``appclass``), else by its suffix
+    """
+    from graphops.model.graph import Graph
+    from graphops.host.registry import get_registry
+
+    registry = registry or get_registry()
+    _check_choice("header", header, ("auto", True, False))
+    _check_choice("ids", ids, ("auto", "integer", "string"))
+    path = Path(path)
+    _check_file(path)
+    reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
+    fn = load_target(reader.target)
+    directed = format_directedness(reader, directed, str(path))
+    roles = {"src": src, "dst": dst, "weight": weight}
+    if "roles" in inspect.signature(fn).parameters:
+        frame = fn(path, Device.parse(device), columns, header=header, ids=ids, roles=roles)
+    else:
+        if header != "auto" or ids != "auto":
+            raise InputError(f"{str(path)!r}: header= and ids= apply to text files; format "
+                             f"{reader.name!r} has typed columns")
+        frame = fn(path, Device.parse(device), columns)
+    if len(frame) == 0:
+        raise InputError(f"{str(path)!r} holds no edge rows; a graph file needs at least one edge")
+    s, d = resolve_column(frame, src, 0, "src", path), resolve_column(frame, dst, 1, "dst", path)
+    w = resolve_column(frame, weight, None, "weight", path)
+    node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
+    try:
+        return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
+    except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which file
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if not any(value is a or (isinstance(a, str) and value == a) for a in allowed):
+        raise InputError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}."
+                         f"{did_you_mean(value, [a for a in allowed if isinstance(a, str)])}")
+
+
+def format_directedness(reader: Any, directed: bool | None, where: str) -> bool:
+    """``directed`` as asked, or the format's own; an error when they disagree."""
+    if reader.directed is None:
+        return bool(directed)
+    if directed is not None and bool(directed) != reader.directed:
+        raise InputError(f"{where}: format {reader.name!r} gives {'directed' if reader.directed else 'undirected'} "
+                         f"graphs ({reader.summary}); drop directed: {str(bool(directed)).lower()} or set it to "
+                         f"{str(reader.directed).lower()}")
+    return reader.directed
+
+
+def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, registry: Any) -> Any:
+    """A node frame: by the edge format's node reader, else as a frame file with a header row."""
+    path = Path(path)
+    _check_file(path)
+    if edge_reader.nodes is not None:
+        return load_target(edge_reader.nodes)(path, device)
+    reader = registry.reader(infer_format(path, registry))
+    fn = load_target(reader.target)
+    if "roles" in inspect.signature(fn).parameters:  # a text format: a table with a header row
+        from graphops.io.textio import read_node_text
+
+        return read_node_text(path, device)
+    return fn(path, device, None)

@@ -1,0 +1,310 @@
+"""Synthetic graphs for tests and benchmarks: R-MAT (Graph500 style), 2-D grids, uniform random
+multigraphs, random node/edge features, and patterns sampled from a graph.
+
+R-MAT and grids give a :class:`Graph` on the host with each edge once, no self-loops and
+no repeated edges (an R-MAT graph may be directed: each arc once). The generators are
+deterministic: the same arguments give the same graph on every machine, whatever the
+thread count.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from typing import Any
+
+from graphops.base.device import Device, device_of, host_pandas, to_device
+from graphops.model.frames import new_frame
+from graphops.model.graph import Graph
+from graphops.model.ids import distinct
+from graphops.base.jit import njit, prange
+from graphops.base.work import chunks, holding_interrupts
+from graphops.errors import InputError
+
+pd = host_pandas()  # the real pandas, also under cudf.pandas
+
+__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern", "random_cycles",
+           "symmetric", "dna", "de_bruijn"]
+
+@njit(inline="always")
+def _mix(x):
+    """splitmix64 finaliser: a well-spread 64-bit hash of ``x``."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(parallel=True)
+def _rmat_edges(scale, lo, hi, a, ab, abc, seed, src, dst):
+    """Endpoints of R-MAT samples lo..hi-1; edge i's random numbers depend only on (seed, i)."""
+    inv = 1.0 / 9007199254740992.0  # 2**-53
+    for i in prange(lo, hi):
+        state = _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
+        u = 0
+        v = 0
+        for _ in range(scale):
+            state = _mix(state + np.uint64(0x9E3779B97F4A7C15))
+            r = float(state >> np.uint64(11)) * inv
+            u <<= 1
+            v <<= 1
+            if r >= abc:
+                u |= 1
+                v |= 1
+            elif r >= ab:
+                u |= 1
+            elif r >= a:
+                v |= 1
+        src[i] = u
+        dst[i] = v
+
+
+def _directed_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each arc once, self-loops dropped, sorted by (src, dst)."""
+    keep = src != dst
+    key = distinct(src[keep] * np.int64(n) + dst[keep])
+    return key // n, key % n
+
+
+def _undirected_simple(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each undirected edge once (as ``lo < hi``), self-loops dropped, sorted by (lo, hi)."""
+    return _directed_simple(np.minimum(src, dst), np.maximum(src, dst), n)
+
+
+def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c: float = 0.19,
+         seed: int = 42, scramble: bool = True, directed: bool = False, node_features: int = 0,
+         edge_features: int = 0, device: str = "cpu") -> Graph:
+    """An R-MAT graph on ``2**scale`` vertices from ``edge_factor * 2**scale`` samples.
+
+    Vertex ids are scrambled by a seeded permutation (as Graph500 does) unless
+    ``scramble=False``; self-loops and repeated samples are dropped, so the graph has
+    somewhat fewer than ``edge_factor * 2**scale`` edges (arcs when ``directed``). Vertices
+    that no edge touches are not part of the graph, unless features are asked for (see
+    :func:`with_features`): then all ``2**scale`` vertices are.
+
+    ``device="gpu"`` draws the samples on the GPU with ``pylibraft.random.rmat`` and gives a
+    cuDF-backed graph without a round trip through host memory (the way to make graphs of
+    hundreds of millions of edges): the same distribution and the same post-processing, but
+    RAFT's random stream, so not the same edges as ``device="cpu"`` for a seed.
+    """
+    if not 1 <= scale <= 32:
+        raise InputError(f"rmat: scale must be in 1..32; got {scale}")
+    if edge_factor < 1:
+        raise InputError(f"rmat: edge_factor must be at least 1; got {edge_factor}")
+    d = 1.0 - a - b - c
+    if min(a, b, c, d) < 0:
+        raise InputError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
+    n = 1 << scale
+    if device == "gpu":
+        return _rmat_gpu(scale, edge_factor * n, (a, b, c, d), seed, scramble, directed, node_features,
+                         edge_features)
+    if device != "cpu":
+        raise InputError(f"rmat: device must be 'cpu' or 'gpu'; got {device!r}")
+    src, dst = np.empty(edge_factor * n, np.int64), np.empty(edge_factor * n, np.int64)
+    with holding_interrupts():  # Ctrl-C between chunks, never inside Numba's compiler
+        for lo, hi in chunks(len(src), what=f"R-MAT scale {scale}", first=1 << 20):
+            _rmat_edges(scale, lo, hi, a, a + b, a + b + c, seed, src, dst)
+    if scramble:
+        perm = np.random.default_rng(seed).permutation(n).astype(np.int64)
+        src, dst = perm[src], perm[dst]
+    lo, hi = (_directed_simple if directed else _undirected_simple)(src, dst, n)
+    if node_features or edge_features:
+        return with_features(lo, hi, n, directed, node_features, edge_features, seed)
+    return Graph.from_edgelist(pd.DataFrame({"src": lo, "dst": hi}), directed=directed)
+
+
+def _rmat_gpu(scale: int, samples: int, abcd: tuple[float, ...], seed: int, scramble: bool, directed: bool,
+              node_features: int, edge_features: int) -> Graph:
+    """:func:`rmat` on the GPU: pylibraft draws the samples; CuPy scrambles, dedupes and sorts."""
+    try:
+        import cupy as cp
+        from pylibraft.random import rmat as raft_rmat
+    except ImportError as exc:
+        raise InputError("rmat(device='gpu') draws its samples with pylibraft, which is not installed here: "
+                         "pip install 'graphops[gpu]', or generate on the CPU (device='cpu')") from exc
+    n = 1 << scale
+    theta = cp.tile(cp.asarray(abcd, dtype=cp.float64), scale)  # (a, b, c, d) at every level
+    pairs = cp.empty((samples, 2), dtype=cp.int64)
+    raft_rmat(pairs, theta, scale, scale, seed=seed)
+    src, dst = pairs[:, 0], pairs[:, 1]
+    if scramble:
+        perm = cp.random.RandomState(seed).permutation(n).astype(cp.int64)
+        src, dst = perm[src], perm[dst]
+    if not directed:
+        src, dst = cp.minimum(src, dst), cp.maximum(src, dst)
+    keep = src != dst
+    key = distinct(src[keep] * n + dst[keep])
+    del pairs, src, dst, keep
+    lo, hi = key // n, key % n
+    if node_features or edge_features:
+        return with_features(lo, hi, n, directed, node_features, edge_features, seed)
+    return Graph.from_edgelist(new_frame(Device.GPU, {"src": lo, "dst": hi}), directed=directed)
+
+
+def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: int = 0,
+        edge_features: int = 0) -> Graph:
+    """``m`` edges drawn uniformly (with replacement: multi-edges and self-loops happen) among
+    ``n`` vertices ``0..n-1``, all of which are in the graph; features as in :func:`with_features`."""
+    if n < 1 or m < 0:
+        raise InputError(f"gnm: n must be at least 1 and m at least 0; got n={n}, m={m}")
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    return with_features(src, dst, n, directed, node_features, edge_features, seed)
+
+
+def _features(draw: Any, rows: int, dim: int) -> dict[str, Any]:
+    values = draw((dim, rows)) * 10.0
+    return {f"f{i}": values[i] for i in range(dim)}
+
+
+def with_features(src: Any, dst: Any, n: int, directed: bool, node_features: int,
+                  edge_features: int, seed: int = 42) -> Graph:
+    """A graph on vertices ``0..n-1`` whose node frame has ``node_features`` and whose edge
+    frame has ``edge_features`` columns ``f0, f1, ...`` of uniform numbers in [0, 10).
+
+    NumPy ``src``/``dst`` give a pandas graph; CuPy ones a cuDF graph with the features drawn
+    on the GPU (CuPy's random stream)."""
+    device = device_of(src)
+    if device is Device.CPU:
+        draw = np.random.default_rng([seed, 1]).random
+    else:
+        draw = device.xp.random.RandomState(seed + 1).random_sample
+    nodes = new_frame(device, {"id": device.xp.arange(n, dtype=np.int64), **_features(draw, n, node_features)})
+    edges = new_frame(device, {"src": src, "dst": dst, **_features(draw, len(src), edge_features)})
+    return Graph.from_edgelist(edges, directed=directed, nodes=nodes)
+
+
+def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
+    """A pattern from ``graph``: a random vertex q with at least one neighbour, up to
+    ``max_nodes`` of its neighbours (either direction), and every edge among them (the
+    induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
+    first; node and edge frames keep their feature columns."""
+    src, dst = to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)
+    linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
+    if len(linked) == 0:
+        raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
+    rng = np.random.default_rng(seed)
+    q = int(rng.choice(linked))
+    near = distinct(np.concatenate([dst[src == q], src[dst == q]]))
+    near = near[near != q]
+    chosen = np.concatenate([[q], rng.permutation(near)[:max_nodes]]).astype(np.int64)
+    new_id = np.full(graph.n_vertices, -1, np.int64)
+    new_id[chosen] = np.arange(len(chosen))
+    keep = np.flatnonzero((new_id[src] >= 0) & (new_id[dst] >= 0))
+    edges = graph.edges.iloc[keep].reset_index(drop=True)
+    edges["src"], edges["dst"] = new_id[src[keep]], new_id[dst[keep]]
+    nodes = None
+    if graph.nodes is not None:
+        nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
+        nodes["id"] = np.arange(len(chosen))
+    return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)
+
+
+def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed: int = 42,
+                  device: str = "cpu") -> Graph:
+    """An Eulerian multigraph: the union of ``cycles`` closed random walks of ``length`` steps
+    on vertices ``0..n-1`` (each step to a uniform vertex, so self-loops and repeated edges
+    happen), cycle ``j > 0`` starting at a vertex of cycle ``j - 1`` so that all edges are
+    connected. ``cycles * length`` edges; every vertex balanced (even degree when undirected).
+
+    Few long cycles make a "deep" graph, many short ones a "shallow" graph. ``device="gpu"``
+    draws with CuPy and gives a cuDF graph (CuPy's random stream: other edges than the CPU's).
+    """
+    if n < 1 or cycles < 1 or length < 1:
+        raise InputError(f"random_cycles: n, cycles and length must be at least 1; got {n}, {cycles}, {length}")
+    if device not in ("cpu", "gpu"):
+        raise InputError(f"random_cycles: device must be 'cpu' or 'gpu'; got {device!r}")
+    dev = Device.CPU if device == "cpu" else Device.GPU
+    xp = dev.xp
+    if dev is Device.CPU:
+        rng: Any = np.random.default_rng(seed)
+        integers = lambda hi, size: rng.integers(0, hi, size, dtype=np.int64)  # noqa: E731
+    else:
+        grng = xp.random.RandomState(seed)
+        integers = lambda hi, size: grng.randint(0, hi, size, dtype=np.int64)  # noqa: E731
+    walk = integers(n, (cycles, length))
+    if cycles > 1 and length == 1:  # one self-loop each: all at the first cycle's vertex
+        walk[1:, 0] = walk[0, 0]
+    elif cycles > 1:  # cycle j starts where cycle j-1 passes: at one of its positions 1.., which keep their vertex
+        walk[1:, 0] = walk[xp.arange(cycles - 1), 1 + integers(length - 1, cycles - 1)]
+    src = walk.reshape(-1)
+    dst = xp.roll(walk, -1, axis=1).reshape(-1)
+    nodes = new_frame(dev, {"id": xp.arange(n, dtype=np.int64)})
+    return Graph.from_edgelist(new_frame(dev, {"src": src, "dst": dst}), directed=directed, nodes=nodes)
+
+
+def symmetric(graph: Graph) -> Graph:
+    """The symmetric digraph of ``graph``: each edge ``u-v`` as the two arcs ``u→v`` and ``v→u``
+    (an arc of a directed graph gets its reverse). Eulerian when the graph is connected.
+    Edge rows ``2i`` and ``2i+1`` come from row ``i``; vertices without edges are left out."""
+    src, dst = graph.src_index, graph.dst_index
+    xp = device_of(src).xp
+    both_src = xp.stack([src, dst], axis=1).reshape(-1)
+    both_dst = xp.stack([dst, src], axis=1).reshape(-1)
+    ids = graph.original_ids
+    frame = new_frame(graph.device, {"src": ids(both_src), "dst": ids(both_dst)})
+    return Graph.from_edgelist(frame, directed=True)
+
+
+def dna(length: int, seed: int = 42) -> str:
+    """A uniform random DNA string (A, C, G, T) of ``length`` bases."""
+    if length < 1:
+        raise InputError(f"dna: length must be at least 1; got {length}")
+    return "".join(np.array(list("ACGT"))[np.random.default_rng(seed).integers(0, 4, length)])
+
+
+def de_bruijn(sequence: str | None = None, k: int = 21, length: int = 1000, seed: int = 42,
+              shuffle: bool = True) -> Graph:
+    """The de Bruijn graph of a string's k-mers: vertices are (k-1)-mers (string ids), each
+    k-mer ``s[i:i+k]`` an arc from its prefix to its suffix (column ``kmer``), in shuffled
+    order unless ``shuffle=False``. An Euler path spells the string back when no (k-1)-mer
+    repeats. Without ``sequence``, a random DNA string of ``length`` bases (:func:`dna`)."""
+    seq = dna(length, seed) if sequence is None else str(sequence)
+    if not 2 <= k <= len(seq):
+        raise InputError(f"de_bruijn: k must be in 2..len(sequence) = {len(seq)}; got {k}")
+    kmers = np.array([seq[i:i + k] for i in range(len(seq) - k + 1)], dtype=object)
+    if shuffle:
+        kmers = kmers[np.random.default_rng([seed, 2]).permutation(len(kmers))]
+    frame = pd.DataFrame({"src": [s[:-1] for s in kmers], "dst": [s[1:] for s in kmers], "kmer": kmers})
+    return Graph.from_edgelist(frame, directed=True)
+
+
+def grid2d(rows: int, cols: int) -> Graph:
+    """The ``rows × cols`` 4-neighbour grid, vertex ``r * cols + c``; every vertex has degree ≤ 4."""
+    if rows < 1 or cols < 1:
+        raise InputError(f"grid2d: rows and cols must be at least 1; got {rows} × {cols}")
+    v = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    right = np.stack([v[:, :-1].ravel(), v[:, 1:].ravel()])
+    down = np.stack([v[:-1, :].ravel(), v[1:, :].ravel()])
+    src, dst = np.concatenate([right, down], axis=1)
+    order = np.lexsort((dst, src))
+    nodes = pd.DataFrame({"id": v.ravel()})
+    return Graph.from_edgelist(pd.DataFrame({"src": src[order], "dst": dst[order]}), nodes=nodes)
+
+
+def gnp_set(sizes: dict[int, int], p: float = 0.5, n_labels: int = 4, n_attrs: int = 2, seed: int = 42):
+    """A GraphSet of Erdős–Rényi G(n, p) graphs with node labels in ``0..n_labels-1`` and
+    ``n_attrs`` uniform node attributes in [0, 1), from one seeded stream (reproducible).
+
+    :param sizes: nodes per graph -> how many such graphs (in that order), e.g. ``{10: 180, 50: 76}``
+    """
+    from graphops.model.graphset import GraphSet
+
+    if not 0.0 <= p <= 1.0:
+        raise InputError(f"gnp_set: p must be in [0, 1]; got {p}")
+    rng = np.random.default_rng(seed)
+    counts = [int(n) for n, k in sizes.items() for _ in range(int(k))]
+    if not counts or min(counts) < 1:
+        raise InputError(f"gnp_set: sizes must map node counts >= 1 to graph counts; got {sizes!r}")
+    src, dst, labels, attrs, first = [], [], [], [], 0
+    for n in counts:
+        u, v = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+        src.append(u + first)
+        dst.append(v + first)
+        labels.append(rng.integers(0, n_labels, n))
+        attrs.append(rng.random((n, n_attrs)))
+        first += n
+    node_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    edge_ptr = np.concatenate([[0], np.cumsum([len(s) for s in src])]).astype(np.int64)
+    return GraphSet(node_ptr=node_ptr, edge_ptr=edge_ptr, src=np.concatenate(src).astype(np.int64),
+                    dst=np.concatenate(dst).astype(np.int64), node_labels=np.concatenate(labels).astype(np.int64),
+                    node_attrs=np.concatenate(attrs) if n_attrs else None,
+                    graph_labels=np.zeros(len(counts), np.int64), name="gnp_set")

@@ -1,0 +1,210 @@
+"""Writing results: atomically, with ordinary file modes, inside the output folder, checked first.
+
+* A result is written to a temporary file beside its target and renamed over it in one step,
+  so a failed or interrupted write never leaves a partial file.
+* New files get the mode the user's umask gives (``0o666 & ~umask``, as ``open()`` would); a
+  replaced file keeps its mode.
+* :func:`folder_problem` finds, without creating anything, why a folder could not take outputs
+  (``graphops validate``); :func:`prepare_folder` creates it and proves it writable before any
+  computing starts (``graphops run``).
+* :func:`outside` tells whether an output path leaves its folder (absolute, or ``..``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from graphops.base.device import Device, device_of
+from graphops.errors import InputError, OutputError
+
+__all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "file_problem", "prepare_folder",
+           "outside"]
+
+OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv", ".npz"),
+                   "array_or_frame": (".npy", ".csv", ".npz", ".parquet")}
+
+
+def _umask() -> int:
+    try:  # Linux: read it without changing it (os.umask would, for all threads, for a moment)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)  # replacing: keep the file's mode
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success it replaces ``path`` in one step."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary folder next to ``path``; on success it takes ``path``'s place (a file or
+    folder there before is removed only after the new folder is in place)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    old = None
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        if path.exists() or path.is_symlink():
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old")) / "x"
+            os.replace(path, old)
+        os.replace(tmp, path)
+    finally:
+        for left in (tmp, old.parent if old is not None else None):
+            if left is not None and left.exists():
+                shutil.rmtree(left, ignore_errors=True)
+
+
+def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None) -> Path:
+    """Write a frame (.parquet/.csv) or array (.npy/.csv/.npz; several arrays: .npz) atomically, or through one of the
+    algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    is_frame = hasattr(result, "columns")
+    writers = dict(writers or {})
+    allowed = OUTPUT_SUFFIXES["frame" if is_frame else "array"] + tuple(writers)
+    if isinstance(result, tuple):
+        allowed = (".npz",)
+    if suffix not in allowed:
+        kind = ("several arrays" if isinstance(result, tuple) else "a frame" if is_frame else "an array")
+        raise InputError(f"cannot write {kind} to {str(path)!r}; use one of {', '.join(allowed)}")
+    from graphops.model.daskgraph import is_dask_frame
+
+    dask = is_dask_frame(result)
+    if dask and suffix == ".parquet":
+        with atomic_folder(path) as tmp:  # a folder of parquet files, one per partition, written by the workers
+            result.to_parquet(str(tmp), write_index=False)
+        return path
+    with atomic_path(path) as tmp:
+        if suffix in writers:
+            from graphops.host.algorithm import load_target
+
+            load_target(writers[suffix])(result, tmp)
+        elif is_frame:
+            _write_frame(result, tmp, suffix, dask)
+        else:
+            _write_array(result, tmp, suffix)
+    return path
+
+
+def _write_frame(frame: Any, tmp: Path, suffix: str, dask: bool = False) -> None:
+    if dask:  # .csv (.parquet is a folder: write_result): one file, the partitions appended in order
+        frame.to_csv(str(tmp), single_file=True, index=False)
+    elif suffix == ".parquet":
+        frame.to_parquet(tmp, index=False)
+    else:
+        frame.to_csv(tmp, index=False)
+
+
+def _host(arr: Any) -> np.ndarray:
+    return arr.get() if device_of(arr) is Device.GPU else np.asarray(arr)
+
+
+def _write_array(arr: Any, tmp: Path, suffix: str) -> None:
+    if suffix == ".npz":  # one array or several (arr_0, arr_1, ... in order)
+        with open(tmp, "wb") as fh:
+            np.savez(fh, *(_host(a) for a in (arr if isinstance(arr, tuple) else (arr,))))
+        return
+    host = _host(arr)
+    with open(tmp, "wb") as fh:
+        if suffix == ".npy":
+            np.save(fh, host)
+        else:
+            np.savetxt(fh, np.atleast_2d(host), delimiter=",", fmt="%.17g")
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def folder_problem(folder: str | os.PathLike) -> str | None:
+    """Why outputs could not be written under ``folder`` (created if missing), or ``None``.
+
+    Creates nothing: checks the folder, or its nearest existing parent, for being a folder,
+    on a writable file system, with write permission.
+    """
+    folder = Path(folder).absolute()
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{str(probe)!r} is a file, not a folder"
+    if _read_only_fs(probe):
+        return f"{str(probe)!r} is on a read-only file system"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"no permission to write in {str(probe)!r}"
+    return None
+
+
+def file_problem(path: str | os.PathLike) -> str | None:
+    """Why a file could not be written at ``path`` (its folder created if missing), or ``None``;
+    creates nothing, so a command can ask before it works for minutes."""
+    path = Path(path)
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; give a file name"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"no permission to replace {str(path)!r}"
+    return folder_problem(path.parent)
+
+
+def prepare_folder(folder: str | os.PathLike) -> Path:
+    """Create ``folder`` and prove it takes files (a probe file, removed); an :class:`OutputError`
+    in one line otherwise. Run before any computing."""
+    folder = Path(folder)
+    problem = folder_problem(folder)
+    if problem is None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".graphops-probe.")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+    if problem is not None:
+        raise OutputError(f"cannot write outputs to {str(folder)!r}: {problem}. Choose another folder "
+                          f"(graphops run --out DIR, or output_dir: in the pipeline file)")
+    return folder
+
+
+def outside(output: str) -> str | None:
+    """Why ``output`` (a path relative to the output folder) would leave it, or ``None``."""
+    if os.path.isabs(output) or (len(output) > 1 and output[1] == ":"):
+        return "it is an absolute path"
+    if os.path.normpath(output).split(os.sep)[0] == "..":
+        return "it climbs out of the folder with '..'"
+    return None

@@ -1,0 +1,573 @@
+"""Base kernels on node and edge features, for graph kernels that compare features pairwise
+(the marginalized graph kernel's node and edge kernels).
+
+A base kernel maps two feature records ``x``, ``y`` (each a mapping feature name -> value or
+array) to a similarity. The names follow GraphDot:
+
+* ``KroneckerDelta(h, on=...)``: 1 where the values are equal, ``h`` elsewhere;
+* ``SquareExponential(length_scale, on=...)``: ``exp(-(x - y)**2 / (2 * length_scale**2))``;
+* ``Constant(c)``: ``c`` everywhere;
+* ``TensorProduct(label=KroneckerDelta(0.5), charge=SquareExponential(1.0))``: the product of
+  per-feature kernels; ``Additive(...)``: their sum;
+* ``k1 * k2``, ``k1 + k2``, and ``k.normalized`` (``k(x, y) / sqrt(k(x, x) * k(y, y))``).
+
+Hyperparameters are numbered in a fixed order (:attr:`BaseKernel.hyperparameters`), each with
+bounds, and may be fixed (left out of gradients and of ``theta``). A kernel evaluates itself on
+arrays (:meth:`BaseKernel.__call__`, :meth:`BaseKernel.gradient`) and writes itself as source
+code (:meth:`BaseKernel.source`), Python for Numba or C for CUDA, reading its hyperparameters
+from an array so that new values need no new compilation. YAML writes a kernel as a nested
+mapping: ``{kronecker_delta: {h: 0.5, on: label}}`` (:func:`from_spec`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from graphops.errors import InputError, did_you_mean
+
+__all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
+           "Additive", "Product", "Sum", "Normalized", "from_spec", "compile_kernel"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Hyper:
+    """One hyperparameter: its kernel's name for it, value, bounds and whether it is fixed."""
+
+    name: str
+    value: float
+    bounds: tuple[float, float]
+    fixed: bool = False
+
+
+def _bounds(name: str, value: float, bounds: Any, low: float, high: float, what: str) -> tuple[float, float]:
+    if isinstance(bounds, str) and bounds == "fixed":
+        return (value, value)
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: {name}_bounds must be a pair (low, high) or 'fixed'; got {bounds!r}") from None
+    if not (low <= lo <= hi <= high):
+        raise InputError(f"{what}: {name}_bounds {bounds!r} must satisfy {low} <= low <= high <= {high}")
+    return (lo, hi)
+
+
+def _number(name: str, value: Any, low: float, high: float, what: str, open_low: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{what}: {name} must be a number; got {value!r}")
+    value = float(value)
+    if not (low < value <= high if open_low else low <= value <= high) or math.isnan(value):
+        interval = f"({low}, {high}]" if open_low else f"[{low}, {high}]"
+        raise InputError(f"{what}: {name}={value!r} is outside {interval}")
+    return value
+
+
+class BaseKernel:
+    """What every base kernel offers; see the module text."""
+
+    # structure ------------------------------------------------------------------------
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        """Every hyperparameter, in a fixed order (free and fixed)."""
+        raise NotImplementedError
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The feature names read, in first-use order."""
+        raise NotImplementedError
+
+    def with_values(self, values: Sequence[float]) -> "BaseKernel":
+        """The same kernel with the hyperparameters set to ``values`` (all of them, in order)."""
+        raise NotImplementedError
+
+    def _range(self) -> tuple[bool, float]:
+        """(whether every value is > 0, an upper bound of the values)."""
+        raise NotImplementedError
+
+    # evaluation -------------------------------------------------------------------------
+    def __call__(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> Any:
+        """k(x, y) elementwise over arrays (NumPy broadcasting)."""
+        return self._eval(x, y)[0]
+
+    def gradient(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Any]:
+        """dk/d(hyperparameter) for every hyperparameter, in order (raw, not log, scale)."""
+        return self._eval(x, y)[1]
+
+    def _eval(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+        raise NotImplementedError
+
+    # code ---------------------------------------------------------------------------------
+    def source(self, lang: str, x: Mapping[str, str], y: Mapping[str, str], p: str = "p",
+               first: int = 0) -> tuple[str, list[str]]:
+        """(value expression, derivative expressions) in ``lang`` ('python' or 'c'): features
+        are the variables ``x[name]``/``y[name]``, hyperparameter ``i`` is ``{p}[first + i]``."""
+        raise NotImplementedError
+
+    def row_source(self, lang: str, names: Sequence[str]) -> tuple[str, list[str]]:
+        """:meth:`source` for two feature rows ``x``, ``y`` holding the features ``names`` in
+        that order (``x[0]``, ``x[1]``, ...) and hyperparameters in ``p``."""
+        names = tuple(names)
+        missing = [f for f in self.features if f not in names]
+        if missing:
+            raise InputError(f"{self!r} reads {', '.join(map(repr, missing))}, not among the features "
+                             f"{', '.join(map(repr, names)) or '(none)'}")
+        return self.source(lang, {f: f"x[{i}]" for i, f in enumerate(names)},
+                           {f: f"y[{i}]" for i, f in enumerate(names)})
+
+    def unnamed(self) -> "BaseKernel | None":
+        """The first elementary kernel inside that needs a feature but names none."""
+        return None
+
+    # composition ---------------------------------------------------------------------------
+    def __mul__(self, other: "BaseKernel") -> "BaseKernel":
+        return Product(self, _kernel(other, "*"))
+
+    def __add__(self, other: "BaseKernel") -> "BaseKernel":
+        return Sum(self, _kernel(other, "+"))
+
+    @property
+    def normalized(self) -> "BaseKernel":
+        return Normalized(self)
+
+    # checks -----------------------------------------------------------------------------------
+    def check(self, role: str) -> None:
+        """A node kernel must lie in (0, 1], an edge kernel in [0, 1] (the system is then
+        symmetric positive definite); say which bound fails and how to fix it."""
+        positive, upper = self._range()
+        node = role == "node_kernel"
+        if upper > 1 + 1e-12:
+            raise InputError(f"{self!r} can reach {upper:g}, above 1; {'a node' if node else 'an edge'} kernel "
+                             f"must stay in {'(0, 1]' if node else '[0, 1]'} (use .normalized, or smaller "
+                             f"constants)")
+        if node and not positive:
+            raise InputError(f"{self!r} can be 0; a node kernel must stay in (0, 1] (e.g. KroneckerDelta(h) "
+                             f"with h > 0)")
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Log of the free hyperparameters (scikit-learn's convention)."""
+        return np.log([h.value for h in self.hyperparameters if not h.fixed])
+
+    def __eq__(self, other: Any) -> bool:
+        return type(self) is type(other) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+def _kernel(value: Any, op: str) -> BaseKernel:
+    if not isinstance(value, BaseKernel):
+        raise InputError(f"base kernels combine with {op} only with base kernels; got {value!r}")
+    return value
+
+
+def _lang(lang: str) -> str:
+    if lang not in ("python", "c"):
+        raise ValueError(f"lang must be 'python' or 'c'; got {lang!r}")
+    return lang
+
+
+def _name(on: Any, what: str) -> str | None:
+    if on is not None and (not isinstance(on, str) or not on):
+        raise InputError(f"{what}: on must be a feature name (str); got {on!r}")
+    return on
+
+
+class _Elementary(BaseKernel):
+    """A kernel of one feature (or none) and one hyperparameter."""
+
+    param = ""
+    low, high, open_low = 0.0, 1.0, False
+    bound_low, bound_high = 0.0, 1.0
+
+    def __init__(self, value: float, on: str | None = None, bounds: Any = None):
+        what = type(self).__name__
+        self.value = _number(self.param, value, self.low, self.high, what, self.open_low)
+        self.on = _name(on, what)
+        self.bounds = _bounds(self.param, self.value, bounds if bounds is not None else self.default_bounds(),
+                              self.bound_low, self.bound_high, what)
+        if not self.bounds[0] <= self.value <= self.bounds[1]:
+            raise InputError(f"{what}: {self.param}={self.value} lies outside its bounds {self.bounds}")
+
+    def default_bounds(self) -> tuple[float, float]:
+        return (self.bound_low, self.bound_high)
+
+    @property
+    def fixed(self) -> bool:
+        return self.bounds[0] == self.bounds[1]
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return [Hyper(self.param, self.value, self.bounds, self.fixed)]
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return () if self.on is None or not self.needs_feature else (self.on,)
+
+    needs_feature = True
+
+    def with_values(self, values: Sequence[float]) -> "BaseKernel":
+        (value,) = values
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__, value=float(value))
+        return clone
+
+    def unnamed(self) -> BaseKernel | None:
+        return self if self.needs_feature and self.on is None else None
+
+    def _named(self) -> str:
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature: write {type(self).__name__}(..., on='label') or use it "
+                             f"inside TensorProduct(label=...)")
+        return self.on
+
+    def _feature(self, rec: Mapping[str, Any]) -> Any:
+        try:
+            return rec[self._named()]
+        except KeyError:
+            raise InputError(f"{self!r} reads the feature {self.on!r}, which is not there (features: "
+                             f"{', '.join(map(repr, rec)) or 'none'})") from None
+
+    def _vars(self, x: Mapping[str, str], y: Mapping[str, str]) -> tuple[str, str]:
+        return x[self._named()], y[self._named()]
+
+    def __repr__(self) -> str:
+        on = f", on={self.on!r}" if self.on is not None and self.needs_feature else ""
+        fixed = ", fixed" if self.fixed else ""
+        return f"{type(self).__name__}({self.value!r}{on}{fixed})"
+
+    def _on(self, on: str) -> "_Elementary":
+        """This kernel reading feature ``on`` (set by TensorProduct/Additive)."""
+        if self.on is not None and self.on != on:
+            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__, on=on)
+        return clone
+
+
+class KroneckerDelta(_Elementary):
+    """1 where the two values are equal, ``h`` elsewhere (``h`` in [0, 1])."""
+
+    param = "h"
+
+    def default_bounds(self) -> tuple[float, float]:
+        return (min(1e-3, self.value), 1.0)
+
+    def __init__(self, h: float, on: str | None = None, h_bounds: Any = None):
+        super().__init__(h, on, h_bounds)
+
+    def _range(self) -> tuple[bool, float]:
+        return self.value > 0, 1.0
+
+    def _eval(self, x, y):
+        eq = np.asarray(self._feature(x) == self._feature(y))
+        return np.where(eq, 1.0, self.value), [np.where(eq, 0.0, 1.0)]
+
+    def source(self, lang, x, y, p="p", first=0):
+        a, b = self._vars(x, y)
+        h = f"{p}[{first}]"
+        if _lang(lang) == "c":
+            return f"({a} == {b} ? 1.0 : {h})", [f"({a} == {b} ? 0.0 : 1.0)"]
+        return f"(1.0 if {a} == {b} else {h})", [f"(0.0 if {a} == {b} else 1.0)"]
+
+
+class SquareExponential(_Elementary):
+    """``exp(-(x - y)**2 / (2 * length_scale**2))`` on a float feature."""
+
+    param = "length_scale"
+    high, open_low = math.inf, True
+    bound_low, bound_high = 0.0, math.inf
+
+    def default_bounds(self) -> tuple[float, float]:
+        return (min(1e-2, self.value), max(1e2, self.value))
+
+    def __init__(self, length_scale: float, on: str | None = None, length_scale_bounds: Any = None):
+        super().__init__(length_scale, on, length_scale_bounds)
+
+    def _range(self) -> tuple[bool, float]:
+        return True, 1.0
+
+    def _eval(self, x, y):
+        d = np.asarray(self._feature(x), float) - np.asarray(self._feature(y), float)
+        ell = self.value
+        k = np.exp(-d * d / (2 * ell * ell))
+        return k, [k * d * d / ell ** 3]
+
+    def source(self, lang, x, y, p="p", first=0):
+        a, b = self._vars(x, y)
+        ell = f"{p}[{first}]"
+        d2 = f"(({a}) - ({b})) * (({a}) - ({b}))"
+        exp = "exp" if _lang(lang) == "c" else "math.exp"
+        k = f"{exp}(-{d2} / (2.0 * {ell} * {ell}))"
+        return k, [f"({k} * {d2} / ({ell} * {ell} * {ell}))"]
+
+
+class Constant(_Elementary):
+    """``c`` everywhere (``c`` in [0, 1])."""
+
+    param = "c"
+    needs_feature = False
+
+    def default_bounds(self) -> tuple[float, float]:
+        return (min(1e-3, self.value), 1.0)
+
+    def __init__(self, c: float, c_bounds: Any = None):
+        super().__init__(c, None, c_bounds)
+
+    def _on(self, on: str) -> "_Elementary":
+        return self
+
+    def _range(self) -> tuple[bool, float]:
+        return self.value > 0, self.value
+
+    def _eval(self, x, y):
+        shape = np.broadcast(*[np.asarray(v) for v in (*x.values(), *y.values())]).shape if x or y else ()
+        return np.full(shape, self.value), [np.ones(shape)]
+
+    def source(self, lang, x, y, p="p", first=0):
+        return f"{p}[{first}]", ["1.0"]
+
+
+class _Composite(BaseKernel):
+    """A product or sum of kernels (the first's hyperparameters first)."""
+
+    symbol = ""
+
+    def __init__(self, *parts: BaseKernel):
+        if not parts:
+            raise InputError(f"{type(self).__name__} needs at least one kernel")
+        self.parts = tuple(_kernel(k, self.symbol) for k in parts)
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return [h for k in self.parts for h in k.hyperparameters]
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f for k in self.parts for f in k.features))
+
+    def with_values(self, values: Sequence[float]) -> "BaseKernel":
+        values, parts = list(values), []
+        for k in self.parts:
+            n = len(k.hyperparameters)
+            parts.append(k.with_values(values[:n]))
+            values = values[n:]
+        return self._rebuild(parts)
+
+    def _rebuild(self, parts: list[BaseKernel]) -> "BaseKernel":
+        return type(self)(*parts)
+
+    def _eval(self, x, y):
+        evals = [k._eval(x, y) for k in self.parts]
+        if self.symbol == "+":
+            return sum(v for v, _ in evals), [g for _, gs in evals for g in gs]
+        value = np.prod(np.broadcast_arrays(*[v for v, _ in evals]), axis=0) if len(evals) > 1 else evals[0][0]
+        grads = []
+        for i, (_, gs) in enumerate(evals):
+            others = [v for j, (v, _) in enumerate(evals) if j != i]
+            rest = np.prod(np.broadcast_arrays(*others), axis=0) if others else 1.0
+            grads += [g * rest for g in gs]
+        return value, grads
+
+    def source(self, lang, x, y, p="p", first=0):
+        codes, at = [], first
+        for k in self.parts:
+            codes.append(k.source(lang, x, y, p, at))
+            at += len(k.hyperparameters)
+        value = f" {self.symbol} ".join(v for v, _ in codes)
+        if self.symbol == "+":
+            return f"({value})", [g for _, gs in codes for g in gs]
+        grads = []
+        for i, (_, gs) in enumerate(codes):
+            rest = " * ".join(v for j, (v, _) in enumerate(codes) if j != i) or "1.0"
+            grads += [f"({g} * {rest})" for g in gs]
+        return f"({value})", grads
+
+    def unnamed(self) -> BaseKernel | None:
+        return next((u for u in (k.unnamed() for k in self.parts) if u is not None), None)
+
+    def _range(self) -> tuple[bool, float]:
+        ranges = [k._range() for k in self.parts]
+        if self.symbol == "+":
+            return any(pos for pos, _ in ranges), sum(up for _, up in ranges)
+        return all(pos for pos, _ in ranges), math.prod(up for _, up in ranges)
+
+    def __repr__(self) -> str:
+        return "(" + f" {self.symbol} ".join(map(repr, self.parts)) + ")"
+
+
+class Product(_Composite):
+    """``k1 * k2 * ...``."""
+
+    symbol = "*"
+
+
+class Sum(_Composite):
+    """``k1 + k2 + ...``."""
+
+    symbol = "+"
+
+
+class _PerFeature(_Composite):
+    """Kernels keyed by the feature each one reads."""
+
+    def __init__(self, **kernels: BaseKernel):
+        if not kernels:
+            raise InputError(f"{type(self).__name__} needs at least one feature=kernel")
+        self.names = tuple(kernels)
+        parts = []
+        for name, k in kernels.items():
+            k = _kernel(k, self.symbol)
+            if not isinstance(k, _Elementary):
+                raise InputError(f"{type(self).__name__}({name}=...) takes a KroneckerDelta, SquareExponential or "
+                                 f"Constant; got {k!r}")
+            parts.append(k._on(name))
+        super().__init__(*parts)
+
+    def _rebuild(self, parts: list[BaseKernel]) -> "BaseKernel":
+        return type(self)(**dict(zip(self.names, parts)))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={type(k).__name__}({k.value!r}{', fixed' if k.fixed else ''})"
+                          for n, k in zip(self.names, self.parts))
+        return f"{type(self).__name__}({inner})"
+
+
+class TensorProduct(_PerFeature, Product):
+    """The product of per-feature kernels: ``TensorProduct(label=KroneckerDelta(0.5), ...)``."""
+
+
+class Additive(_PerFeature, Sum):
+    """The sum of per-feature kernels (normalize it to keep values in [0, 1])."""
+
+
+class Normalized(BaseKernel):
+    """``k(x, y) / sqrt(k(x, x) * k(y, y))``."""
+
+    def __init__(self, kernel: BaseKernel):
+        self.kernel = _kernel(kernel, "normalized")
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return self.kernel.hyperparameters
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.kernel.features
+
+    def with_values(self, values):
+        return Normalized(self.kernel.with_values(values))
+
+    def unnamed(self) -> BaseKernel | None:
+        return self.kernel.unnamed()
+
+    def _range(self) -> tuple[bool, float]:
+        return self.kernel._range()[0], 1.0
+
+    def _eval(self, x, y):
+        kxy, gxy = self.kernel._eval(x, y)
+        kxx, gxx = self.kernel._eval(x, x)
+        kyy, gyy = self.kernel._eval(y, y)
+        root = np.sqrt(kxx * kyy)
+        value = kxy / root
+        grads = [g / root - 0.5 * value * (gx / kxx + gy / kyy) for g, gx, gy in zip(gxy, gxx, gyy)]
+        return value, grads
+
+    def source(self, lang, x, y, p="p", first=0):
+        kxy, gxy = self.kernel.source(lang, x, y, p, first)
+        kxx, gxx = self.kernel.source(lang, x, x, p, first)
+        kyy, gyy = self.kernel.source(lang, y, y, p, first)
+        sqrt = "sqrt" if _lang(lang) == "c" else "math.sqrt"
+        root = f"{sqrt}(({kxx}) * ({kyy}))"
+        value = f"(({kxy}) / {root})"
+        grads = [f"(({g}) / {root} - 0.5 * {value} * (({gx}) / ({kxx}) + ({gy}) / ({kyy})))"
+                 for g, gx, gy in zip(gxy, gxx, gyy)]
+        return value, grads
+
+    def __repr__(self) -> str:
+        return f"{self.kernel!r}.normalized"
+
+
+# YAML -------------------------------------------------------------------------------------
+_ELEMENTARY: dict[str, tuple[type, tuple[str, ...]]] = {
+    "kronecker_delta": (KroneckerDelta, ("h", "on", "h_bounds")),
+    "square_exponential": (SquareExponential, ("length_scale", "on", "length_scale_bounds")),
+    "constant": (Constant, ("c", "c_bounds")),
+}
+_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized")
+
+
+def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
+    """A kernel from its YAML form: ``{kronecker_delta: {h: 0.5, on: label}}``,
+    ``{tensor_product: {label: {kronecker_delta: {h: 0.5}}, ...}}``, ``{product: [k1, k2]}``,
+    ``{sum: [...]}``, ``{additive: {...}}``, ``{normalized: k}``, or a kernel object."""
+    if isinstance(spec, BaseKernel):
+        return spec
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise InputError(f"{where}: a base kernel is written as a mapping with one key ({', '.join(_NAMES)}), "
+                         f"e.g. {{kronecker_delta: {{h: 0.5, on: label}}}}; got {spec!r}")
+    (name, body), = spec.items()
+    if name in _ELEMENTARY:
+        cls, allowed = _ELEMENTARY[name]
+        if isinstance(body, (int, float)) and not isinstance(body, bool):
+            body = {allowed[0]: body}
+        if not isinstance(body, Mapping):
+            raise InputError(f"{where}.{name}: expected a mapping of {', '.join(allowed)}; got {body!r}")
+        unknown = sorted(set(body) - set(allowed))
+        if unknown:
+            raise InputError(f"{where}.{name}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
+                             f"{', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
+        if allowed[0] not in body:
+            raise InputError(f"{where}.{name}: {allowed[0]} is required")
+        return _built(where, name, lambda: cls(**body))
+    if name in ("tensor_product", "additive"):
+        if not isinstance(body, Mapping) or not body:
+            raise InputError(f"{where}.{name}: expected a mapping of feature: kernel; got {body!r}")
+        cls = TensorProduct if name == "tensor_product" else Additive
+        parts = {str(f): from_spec(k, f"{where}.{name}.{f}") for f, k in body.items()}
+        return _built(where, name, lambda: cls(**parts))
+    if name in ("product", "sum"):
+        if not isinstance(body, Sequence) or isinstance(body, str) or not body:
+            raise InputError(f"{where}.{name}: expected a list of kernels; got {body!r}")
+        items = [from_spec(k, f"{where}.{name}[{i}]") for i, k in enumerate(body)]
+        return _built(where, name, lambda: Product(*items) if name == "product" else Sum(*items))
+    if name == "normalized":
+        inner = from_spec(body, f"{where}.normalized")
+        return _built(where, name, lambda: Normalized(inner))
+    raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
+
+
+def _built(where: str, name: str, make: Callable[[], BaseKernel]) -> BaseKernel:
+    try:
+        return make()
+    except InputError as exc:
+        raise InputError(f"{where}.{name}: {exc}") from None
+
+
+# compiled form ------------------------------------------------------------------------------
+def compile_kernel(kernel: BaseKernel, features: Sequence[str] | None = None,
+                   gradient: bool = False) -> tuple[Callable[..., Any], tuple[str, ...]]:
+    """A Numba function ``k(x, y, p)`` of two feature rows (float64 arrays, one entry per name
+    in the returned order) and the hyperparameter values ``p``; with ``gradient=True`` it also
+    fills ``out`` with the derivatives: ``k(x, y, p, out)``. Compiled once per kernel shape."""
+    from graphops.base.jit import njit
+
+    names = tuple(features) if features is not None else kernel.features
+    value, grads = kernel.row_source("python", names)
+    key = (value, tuple(grads) if gradient else None)
+    if key in _COMPILED:
+        return _COMPILED[key], names
+    lines = ["def k(x, y, p" + (", out" if gradient else "") + "):"]
+    if gradient:
+        lines += [f"    out[{i}] = {g}" for i, g in enumerate(grads)]
+    lines.append(f"    return {value}")
+    scope: dict[str, Any] = {"math": math}
+    exec(compile("\n".join(lines), f"<base kernel {kernel!r}>", "exec"), scope)  # noqa: S102 - our own source
+    fn = njit(cache=False)(scope["k"])
+    _COMPILED[key] = fn
+    return fn, names
+
+
+_COMPILED: dict[Any, Callable[..., Any]] = {}
