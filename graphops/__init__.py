@@ -14,13 +14,13 @@ import importlib.util
 import sys
 import warnings
 
-from graphops import errors
+from graphops import errors  # noqa: F401 - graphops.errors, the exception types
 from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
 from graphops.base.device import Device, gpu_available, rapids_available
 from graphops.model.daskgraph import DaskGraph
 from graphops.model.graph import Graph
 from graphops.model.graphset import GraphSet
-from graphops.host.algorithm import Algorithm, Backend, Command, Input, Params, Reader, Result
+from graphops.host.algorithm import Algorithm, Backend, Command, Generator, Input, Params, Reader, Result
 from graphops.host.hookspecs import hookimpl
 from graphops.io import datasets
 from graphops.io.files import read_graph
@@ -30,7 +30,7 @@ from graphops.pipeline import load_pipeline, run_pipeline
 from graphops.version import __version__
 
 __all__ = [
-    "Algorithm", "Backend", "Command", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet", "DaskGraph",
+    "Algorithm", "Backend", "Command", "Generator", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet", "DaskGraph",
     "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",

@@ -160,7 +160,7 @@ def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
     column slices: a one-partition Dask frame equal to one process's result; the slices are
     built once per graph and client."""
     dd = pytest.importorskip("dask.dataframe")
-    from graphops.model import daskgraph
+    from graphops.engine import slices as daskgraph
 
     df = _messy_edges()
     g = go.Graph.from_edgelist(df)
@@ -182,7 +182,7 @@ def test_column_slices_hold_a_share_of_the_graph_each(client):
     """Each worker's slice holds about 1/k of the adjacency entries, and together exactly the
     set adjacency of one process."""
     dd = pytest.importorskip("dask.dataframe")
-    from graphops.model.daskgraph import column_slices
+    from graphops.engine.slices import column_slices
     from graphops_jaccard.common import adjacency
 
     g = rmat(10, 8, seed=4)
@@ -325,7 +325,7 @@ def test_ctrl_c_stops_the_slice_counts():
     dd = pytest.importorskip("dask.dataframe")
     from distributed import wait
 
-    from graphops.model.daskgraph import column_slices, frame_on
+    from graphops.engine.slices import column_slices, frame_on
 
     s, d = np.triu_indices(4000, 1)
     edges = pd.DataFrame({"src": s, "dst": d})

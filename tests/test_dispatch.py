@@ -222,17 +222,15 @@ def test_kernel_names_get_a_did_you_mean(algorithm, params, choice):
 
 
 def test_read_options_and_generator_kinds_get_a_did_you_mean(tmp_path):
-    import pydantic
-
-    from graphops.pipeline.sources import GraphSource
-    from graphops.host.validation import explain
-
     (tmp_path / "e.txt").write_text("1 2\n")
     with pytest.raises(ValueError, match="Did you mean 'string'"):
         go.read_graph(tmp_path / "e.txt", ids="strng")
-    with pytest.raises(pydantic.ValidationError) as info:
-        GraphSource.model_validate({"generate": {"kind": "rmatt", "scale": 3}})
-    assert explain(info.value.errors()[0], GraphSource).endswith("Did you mean 'rmat'?")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {generate: {kind: rmatt, scale: 3}}}\n"
+                                     "steps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    assert "==> At key: generate.kind\n=====> Unknown generator kind 'rmatt'. Installed: " in str(info.value)
+    assert str(info.value).endswith("Did you mean 'rmat'?")
 
 
 def _molecules():

@@ -12,6 +12,7 @@ SPECS = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if n
 def test_there_are_hooks():
     assert {f.__name__ for f in SPECS} == {
         "graphops_register_algorithms", "graphops_register_readers", "graphops_register_commands",
+        "graphops_register_generators",
         "graphops_choose_backend",
         "graphops_step_start", "graphops_step_end"}
 

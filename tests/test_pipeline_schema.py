@@ -271,7 +271,9 @@ def test_yaml_booleans_are_only_true_and_false():
         "k": {"kronecker_delta": {"h": 0.5, "on": "label"}}, "yes": "no", "t": True, "f": False}
 
 
-def test_graphs_generated_from_each_other_are_reported_with_the_cycle(folder, describe_only):
+def test_graphs_generated_from_each_other_are_reported_with_the_cycle(folder, fresh_pm):
+    from graphops.host.registry import Registry
+
     assert errors_of(folder, """\
         version: 1
         graphs:
@@ -284,7 +286,7 @@ def test_graphs_generated_from_each_other_are_reported_with_the_cycle(folder, de
           leads_in: {generate: {kind: pattern, of: a}}
         steps:
           - {id: s, algorithm: describe, inputs: {graph: leads_in}}
-        """, describe_only) == (
+        """, Registry(fresh_pm)) == (
         "p.yaml is invalid (2 errors)\n"
         "==> At graphs.self\n==> At key: generate.of\n"
         "=====> graph 'self' is generated from itself (self -> self); make it from a graph that is read or generated "

@@ -31,8 +31,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 _FENCE = re.compile(r"(?:<!-- readme-test: skip \((?P<why>[^)]+)\) -->\n)?```(?P<lang>\w*)\n(?P<code>.*?)```", re.S)
 _RUN = {"python", "bash", "sh", "console"}
 

@@ -95,10 +95,13 @@ def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
     if args.json:
         keys = [h.lower() for h in rows[0]]
         print(json.dumps({"algorithms": [dict(zip(keys, r)) for r in rows[1:]], "commands": commands,
-                          "readers": sorted(reg.readers), "failures": failures}, indent=2))
+                          "readers": sorted(reg.readers), "generators": sorted(reg.generators),
+                          "failures": failures}, indent=2))
         return 0
     out.print(_table(rows, title="graphops algorithms"))
     out.print("formats: " + ", ".join(sorted(reg.readers)) + ", tu")
+    out.print("generators: " + ", ".join(f"{g.name} ({g.plugin})" for g in sorted(reg.generators.values(),
+                                                                                 key=lambda g: g.name)))
     for name, text in commands.items():
         out.print(f"command: graphops {escape(name)} — {escape(text)}", highlight=False)
     ok, why = gpu_status()

@@ -199,7 +199,7 @@ def _cugraph_dask(g: Any, k: int, client: Any, repeat: int, case: str, table: Ta
 def _scattered_frame(client: Any, frame: Any, parts: int) -> Any:
     """``frame`` as a Dask frame of ``parts`` partitions already on the workers (scattered, not
     embedded in a task graph: Dask warns about and slows down graphs of hundreds of MiB)."""
-    from graphops.model.daskgraph import frame_on
+    from graphops.engine.slices import frame_on
 
     bounds = [len(frame) * j // parts for j in range(parts + 1)]
     return frame_on(client.scatter([frame.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]), frame.iloc[:0])

@@ -232,6 +232,52 @@ def _as_backend(name: str, spec: str | Backend) -> Backend:
 
 
 @dataclass(frozen=True)
+class Generator:
+    """A graph generator: ``{generate: {kind: <name>, ...}}`` in a pipeline file, and
+    ``graphops.generate.<function>`` in Python.
+
+    :param name: the YAML ``kind`` (``[a-z][a-z0-9_]*``)
+    :param params: the pydantic model of its parameters (not ``kind``), or its ``"module:Class"``
+        (loaded on first use, so registering imports nothing heavy). A field ``of`` names the
+        graph of the same file it is made from (e.g. a pattern sampled from it): the function
+        then gets that graph as its first argument
+    :param target: ``"module:function"`` called with the validated parameters (``of`` replaced by
+        the graph), returning a :class:`Graph` or :class:`GraphSet`
+    :param makes: ``"graph"`` or ``"graphset"``
+    :param gpu: modules a GPU draw needs (the function then takes ``device="gpu"`` and gives a
+        cuDF graph); ``None``: drawn on the host, then moved to the graph's device
+    :param summary: one line for ``graphops plugins``
+    """
+
+    name: str
+    params: Any
+    target: str
+    makes: Literal["graph", "graphset"] = "graph"
+    gpu: tuple[str, ...] | None = None
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"generator name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        for t in (self.target, *([self.params] if isinstance(self.params, str) else [])):
+            if not _TARGET.match(t):
+                raise ValueError(f"generator {self.name!r}: targets must look like 'package.module:name'; got {t!r}")
+        if self.makes not in ("graph", "graphset"):
+            raise ValueError(f"generator {self.name!r}: makes must be 'graph' or 'graphset'; got {self.makes!r}")
+
+    @property
+    def model(self) -> type:
+        """The parameter model (imported on first use when given as a string)."""
+        return load_target(self.params) if isinstance(self.params, str) else self.params
+
+    @property
+    def function(self) -> str:
+        """The Python name it is published under in ``graphops.generate``."""
+        return self.target.rpartition(":")[2]
+
+
+@dataclass(frozen=True)
 class Reader:
     """A graph file format: name, file suffixes, and ``"module:function"`` ``(path, device) -> frame``.
 

@@ -1,7 +1,7 @@
 """graphops' own hook implementations: the built-in file formats, registered like any plugin's."""
 from __future__ import annotations
 
-from graphops.host.algorithm import Reader
+from graphops.host.algorithm import Generator, Reader
 from graphops.host.hookspecs import hookimpl
 
 
@@ -15,4 +15,17 @@ def graphops_register_readers() -> list[Reader]:
         Reader("edges", (".edges", ".el"), text, "whitespace edge list"),
         Reader("parquet", (".parquet", ".pq"), f"{typed}:read_parquet", "Apache Parquet"),
         Reader("mtx", (".mtx",), f"{typed}:read_mtx", "MatrixMarket coordinate format"),
+    ]
+
+
+@hookimpl
+def graphops_register_generators() -> list[Generator]:
+    params, fn = "graphops.io.generators", "graphops.io.generate"
+    return [
+        Generator("rmat", f"{params}:RMat", f"{fn}:rmat", gpu=("pylibraft.random",),
+                  summary="R-MAT (Graph500 style; on a GPU source drawn by pylibraft)"),
+        Generator("gnm", f"{params}:Gnm", f"{fn}:gnm", summary="m uniform random edges among n vertices, features"),
+        Generator("grid2d", f"{params}:Grid2D", f"{fn}:grid2d", summary="a 4-neighbour grid"),
+        Generator("gnp_set", f"{params}:GnpSet", f"{fn}:gnp_set", makes="graphset",
+                  summary="a GraphSet of G(n, p) graphs with labels and attributes"),
     ]

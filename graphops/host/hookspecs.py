@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphops.host.algorithm import Algorithm, Command, Reader
+    from graphops.host.algorithm import Algorithm, Command, Generator, Reader
 
 hookspec = pluggy.HookspecMarker("graphops")
 hookimpl = pluggy.HookimplMarker("graphops")
@@ -51,6 +51,28 @@ def graphops_register_readers() -> "list[Reader]":
         def graphops_register_readers():
             return [Reader(name="graphml", suffixes=(".graphml",),
                            target="graphops_graphml.read:read_graphml")]
+    """
+
+
+@hookspec
+def graphops_register_generators() -> "list[Generator]":
+    """Return the graph generators this plugin offers.
+
+    A generator is a pipeline graph source, ``{generate: {kind: <name>, ...}}``, validated by its
+    parameter model when the file is loaded, and a function published as
+    ``graphops.generate.<function>``. Names must be unique: a name two plugins register is given
+    to neither, and using it says so. graphops registers ``rmat``, ``gnm``, ``grid2d`` and
+    ``gnp_set`` itself.
+
+    :returns: a list of :class:`graphops.Generator`
+
+    Example::
+
+        @hookimpl
+        def graphops_register_generators():
+            return [Generator(name="random_cycles", params="graphops_euler.params:RandomCycles",
+                              target="graphops_euler.io:random_cycles", gpu=("cupy",),
+                              summary="a union of connected random closed walks (Eulerian)")]
     """
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import weakref
 from typing import Any
 
-from graphops.host.algorithm import Algorithm, Command, Reader
+from graphops.host.algorithm import Algorithm, Command, Generator, Reader
 from graphops.errors import InputError, PluginError, choices, did_you_mean
 from graphops.host.manager import GraphopsPluginManager, get_plugin_manager
 
@@ -56,6 +56,8 @@ class Registry:
         self._by_suffix = self._index(list(self.readers.values()), "file suffix",
                                       lambda r: tuple(s.lower() for s in r.suffixes))
         self.commands: dict[str, Command] = self._commands(_collect(pm, "graphops_register_commands", Command))
+        self.generators: dict[str, Generator] = self._index(
+            _collect(pm, "graphops_register_generators", Generator), "generator", lambda g: (g.name,))
 
     def _commands(self, items: list[Command]) -> dict[str, Command]:
         out = self._index(items, "command", lambda c: (c.name,))
@@ -115,6 +117,15 @@ class Registry:
             raise self.conflicts[name]
         raise InputError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
                          f"{did_you_mean(name, self.readers)}")
+
+    def generator(self, name: str) -> Generator:
+        """The generator called ``name``; an error naming the installed ones otherwise."""
+        if name in self.generators:
+            return self.generators[name]
+        if name in self.conflicts:
+            raise self.conflicts[name]
+        raise InputError(f"Unknown generator kind {name!r}. Installed: {choices(self.generators)}."
+                         f"{did_you_mean(name, self.generators)}")
 
     def reader_for_suffix(self, suffix: str) -> Reader | None:
         return self._by_suffix.get(suffix.lower())

@@ -1,5 +1,8 @@
 """Synthetic graphs for tests and benchmarks: R-MAT (Graph500 style), 2-D grids, uniform random
-multigraphs, random node/edge features, and patterns sampled from a graph.
+multigraphs with random node/edge features, and sets of G(n, p) graphs.
+
+Plugins add generators (``graphops_register_generators``): euler's random cycles, symmetric
+digraphs and de Bruijn graphs, appclass's patterns. ``graphops.generate.<name>`` finds those too.
 
 R-MAT and grids give a :class:`Graph` on the host with each edge once, no self-loops and
 no repeated edges (an R-MAT graph may be directed: each arc once). The generators are
@@ -12,7 +15,7 @@ import numpy as np
 
 from typing import Any
 
-from graphops.base.device import Device, device_of, host_pandas, to_device
+from graphops.base.device import Device, device_of, host_pandas
 from graphops.model.frames import new_frame
 from graphops.model.graph import Graph
 from graphops.model.ids import distinct
@@ -22,8 +25,29 @@ from graphops.errors import InputError
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features", "sample_pattern", "random_cycles",
-           "symmetric", "dna", "de_bruijn"]
+__all__ = ["rmat", "grid2d", "gnp_set", "gnm", "with_features"]
+
+
+def __getattr__(name: str) -> Any:
+    """A plugin's generator function (``random_cycles``, ``sample_pattern``), or a public name of a
+    module that holds one (``dna``), found through the registry."""
+    import importlib
+
+    from graphops.host.algorithm import load_target
+    from graphops.host.registry import get_registry
+
+    if name.startswith("_"):
+        raise AttributeError(name)
+    generators = get_registry().generators.values()
+    for gen in generators:
+        if gen.function == name:
+            return load_target(gen.target)
+    for module in {g.target.partition(":")[0] for g in generators if not g.target.startswith("graphops.")}:
+        found = importlib.import_module(module)
+        if name in getattr(found, "__all__", ()):
+            return getattr(found, name)
+    raise AttributeError(f"module 'graphops.generate' has no attribute {name!r}; generators: "
+                         f"{', '.join(sorted(g.function for g in generators))}")
 
 @njit(inline="always")
 def _mix(x):
@@ -170,101 +194,6 @@ def with_features(src: Any, dst: Any, n: int, directed: bool, node_features: int
     nodes = new_frame(device, {"id": device.xp.arange(n, dtype=np.int64), **_features(draw, n, node_features)})
     edges = new_frame(device, {"src": src, "dst": dst, **_features(draw, len(src), edge_features)})
     return Graph.from_edgelist(edges, directed=directed, nodes=nodes)
-
-
-def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
-    """A pattern from ``graph``: a random vertex q with at least one neighbour, up to
-    ``max_nodes`` of its neighbours (either direction), and every edge among them (the
-    induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
-    first; node and edge frames keep their feature columns."""
-    src, dst = to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)
-    linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
-    if len(linked) == 0:
-        raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
-    rng = np.random.default_rng(seed)
-    q = int(rng.choice(linked))
-    near = distinct(np.concatenate([dst[src == q], src[dst == q]]))
-    near = near[near != q]
-    chosen = np.concatenate([[q], rng.permutation(near)[:max_nodes]]).astype(np.int64)
-    new_id = np.full(graph.n_vertices, -1, np.int64)
-    new_id[chosen] = np.arange(len(chosen))
-    keep = np.flatnonzero((new_id[src] >= 0) & (new_id[dst] >= 0))
-    edges = graph.edges.iloc[keep].reset_index(drop=True)
-    edges["src"], edges["dst"] = new_id[src[keep]], new_id[dst[keep]]
-    nodes = None
-    if graph.nodes is not None:
-        nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
-        nodes["id"] = np.arange(len(chosen))
-    return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)
-
-
-def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed: int = 42,
-                  device: str = "cpu") -> Graph:
-    """An Eulerian multigraph: the union of ``cycles`` closed random walks of ``length`` steps
-    on vertices ``0..n-1`` (each step to a uniform vertex, so self-loops and repeated edges
-    happen), cycle ``j > 0`` starting at a vertex of cycle ``j - 1`` so that all edges are
-    connected. ``cycles * length`` edges; every vertex balanced (even degree when undirected).
-
-    Few long cycles make a "deep" graph, many short ones a "shallow" graph. ``device="gpu"``
-    draws with CuPy and gives a cuDF graph (CuPy's random stream: other edges than the CPU's).
-    """
-    if n < 1 or cycles < 1 or length < 1:
-        raise InputError(f"random_cycles: n, cycles and length must be at least 1; got {n}, {cycles}, {length}")
-    if device not in ("cpu", "gpu"):
-        raise InputError(f"random_cycles: device must be 'cpu' or 'gpu'; got {device!r}")
-    dev = Device.CPU if device == "cpu" else Device.GPU
-    xp = dev.xp
-    if dev is Device.CPU:
-        rng: Any = np.random.default_rng(seed)
-        integers = lambda hi, size: rng.integers(0, hi, size, dtype=np.int64)  # noqa: E731
-    else:
-        grng = xp.random.RandomState(seed)
-        integers = lambda hi, size: grng.randint(0, hi, size, dtype=np.int64)  # noqa: E731
-    walk = integers(n, (cycles, length))
-    if cycles > 1 and length == 1:  # one self-loop each: all at the first cycle's vertex
-        walk[1:, 0] = walk[0, 0]
-    elif cycles > 1:  # cycle j starts where cycle j-1 passes: at one of its positions 1.., which keep their vertex
-        walk[1:, 0] = walk[xp.arange(cycles - 1), 1 + integers(length - 1, cycles - 1)]
-    src = walk.reshape(-1)
-    dst = xp.roll(walk, -1, axis=1).reshape(-1)
-    nodes = new_frame(dev, {"id": xp.arange(n, dtype=np.int64)})
-    return Graph.from_edgelist(new_frame(dev, {"src": src, "dst": dst}), directed=directed, nodes=nodes)
-
-
-def symmetric(graph: Graph) -> Graph:
-    """The symmetric digraph of ``graph``: each edge ``u-v`` as the two arcs ``u→v`` and ``v→u``
-    (an arc of a directed graph gets its reverse). Eulerian when the graph is connected.
-    Edge rows ``2i`` and ``2i+1`` come from row ``i``; vertices without edges are left out."""
-    src, dst = graph.src_index, graph.dst_index
-    xp = device_of(src).xp
-    both_src = xp.stack([src, dst], axis=1).reshape(-1)
-    both_dst = xp.stack([dst, src], axis=1).reshape(-1)
-    ids = graph.original_ids
-    frame = new_frame(graph.device, {"src": ids(both_src), "dst": ids(both_dst)})
-    return Graph.from_edgelist(frame, directed=True)
-
-
-def dna(length: int, seed: int = 42) -> str:
-    """A uniform random DNA string (A, C, G, T) of ``length`` bases."""
-    if length < 1:
-        raise InputError(f"dna: length must be at least 1; got {length}")
-    return "".join(np.array(list("ACGT"))[np.random.default_rng(seed).integers(0, 4, length)])
-
-
-def de_bruijn(sequence: str | None = None, k: int = 21, length: int = 1000, seed: int = 42,
-              shuffle: bool = True) -> Graph:
-    """The de Bruijn graph of a string's k-mers: vertices are (k-1)-mers (string ids), each
-    k-mer ``s[i:i+k]`` an arc from its prefix to its suffix (column ``kmer``), in shuffled
-    order unless ``shuffle=False``. An Euler path spells the string back when no (k-1)-mer
-    repeats. Without ``sequence``, a random DNA string of ``length`` bases (:func:`dna`)."""
-    seq = dna(length, seed) if sequence is None else str(sequence)
-    if not 2 <= k <= len(seq):
-        raise InputError(f"de_bruijn: k must be in 2..len(sequence) = {len(seq)}; got {k}")
-    kmers = np.array([seq[i:i + k] for i in range(len(seq) - k + 1)], dtype=object)
-    if shuffle:
-        kmers = kmers[np.random.default_rng([seed, 2]).permutation(len(kmers))]
-    frame = pd.DataFrame({"src": [s[:-1] for s in kmers], "dst": [s[1:] for s in kmers], "kmer": kmers})
-    return Graph.from_edgelist(frame, directed=True)
 
 
 def grid2d(rows: int, cols: int) -> Graph:

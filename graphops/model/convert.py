@@ -45,9 +45,9 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
-def graph_from_networkx(G: Any, weight: str | None = None) -> Any:
-    """A pandas-backed :class:`Graph` from a networkx graph with integer node ids."""
-    from graphops.model.graph import Graph
+def graph_from_networkx(G: Any, weight: str | None = None, graph_class: Any = None) -> Any:
+    """A pandas-backed ``graph_class`` (:class:`~graphops.model.graph.Graph`, which calls this) from a
+    networkx graph with integer or string node ids."""
 
     kinds = {"int" if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else
              "str" if isinstance(n, str) else type(n).__name__ for n in G.nodes}
@@ -69,7 +69,7 @@ def graph_from_networkx(G: Any, weight: str | None = None) -> Any:
     nodes = pd.DataFrame({"id": np.asarray(list(G.nodes), dtype=id_type)})
     for key in sorted({k for _, d in G.nodes(data=True) for k in d}):
         nodes[key] = [d.get(key, np.nan) for _, d in G.nodes(data=True)]
-    return Graph.from_edgelist(df, weight=weight, directed=G.is_directed(), nodes=nodes)
+    return graph_class.from_edgelist(df, weight=weight, directed=G.is_directed(), nodes=nodes)
 
 
 def graph_to_cugraph(g: Any) -> Any:
@@ -82,9 +82,9 @@ def graph_to_cugraph(g: Any) -> Any:
     return G
 
 
-def graph_from_cugraph(G: Any) -> Any:
-    """A cuDF-backed :class:`Graph` from a ``cugraph.Graph``'s edge list."""
-    from graphops.model.graph import Graph
+def graph_from_cugraph(G: Any, graph_class: Any = None) -> Any:
+    """A cuDF-backed ``graph_class`` (:class:`~graphops.model.graph.Graph`) from a ``cugraph.Graph``'s
+    edge list."""
 
     df = G.view_edge_list()
     cols = list(df.columns)
@@ -94,5 +94,5 @@ def graph_from_cugraph(G: Any) -> Any:
         data["weight"] = df[cols[2]].values
     frame = new_frame(Device.GPU, data)
     # cuGraph may list an undirected edge in both directions; keep it once, as graphops does.
-    return Graph.from_edgelist(frame, weight="weight" if weighted else None, directed=G.is_directed(),
+    return graph_class.from_edgelist(frame, weight="weight" if weighted else None, directed=G.is_directed(),
                                dedupe=not G.is_directed())

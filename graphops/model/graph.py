@@ -187,7 +187,7 @@ class Graph(CSRViews):
         """From a networkx graph; ``weight`` names the edge attribute to use as weight."""
         from graphops.model.convert import graph_from_networkx
 
-        return graph_from_networkx(G, weight)
+        return graph_from_networkx(G, weight, cls)
 
     def to_cugraph(self):
         """A ``cugraph.Graph`` built from this graph's edges (needs cuGraph)."""
@@ -200,7 +200,7 @@ class Graph(CSRViews):
         """From a ``cugraph.Graph`` (its edge list, weights and directedness)."""
         from graphops.model.convert import graph_from_cugraph
 
-        return graph_from_cugraph(G)
+        return graph_from_cugraph(G, cls)
 
 
 def _attr_columns(df: Any, used: tuple, edge_attrs: Sequence[str] | None) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ from graphops.pipeline.sources import Sources
 from graphops.version import __version__
 from graphops.host.validation import explain, format_loc
 from graphops.pipeline.meaning import check_meaning, step_crumb
-from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
+from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step, load_yaml
 
-__all__ = ["LoadedPipeline", "load_pipeline", "read_config"]
+__all__ = ["LoadedPipeline", "load_pipeline", "read_config", "load_yaml"]
 
 
 @dataclass(frozen=True)
@@ -53,25 +52,6 @@ class LoadedPipeline:
 
 def _fail(file: str, message: str, *where: str) -> ConfigError:
     return ConfigError(file, [ConfigIssue(tuple(where), message)])
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML with YAML 1.2's booleans: only true/false. Under YAML 1.1 a bare ``on``, ``off``,
-    ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}`` would lose its
-    ``on`` key; parameters that are booleans still take those words (pydantic reads them)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-
-
-def load_yaml(text: str) -> Any:
-    """Parse pipeline YAML (YAML 1.2 booleans, see :class:`_Loader`)."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
 def read_config(path: str | os.PathLike) -> tuple[str, Any]:

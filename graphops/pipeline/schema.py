@@ -54,21 +54,100 @@ A pipeline file is a YAML mapping::
 """
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
+
+import yaml
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from graphops.pipeline.sources import GraphSource, _lower
 from graphops.host.validation import NAME_PATTERN
 
-__all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN"]
+__all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN",
+           "SOURCE_KINDS", "load_yaml"]
 
 SCHEMA_VERSION = 1
+SOURCE_KINDS = ("path", "generate", "dataset")
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML with YAML 1.2's booleans: only true/false. Under YAML 1.1 a bare ``on``, ``off``,
+    ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}`` would lose its
+    ``on`` key; parameters that are booleans still take those words (pydantic reads them)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+def load_yaml(text: str) -> Any:
+    """Parse pipeline YAML (YAML 1.2 booleans, see :class:`_Loader`)."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+class GraphSource(_Model):
+    """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
+
+    path: str | None = Field(None, min_length=1)
+    nodes: str | None = Field(None, min_length=1)  # a node file beside a path: id + feature columns
+    generate: dict[str, Any] | None = None  # {kind: <a registered generator>, its parameters}
+    dataset: str | None = Field(None, min_length=1)
+    format: str | None = None
+    src: str | int | None = None
+    dst: str | int | None = None
+    weight: str | int | None = None
+    columns: list[str] | None = None
+    header: Literal["auto", True, False] = "auto"
+    ids: Literal["auto", "integer", "string"] = "auto"
+    directed: bool | None = None
+    dedupe: bool | None = None
+    device: Literal["auto", "cpu", "gpu"] = "cpu"
+    partitioned: bool = False  # path is files read by a Dask cluster (a DaskGraph), never in one place
+
+    _lower_device = field_validator("device", mode="before")(_lower)
+
+    @field_validator("generate", mode="after")
+    @classmethod
+    def _kind_named(cls, value: Any) -> Any:
+        if value is not None and not (isinstance(value.get("kind"), str) and value["kind"]):
+            raise ValueError("a generated graph names its generator and its parameters, e.g. {kind: rmat, scale: 18} "
+                             "(graphops plugins lists the generator kinds)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "GraphSource":
+        given = [k for k in SOURCE_KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
+                             "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
+        if self.nodes is not None and self.path is None:
+            raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
+        if self.partitioned:
+            if self.path is None:
+                raise ValueError("partitioned: true reads edge files with Dask; give path: a file pattern "
+                                 "(edges/*.parquet) or a folder of parquet files")
+            unfit = [k for k, v in (("nodes", self.nodes), ("weight", self.weight), ("dedupe", self.dedupe))
+                     if v is not None] + (["ids: string"] if self.ids == "string" else [])
+            if unfit:
+                raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
+                                 f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
+        return self
+
+
+
 
 
 class Step(_Model):

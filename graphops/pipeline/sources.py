@@ -11,169 +11,23 @@ graphs through :class:`Sources`; none of them reaches into another's internals. 
 """
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal, Mapping
+from typing import Any, Iterator, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import pydantic
 
-from graphops.io import datasets
 from graphops.base.device import module_available
 from graphops.errors import InputError, choices, did_you_mean
+from graphops.host.algorithm import load_target
+from graphops.host.validation import explain, format_loc
+from graphops.io import datasets
+from graphops.pipeline.schema import GraphSource, load_yaml
 
-__all__ = ["GraphSource", "RMat", "Gnm", "Pattern", "Grid2D", "GnpSet", "RandomCycles", "Symmetric", "DeBruijn",
-           "Sources", "DeclaredGraph", "SOURCE_KINDS"]
-
-SOURCE_KINDS = ("path", "generate", "dataset")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RMat(_Model):
-    """An R-MAT graph (:func:`graphops.io.generate.rmat`)."""
-
-    kind: Literal["rmat"]
-    scale: int = Field(ge=1, le=32)
-    edge_factor: int = Field(16, ge=1)
-    a: float = Field(0.57, ge=0, le=1)
-    b: float = Field(0.19, ge=0, le=1)
-    c: float = Field(0.19, ge=0, le=1)
-    seed: int = 42
-    scramble: bool = True
-    directed: bool = False
-    node_features: int = Field(0, ge=0)
-    edge_features: int = Field(0, ge=0)
-
-
-class Gnm(_Model):
-    """``m`` uniform random edges among ``n`` vertices, with features (:func:`graphops.io.generate.gnm`)."""
-
-    kind: Literal["gnm"]
-    n: int = Field(ge=1)
-    m: int = Field(ge=0)
-    directed: bool = True
-    seed: int = 42
-    node_features: int = Field(0, ge=0)
-    edge_features: int = Field(0, ge=0)
-
-
-class Pattern(_Model):
-    """A pattern sampled from another graph of the file (:func:`graphops.io.generate.sample_pattern`)."""
-
-    kind: Literal["pattern"]
-    of: str = Field(min_length=1)
-    max_nodes: int = Field(9, ge=1)
-    seed: int = 42
-
-
-class RandomCycles(_Model):
-    """A union of connected random closed walks, Eulerian (:func:`graphops.io.generate.random_cycles`)."""
-
-    kind: Literal["random_cycles"]
-    n: int = Field(ge=1)
-    cycles: int = Field(ge=1)
-    length: int = Field(ge=1)
-    directed: bool = True
-    seed: int = 42
-
-
-class Symmetric(_Model):
-    """Every edge of another graph of the file both ways (:func:`graphops.io.generate.symmetric`)."""
-
-    kind: Literal["symmetric"]
-    of: str = Field(min_length=1)
-    directed: Literal[True] = True
-
-
-class DeBruijn(_Model):
-    """The de Bruijn graph of a string's k-mers (:func:`graphops.io.generate.de_bruijn`)."""
-
-    kind: Literal["de_bruijn"]
-    sequence: str | None = Field(None, min_length=2)
-    k: int = Field(21, ge=2)
-    length: int = Field(1000, ge=2)
-    seed: int = 42
-    shuffle: bool = True
-    directed: Literal[True] = True
-
-
-class Grid2D(_Model):
-    """A 4-neighbour grid (:func:`graphops.io.generate.grid2d`)."""
-
-    kind: Literal["grid2d"]
-    rows: int = Field(ge=1)
-    cols: int = Field(ge=1)
-
-
-class GnpSet(_Model):
-    """A GraphSet of G(n, p) graphs with labels and attributes (:func:`graphops.io.generate.gnp_set`)."""
-
-    kind: Literal["gnp_set"]
-    sizes: dict[int, int] = Field(min_length=1)  # nodes per graph -> number of such graphs
-    p: float = Field(0.5, ge=0, le=1)
-    n_labels: int = Field(4, ge=1)
-    n_attrs: int = Field(2, ge=0)
-    seed: int = 42
-
-
-Generator = Annotated[RMat | Gnm | Pattern | Grid2D | GnpSet | RandomCycles | Symmetric | DeBruijn,
-                      Field(discriminator="kind")]
-_OF_KINDS = ("pattern", "symmetric")  # generators made from another graph of the file
-
-
-def _lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
-
-
-class GraphSource(_Model):
-    """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
-
-    path: str | None = Field(None, min_length=1)
-    nodes: str | None = Field(None, min_length=1)  # a node file beside a path: id + feature columns
-    generate: Generator | None = None
-    dataset: str | None = Field(None, min_length=1)
-    format: str | None = None
-    src: str | int | None = None
-    dst: str | int | None = None
-    weight: str | int | None = None
-    columns: list[str] | None = None
-    header: Literal["auto", True, False] = "auto"
-    ids: Literal["auto", "integer", "string"] = "auto"
-    directed: bool | None = None
-    dedupe: bool | None = None
-    device: Literal["auto", "cpu", "gpu"] = "cpu"
-    partitioned: bool = False  # path is files read by a Dask cluster (a DaskGraph), never in one place
-
-    _lower_device = field_validator("device", mode="before")(_lower)
-
-    @model_validator(mode="after")
-    def _one_source(self) -> "GraphSource":
-        given = [k for k in SOURCE_KINDS if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
-                             "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
-        if self.nodes is not None and self.path is None:
-            raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
-        if self.partitioned:
-            if self.path is None:
-                raise ValueError("partitioned: true reads edge files with Dask; give path: a file pattern "
-                                 "(edges/*.parquet) or a folder of parquet files")
-            unfit = [k for k, v in (("nodes", self.nodes), ("weight", self.weight), ("dedupe", self.dedupe))
-                     if v is not None] + (["ids: string"] if self.ids == "string" else [])
-            if unfit:
-                raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
-                                 f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
-        return self
-
-    @property
-    def is_directed(self) -> bool:
-        if self.directed is None and self.generate is not None:
-            return bool(getattr(self.generate, "directed", False))
-        return bool(self.directed)
+__all__ = ["Sources", "DeclaredGraph"]
 
 
 @dataclass(frozen=True)
@@ -202,7 +56,6 @@ class Sources:
     @classmethod
     def from_file(cls, path: str | os.PathLike, registry: Any = None) -> "Sources":
         """The ``graphs:`` section of a pipeline file (nothing else of it is checked)."""
-        from graphops.pipeline.load import load_yaml
         from graphops.host.registry import get_registry
 
         data = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
@@ -238,11 +91,31 @@ class Sources:
         if src.partitioned:
             return "daskgraph"
         if src.generate is not None:
-            return "graphset" if src.generate.kind == "gnp_set" else "graph"
+            gen = self.registry.generators.get(src.generate["kind"])
+            return gen.makes if gen is not None else "graph"
         if src.dataset is not None:
             known = datasets.entry(src.dataset)
             return known.kind if known is not None else "graph"
         return "graphset" if self.format(name) == "tu" else "graph"
+
+    # generated graphs ---------------------------------------------------------------
+    def generator(self, name: str) -> tuple[Any, Any]:
+        """``(generator, validated parameters)`` of a generated graph; ``(None, None)`` when its
+        kind is not registered or its parameters do not validate (:meth:`problems` says why)."""
+        spec = dict(self.sources[name].generate or {})
+        gen = self.registry.generators.get(spec.pop("kind", None))
+        if gen is None:
+            return None, None
+        try:
+            return gen, gen.model.model_validate(spec)
+        except pydantic.ValidationError:
+            return gen, None
+
+    def _of(self, name: str) -> str | None:
+        """The graph of the file a generated graph is made from (its ``of``), if any."""
+        spec = self.sources[name].generate
+        gen = self.registry.generators.get(spec.get("kind")) if spec is not None else None
+        return spec.get("of") if gen is not None and "of" in gen.model.model_fields else None
 
     def made_from(self, name: str) -> list[str]:
         """``[name, of, of's of, ...]``: the graphs ``name`` is generated from, in order, ending
@@ -250,8 +123,7 @@ class Sources:
         last name is the first one repeated: ``[a, b, a]``)."""
         chain = [name]
         while True:
-            gen = self.sources[chain[-1]].generate
-            of = getattr(gen, "of", None) if gen is not None and gen.kind in _OF_KINDS else None
+            of = self._of(chain[-1])
             if of is None or of not in self.sources:
                 return chain
             chain.append(of)
@@ -266,13 +138,10 @@ class Sources:
     def declared(self, name: str) -> DeclaredGraph:
         src = self.sources[name]
         weighted = None if src.path is None or self.kind(name) == "graphset" else src.weight is not None
+        directed = bool(src.directed)
         if src.generate is not None:
             weighted = False  # no generator draws weights (a pattern or symmetric graph drops them too)
-        directed = src.is_directed
-        gen = src.generate
-        if gen is not None and gen.kind == "pattern" and src.directed is None and gen.of in self.sources \
-                and self.cycle(name) is None:
-            directed = self.declared(gen.of).directed  # a pattern is directed like its graph
+            directed = self._generated_directed(name) if src.directed is None else bool(src.directed)
         if src.dataset is not None and src.directed is None:
             known = datasets.entry(src.dataset)
             directed = bool(known and known.directed)
@@ -282,16 +151,22 @@ class Sources:
                 directed = reader.directed  # the format's own (k-mers: arcs)
         return DeclaredGraph(name, self.kind(name), directed, weighted)
 
+    def _generated_directed(self, name: str) -> bool:
+        """A generator's ``directed`` (given, or its default); one made from another graph of the
+        file without a ``directed`` of its own is directed like that graph."""
+        gen, params = self.generator(name)
+        if params is not None and "directed" in type(params).model_fields:
+            return bool(params.directed)
+        of = self._of(name)
+        if of in self.sources and self.cycle(name) is None:
+            return self.declared(of).directed
+        return False
+
     def problems(self, name: str) -> Iterator[tuple[str, str]]:
         """``(key, message)`` for each problem found without reading the data."""
         src = self.sources[name]
-        if src.generate is not None and src.generate.kind in _OF_KINDS and src.generate.of not in self.sources:
-            yield "generate.of", (f"no graph {src.generate.of!r} in this file to make the {src.generate.kind} "
-                                  f"graph from. Graphs: {choices(self.sources)}."
-                                  f"{did_you_mean(src.generate.of, self.sources)}")
-        cycle = self.cycle(name) if src.generate is not None else None
-        if cycle is not None and cycle[0] == name and name == min(cycle, key=list(self.sources).index):
-            yield "generate.of", self._cycle_problem(cycle)
+        if src.generate is not None:
+            yield from self._generator_problems(name, src.generate)
         if src.dataset is not None:
             problem = datasets.dataset_problem(src.dataset)
             if problem:
@@ -313,6 +188,25 @@ class Sources:
             yield "nodes", f"File not found: {src.nodes!r} (resolved to {str(self.base / src.nodes)!r})"
         yield from self._format_problems(name, src, path)
 
+    def _generator_problems(self, name: str, spec: dict) -> Iterator[tuple[str, str]]:
+        try:
+            gen = self.registry.generator(spec["kind"])
+        except (ValueError, LookupError) as exc:
+            yield "generate.kind", str(exc)
+            return
+        try:
+            gen.model.model_validate({k: v for k, v in spec.items() if k != "kind"})
+        except pydantic.ValidationError as exc:
+            for err in exc.errors():
+                yield f"generate.{format_loc(err['loc'])}" if err["loc"] else "generate", explain(err, gen.model)
+        of = self._of(name)
+        if of is not None and of not in self.sources:
+            yield "generate.of", (f"no graph {of!r} in this file to make the {gen.name} graph from. Graphs: "
+                                  f"{choices(self.sources)}.{did_you_mean(of, self.sources)}")
+        cycle = self.cycle(name)
+        if cycle is not None and cycle[0] == name and name == min(cycle, key=list(self.sources).index):
+            yield "generate.of", self._cycle_problem(cycle)
+
     @staticmethod
     def _cycle_problem(cycle: list[str]) -> str:
         fix = ("from a graph that is read or generated on its own (a path, a data set, or e.g. "
@@ -323,7 +217,7 @@ class Sources:
                 f"make one of them {fix}")
 
     def _partitioned_problems(self, name: str, src: GraphSource, path: Path) -> Iterator[tuple[str, str]]:
-        from graphops.model.daskgraph import PARTITIONED_FORMATS, edge_files
+        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files
 
         fmt = self.format(name)
         if fmt not in PARTITIONED_FORMATS:
@@ -362,10 +256,29 @@ class Sources:
             src = self.sources[name]
             self.info[name] = {
                 "path": str(self.path(name) or ""), "dataset": src.dataset,
-                "generate": src.generate.model_dump() if src.generate is not None else None,
+                "generate": dict(src.generate) if src.generate is not None else None,
                 "format": self.format(name), "load_seconds": time.perf_counter() - start,
                 "repr": repr(self.graphs[name])}
         return self.graphs[name]
+
+    def _generate(self, name: str, device: str) -> Any:
+        """A generated graph, drawn on the GPU when it lives there and its generator can, else on the
+        host and then moved; one made from another graph gets that graph on the same terms."""
+        gen, params = self.generator(name)
+        if gen is None or params is None:  # a file not validated first (e.g. read by a command)
+            spec = dict(self.sources[name].generate)
+            gen = self.registry.generator(spec.pop("kind"))
+            params = gen.model.model_validate(spec)
+        on_gpu = device == "gpu" and gen.gpu is not None and all(module_available(m) for m in gen.gpu)
+        fn = load_target(gen.target)
+        takes = inspect.signature(fn).parameters  # fields it does not take (a fixed directed: true) describe it
+        given = params.model_dump()
+        of = given.pop("of", None)
+        args = {k: v for k, v in given.items() if k in takes}
+        if on_gpu and "device" in takes:
+            args["device"] = "gpu"
+        made = fn(**args) if of is None else fn(self.get(of).to(device if on_gpu else "cpu"), **args)
+        return made.to(device)
 
     def _device(self, name: str) -> str:
         from graphops.base.device import rapids_available
@@ -381,25 +294,11 @@ class Sources:
             raise InputError(f"graph {name!r}: {self._cycle_problem(cycle)}")
         src, device = self.sources[name], self._device(name)
         if src.generate is not None:
-            from graphops.io import generate
-
-            spec = src.generate.model_dump()
-            kind = spec.pop("kind")
-            if kind == "pattern":
-                return generate.sample_pattern(self.get(spec.pop("of")).to("cpu"), **spec).to(device)
-            if kind == "symmetric":
-                return generate.symmetric(self.get(spec.pop("of")).to(device))
-            if kind == "de_bruijn":
-                spec.pop("directed")
-            if kind == "random_cycles" and device == "gpu":
-                return generate.random_cycles(**spec, device="gpu")  # drawn on the GPU
-            if kind == "rmat" and device == "gpu" and module_available("pylibraft.random"):
-                return generate.rmat(**spec, device="gpu")  # drawn on the GPU, never on the host
-            return getattr(generate, kind)(**spec).to(device)
+            return self._generate(name, device)
         if src.dataset is not None:
             return datasets.load(src.dataset, device=device, **_read_options(src))
         if src.partitioned:
-            from graphops.model.daskgraph import read_edge_files
+            from graphops.io.partitioned import read_edge_files
 
             return read_edge_files(self.path(name), self.format(name), src=src.src, dst=src.dst,
                                    columns=src.columns, header=src.header, directed=bool(src.directed),

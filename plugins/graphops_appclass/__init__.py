@@ -2,11 +2,12 @@
 byte-identical to the PNNL/owensgroup reference programs."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Command, Input, Reader, hookimpl
+from graphops import Algorithm, Backend, Command, Generator, Input, Reader, hookimpl
 
 from .params import OUTPUTS, AppclassParams
 
-__all__ = ["graphops_register_algorithms", "graphops_register_readers", "graphops_register_commands"]
+__all__ = ["graphops_register_algorithms", "graphops_register_readers", "graphops_register_commands",
+           "graphops_register_generators"]
 
 
 @hookimpl
@@ -52,3 +53,10 @@ def _arguments(parser) -> None:
 def graphops_register_commands() -> list[Command]:
     return [Command(name="appclass", summary="print MU like the reference programs (%e, one value per line)",
                     target="graphops_appclass.cli:main", arguments=_arguments)]
+
+
+@hookimpl
+def graphops_register_generators() -> list[Generator]:
+    return [Generator("pattern", "graphops_appclass.params:Pattern", "graphops_appclass.io:sample_pattern",
+                      summary="a pattern sampled from another graph of the file: a vertex, its neighbours, "
+                              "the edges among them")]

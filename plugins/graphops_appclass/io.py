@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from graphops import Graph, InputError
-from graphops.base.device import Device, host_pandas
+from graphops.base.device import Device, host_pandas, to_device
+from graphops.model.ids import distinct
 from graphops.model.frames import to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
@@ -29,7 +30,7 @@ pd = host_pandas()  # the real pandas, also under cudf.pandas
 _EXACT = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 __all__ = ["read_appclass", "read_vertices", "read_edges", "read_vertex_frame", "read_edge_frame",
-           "Table"]
+           "Table", "sample_pattern"]
 
 
 @dataclass(frozen=True)
@@ -182,3 +183,29 @@ def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
     x = read_vertices(vertex_path)
     edges = _edge_frame(*read_edges(edge_path, len(x)))
     return Graph.from_edgelist(edges, directed=True, nodes=_vertex_frame(x)).to(device)
+
+
+def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
+    """A pattern from ``graph``: a random vertex q with at least one neighbour, up to
+    ``max_nodes`` of its neighbours (either direction), and every edge among them (the
+    induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
+    first; node and edge frames keep their feature columns."""
+    src, dst = to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)
+    linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
+    if len(linked) == 0:
+        raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
+    rng = np.random.default_rng(seed)
+    q = int(rng.choice(linked))
+    near = distinct(np.concatenate([dst[src == q], src[dst == q]]))
+    near = near[near != q]
+    chosen = np.concatenate([[q], rng.permutation(near)[:max_nodes]]).astype(np.int64)
+    new_id = np.full(graph.n_vertices, -1, np.int64)
+    new_id[chosen] = np.arange(len(chosen))
+    keep = np.flatnonzero((new_id[src] >= 0) & (new_id[dst] >= 0))
+    edges = graph.edges.iloc[keep].reset_index(drop=True)
+    edges["src"], edges["dst"] = new_id[src[keep]], new_id[dst[keep]]
+    nodes = None
+    if graph.nodes is not None:
+        nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
+        nodes["id"] = np.arange(len(chosen))
+    return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)

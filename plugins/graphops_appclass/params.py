@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from graphops import InputError, Params
+from graphops.io.generators import GeneratorParams
 
 OUTPUTS = ("pattern_node", "rank", "data_node", "log_prob")
 GiB = float(1 << 30)
@@ -115,3 +116,11 @@ def cost(inputs: dict[str, Any], params: AppclassParams) -> dict[str, Any]:
     init = 8.0 * (d.m * d.edge_dim + d.n * d.node_dim + d.m * p.m + 2 * d.n * p.n)
     return {"bytes": init + rounds * per_round, "flops": 3.0 * d.m * p.m * d.edge_dim,
             "counts": {"edge-pattern pairs x rounds": d.m * p.m * rounds}}
+
+
+class Pattern(GeneratorParams):
+    """A pattern sampled from another graph of the file (:func:`graphops_appclass.io.sample_pattern`)."""
+
+    of: str = Field(min_length=1)
+    max_nodes: int = Field(9, ge=1)
+    seed: int = 42

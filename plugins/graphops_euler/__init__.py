@@ -2,11 +2,11 @@
 cycle merging on the GPU), a tour validator, and k-mer files for de Bruijn assembly."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Input, Reader, hookimpl
+from graphops import Algorithm, Backend, Generator, Input, Reader, hookimpl
 
 from .params import OUTPUTS, EulerParams
 
-__all__ = ["graphops_register_algorithms", "graphops_register_readers"]
+__all__ = ["graphops_register_algorithms", "graphops_register_readers", "graphops_register_generators"]
 
 
 @hookimpl
@@ -27,7 +27,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         summary="Euler circuit or path: every edge once, in walking order (step, src, dst, edge_id)",
         version_added="0.2",
         cost="graphops_euler.params:cost",
-        writers={".fa": "graphops_euler.debruijn:write_fasta", ".fasta": "graphops_euler.debruijn:write_fasta"},
+        writers={".fa": "graphops_euler.io:write_fasta", ".fasta": "graphops_euler.io:write_fasta"},
         functions={"is_euler_circuit": "graphops_euler.validate:is_euler_circuit",
                    "is_euler_path": "graphops_euler.validate:is_euler_path",
                    "euler_tour_problem": "graphops_euler.validate:tour_problem"},
@@ -36,5 +36,17 @@ def graphops_register_algorithms() -> list[Algorithm]:
 
 @hookimpl
 def graphops_register_readers() -> list[Reader]:
-    return [Reader(name="kmers", suffixes=(".kmers",), target="graphops_euler.debruijn:read_kmers", directed=True,
+    return [Reader(name="kmers", suffixes=(".kmers",), target="graphops_euler.io:read_kmers", directed=True,
                    summary="k-mers, one de Bruijn arc each: (k-1)-mer prefix -> suffix")]
+
+
+@hookimpl
+def graphops_register_generators() -> list[Generator]:
+    return [
+        Generator("random_cycles", "graphops_euler.params:RandomCycles", "graphops_euler.io:random_cycles",
+                  gpu=("cupy",), summary="a union of connected random closed walks (Eulerian)"),
+        Generator("symmetric", "graphops_euler.params:Symmetric", "graphops_euler.io:symmetric", gpu=("cupy",),
+                  summary="every edge of another graph of the file both ways (Eulerian when connected)"),
+        Generator("de_bruijn", "graphops_euler.params:DeBruijn", "graphops_euler.io:de_bruijn",
+                  summary="the de Bruijn graph of a string's k-mers (a random DNA string by default)"),
+    ]

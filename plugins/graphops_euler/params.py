@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from graphops import Params
+from graphops.io.generators import GeneratorParams
 
 OUTPUTS = ("step", "src", "dst", "edge_id")
 MERGE_FROM = 1 << 18  # edges from which method=auto merges cycles on the CPU
@@ -58,3 +59,31 @@ def cost(inputs: dict[str, Any], params: EulerParams) -> dict[str, Any]:
     (three int64 per step)."""
     m = inputs["graph"].n_edges
     return {"bytes": 8.0 * m + 24.0 * m, "flops": 0.0, "counts": {"edges": m}}
+
+
+class RandomCycles(GeneratorParams):
+    """A union of connected random closed walks, Eulerian (:func:`graphops_euler.io.random_cycles`)."""
+
+    n: int = Field(ge=1)
+    cycles: int = Field(ge=1)
+    length: int = Field(ge=1)
+    directed: bool = True
+    seed: int = 42
+
+
+class Symmetric(GeneratorParams):
+    """Every edge of another graph of the file both ways (:func:`graphops_euler.io.symmetric`)."""
+
+    of: str = Field(min_length=1)
+    directed: Literal[True] = True
+
+
+class DeBruijn(GeneratorParams):
+    """The de Bruijn graph of a string's k-mers (:func:`graphops_euler.io.de_bruijn`)."""
+
+    sequence: str | None = Field(None, min_length=2)
+    k: int = Field(21, ge=2)
+    length: int = Field(1000, ge=2)
+    seed: int = 42
+    shuffle: bool = True
+    directed: Literal[True] = True

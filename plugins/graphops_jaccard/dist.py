@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.engine.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
-from graphops.model.daskgraph import DaskGraph, add_up, column_slices, frame_on, in_input_order
+from graphops.model.daskgraph import DaskGraph
+from graphops.engine.slices import add_up, column_slices, frame_on, in_input_order
 from graphops.base.device import Device, device_of, to_device
 from graphops.errors import InputError
 from graphops.model.frames import new_frame

@@ -248,7 +248,7 @@ def test_symmetric_digraph_of_a_road_network(backend, shared_data):
 
 @pytest.mark.parametrize("backend", OWN)
 def test_de_bruijn_path_spells_the_sequence(backend):
-    from graphops_euler.debruijn import spell
+    from graphops_euler.io import spell
 
     seq = go.generate.dna(3000, seed=11)
     g = go.generate.de_bruijn(seq, k=25)
@@ -259,7 +259,7 @@ def test_de_bruijn_path_spells_the_sequence(backend):
 
 
 def test_kmer_reader_and_fasta_writer_in_a_pipeline(tmp_path):
-    from graphops_euler.debruijn import read_fasta
+    from graphops_euler.io import read_fasta
 
     seq = go.generate.dna(500, seed=4)
     kmers = [seq[i:i + 15] for i in range(len(seq) - 14)]
@@ -290,7 +290,7 @@ def test_kmer_reader_errors(tmp_path):
     with pytest.raises(go.ConfigError, match=r"(?s)At key: directed.*format 'kmers' gives directed graphs"):
         go.load_pipeline(tmp_path / "p.yaml")
     ints = graph([0, 1], [1, 0])
-    from graphops_euler.debruijn import spell
+    from graphops_euler.io import spell
 
     with pytest.raises(InputError, match="needs a de Bruijn graph"):
         spell(go.run("euler", ints))
@@ -299,7 +299,7 @@ def test_kmer_reader_errors(tmp_path):
 def test_the_shipped_de_bruijn_example_rebuilds_its_genome(tmp_path):
     from pathlib import Path
 
-    from graphops_euler.debruijn import read_fasta
+    from graphops_euler.io import read_fasta
 
     configs = Path(__file__).resolve().parents[2] / "configs"
     go.run_pipeline(configs / "euler_debruijn.yaml", backend="cpu", out=tmp_path)

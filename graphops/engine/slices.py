@@ -1,0 +1,253 @@
+"""Column slices of a :class:`~graphops.model.daskgraph.DaskGraph` on a Dask client's workers.
+
+Algorithms that declare a split for a Dask edge frame (``jaccard``) run on the client's workers with the graph cut into
+**column slices**: worker ``s`` holds every adjacency entry ``(x, w)`` whose column ``w`` lies in
+its range of vertices (both directions of each edge, repeated edges once), so each holds about
+``1/k`` of the graph and a graph larger than one GPU's memory fits on several. A quantity that
+adds up over the columns of a row, such as ``|N(u) ∩ N(v)| = Σ_s |N_s(u) ∩ N_s(v)|`` or a
+degree, is computed slice by slice and summed, in integers, so the result equals one process's.
+
+:func:`column_slices` builds the slices with tasks on the workers (futures; nothing comes to
+the client but the vertex count and the slice bounds):
+
+1. the distinct vertex ids (sorted), kept on the workers; each edge partition maps its ids to
+   indices ``0..n-1`` by binary search;
+2. the column bounds, cut so that the slices hold about equal numbers of entries;
+3. each edge partition cuts its entries (both directions) by slice; each slice puts its pieces
+   together, drops repeated entries and builds a CSR of all ``n`` rows over its columns, plus
+   the distinct edges ``{u, v}`` whose larger end is in its range (each edge thus has one home),
+   with the position of its first stored row and its stored orientation.
+
+:func:`in_input_order` turns values per slice's edges back into a Dask frame with one
+partition per input partition, rows in the input's order: the same rows, in the same order,
+as one process's result.
+"""
+from __future__ import annotations
+
+import operator
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from graphops.base.device import Device, device_of
+from graphops.model.daskgraph import DaskGraph
+from graphops.model.ids import distinct
+
+__all__ = ["Slices", "column_slices", "in_input_order", "frame_on", "add_up"]
+
+# A row's position: its partition's number in the high bits, its row in the partition below.
+_ROW_BITS = 40
+
+
+@dataclass
+class Slices:
+    """A :class:`DaskGraph` cut into column slices on a client's workers (futures)."""
+
+    client: Any
+    graph: DaskGraph
+    n_vertices: int
+    bounds: list[int]     # slice s holds the columns bounds[s] <= w < bounds[s + 1]
+    ids: Any              # future: the sorted distinct original ids (index -> id)
+    adjacency: list[Any]  # futures per slice: (indptr int64 n+1, indices int32), rows sorted
+    edges: list[Any]      # futures per slice: (first, second) of its distinct edges, as first stored
+    positions: list[Any]  # futures per slice: those edges' first rows (partition << 40 | row)
+    degrees: Any          # future: |N(x)| per vertex, over all slices
+    offsets: Any          # future: rows of distinct edges before each input partition (n_parts + 1)
+
+
+_KEPT: "weakref.WeakKeyDictionary[DaskGraph, dict[tuple[str, int], Slices]]" = weakref.WeakKeyDictionary()
+
+
+def column_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
+    """``graph`` cut into ``k`` column slices held by ``client``'s workers: built once, then kept
+    on the workers for the next call while the graph object lives (``del graph`` frees them; a
+    worker lost meanwhile has its share rebuilt by Dask)."""
+    kept = _KEPT.setdefault(graph, {})
+    sl = kept.get((client.id, k))
+    futures = [] if sl is None else [sl.ids, sl.degrees, sl.offsets, *sl.adjacency, *sl.edges, *sl.positions]
+    if sl is None or any(f.status not in ("pending", "finished") for f in futures):
+        sl = kept[(client.id, k)] = _build_slices(client, graph, k)
+    return sl
+
+
+def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
+    parts = client.compute(graph.edges.to_delayed())
+    sub = client.submit
+    arrays = [sub(_part_arrays, p, graph.src, graph.dst, pure=False) for p in parts]
+    ids = sub(_distinct, *[sub(_part_ids, a, pure=False) for a in arrays], pure=False)
+    n = int(sub(len, ids).result())
+    indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
+    bounds = sub(_bounds, n, k, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False).result()
+    pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
+    get = operator.getitem
+    built = [sub(_slice, n, *[sub(get, p, s, pure=False) for p in pieces], pure=False) for s in range(k)]
+    adjacency, edges, positions = ([sub(get, b, c, pure=False) for b in built] for c in range(3))
+    degrees = sub(add_up, *[sub(_row_lengths, a, pure=False) for a in adjacency], pure=False)
+    offsets = sub(_offsets, len(parts), *[sub(_origins, p, len(parts), pure=False) for p in positions], pure=False)
+    return Slices(client, graph, n, list(bounds), ids, adjacency, edges, positions, degrees, offsets)
+
+
+def in_input_order(slices: Slices, values: list[Any], meta: Any) -> tuple[list[Any], Any]:
+    """Frames per slice (columns as in ``meta`` plus ``position``) as futures of one frame per
+    input partition, rows in input order, indexed as one frame would be; and a Dask frame on them."""
+    sub = slices.client.submit
+    p = slices.graph.npartitions
+    cut = [sub(_by_origin, v, p, pure=False) for v in values]
+    out = [sub(_origin_frame, j, slices.offsets, *[sub(operator.getitem, c, j, pure=False) for c in cut],
+               pure=False)
+           for j in range(p)]
+    return out, frame_on(out, meta)
+
+
+def frame_on(futures: list[Any], meta: Any) -> Any:
+    """A Dask frame whose partitions are ``futures`` (frames like ``meta``), nothing gathered."""
+    import dask
+    import dask.dataframe as dd
+
+    return dd.from_delayed([dask.delayed(f) for f in futures], meta=meta, verify_meta=False)
+
+
+# Tasks (run on the workers) ---------------------------------------------------------------
+
+def _xp(a: Any) -> Any:
+    return device_of(a).xp
+
+
+def _part_arrays(frame: Any, src: str, dst: str) -> tuple[Any, Any]:
+    """A partition's id columns as int64 arrays (checked once, used twice)."""
+    from graphops.model.frames import id_array
+
+    return id_array(frame[src], "src"), id_array(frame[dst], "dst")
+
+
+def _part_ids(arrays: tuple[Any, Any]) -> Any:
+    return _distinct(*arrays)
+
+
+def _distinct(*arrays: Any) -> Any:
+    xp = _xp(arrays[0])
+    return distinct(xp.concatenate(arrays))
+
+
+def _part_index(arrays: tuple[Any, Any], ids: Any) -> tuple[Any, Any]:
+    from graphops.base.device import to_device
+
+    s, d = arrays
+    xp, ids = _xp(s), to_device(ids, device_of(s))
+    return xp.searchsorted(ids, s), xp.searchsorted(ids, d)
+
+
+def _histogram(index: tuple[Any, Any], n: int) -> Any:
+    s, d = index
+    xp = _xp(s)
+    return xp.bincount(s, minlength=n) + xp.bincount(d, minlength=n)
+
+
+def _bounds(n: int, k: int, *histograms: Any) -> list[int]:
+    """Column bounds giving each slice about the same number of entries."""
+    import numpy as np
+
+    from graphops.base.device import to_device
+
+    total = np.zeros(n, np.int64)
+    for h in histograms:
+        total += to_device(h, Device.CPU)
+    cum = np.cumsum(total)
+    inner = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="right") if n else np.zeros(k - 1, np.int64)
+    return [0, *(int(b) for b in np.maximum.accumulate(inner)), n]
+
+
+def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any, ...]]:
+    """The partition's entries, both directions of each edge, cut by column slice: per slice
+    (rows, columns, positions, flipped), ``flipped`` marking the entry that reverses the row."""
+    s, d = index
+    xp = _xp(s)
+    m = len(s)
+    small = xp.int32 if bounds[-1] < 2**31 else xp.int64  # vertex indices: 4 bytes while they fit
+    # a row's two entries side by side: positions never fall, within a slice too (stable cut),
+    # so the slice sorts by its key alone to keep each edge's first-stored entry first
+    rows = xp.stack([s, d], axis=1).astype(small).reshape(-1)
+    cols = xp.stack([d, s], axis=1).astype(small).reshape(-1)
+    pos = xp.repeat((xp.int64(part) << _ROW_BITS) + xp.arange(m, dtype=xp.int64), 2)
+    flipped = xp.tile(xp.asarray([0, 1], dtype=xp.int8), m)
+    if len(bounds) > 2:
+        which = xp.searchsorted(xp.asarray(bounds[1:-1], dtype=small), cols, side="right")
+    else:  # one slice
+        which = xp.zeros(len(cols), xp.int64)
+    order = xp.argsort(which, kind="stable")
+    starts = xp.searchsorted(which[order], xp.arange(len(bounds)), side="left").tolist()
+    cols, rows, pos, flipped = cols[order], rows[order], pos[order], flipped[order]
+    return [(rows[a:b], cols[a:b], pos[a:b], flipped[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any, Any], Any]:
+    """A slice's set adjacency (CSR of all ``n`` rows over its columns), its distinct edges
+    ``{u, v}`` (those with ``u <= v`` entries here, i.e. whose larger end is in the slice) as
+    stored first, and those first rows' positions."""
+    xp = _xp(pieces[0][0])
+    rows, cols, pos, flipped = (xp.concatenate([p[c] for p in pieces]) for c in range(4))
+    small = rows.dtype
+    key = rows.astype(xp.int64) * max(n, 1) + cols
+    # pieces in partition order, each in stored order (see _cut): a stable sort by key puts
+    # each edge's first-stored entry first (one sort of one key, not a three-key lexsort)
+    order = xp.argsort(key, kind="stable")
+    key, pos, flipped = key[order], pos[order], flipped[order]
+    first = xp.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    key, pos, flipped = key[first], pos[first], flipped[first]
+    r, c = (key // max(n, 1)).astype(small), (key % max(n, 1)).astype(small)
+    del key
+    indptr = xp.zeros(n + 1, dtype=xp.int64)
+    if n:
+        xp.cumsum(xp.bincount(r, minlength=n), out=indptr[1:])
+    adjacency = (indptr, xp.ascontiguousarray(c.astype(xp.int32)))
+    edge = r <= c
+    u, v, pos, flipped = r[edge], c[edge], pos[edge], flipped[edge].astype(bool)
+    first_end, second_end = xp.where(flipped, v, u), xp.where(flipped, u, v)  # as first stored
+    return adjacency, (first_end, second_end), pos
+
+
+def _row_lengths(adjacency: tuple[Any, Any]) -> Any:
+    indptr = adjacency[0]
+    return indptr[1:] - indptr[:-1]
+
+
+def add_up(*arrays: Any) -> Any:
+    """The element-wise sum of equal-length arrays (a new array), added in the order given."""
+    out = arrays[0].copy()
+    for a in arrays[1:]:
+        out += a
+    return out
+
+
+def _origins(positions: Any, parts: int) -> Any:
+    """How many of a slice's edges each input partition holds (counted where they are)."""
+    from graphops.base.device import to_device
+
+    return to_device(_xp(positions).bincount(positions >> _ROW_BITS, minlength=parts), Device.CPU)
+
+
+def _offsets(parts: int, *counts: Any) -> Any:
+    import numpy as np
+
+    return np.concatenate([[0], np.cumsum(np.sum(counts, axis=0))]).astype(np.int64)
+
+
+def _by_origin(frame: Any, parts: int) -> list[Any]:
+    """A frame with a ``position`` column cut by input partition, on its own device (the order
+    within a piece does not matter: :func:`_origin_frame` sorts by position)."""
+    part = frame["position"].values >> _ROW_BITS
+    xp = _xp(part)
+    order = xp.argsort(part)
+    starts = xp.searchsorted(part[order], xp.arange(parts + 1), side="left").tolist()
+    rows = frame.iloc[order]
+    return [rows.iloc[a:b] for a, b in zip(starts[:-1], starts[1:])]
+
+
+def _origin_frame(j: int, offsets: Any, *pieces: Any) -> Any:
+    """Input partition ``j``'s rows in input order, without positions, indexed from its offset."""
+    xdf = device_of(pieces[0]).xdf
+    frame = xdf.concat(list(pieces)).sort_values("position").drop(columns=["position"])
+    start = int(offsets[j])
+    frame.index = xdf.RangeIndex(start, start + len(frame))
+    return frame

@@ -1,0 +1,52 @@
+"""Partitioned edge files: many files (or a folder) read as one Dask edge frame by a cluster's
+workers, never in one place; the pipeline source ``{path: edges/*.parquet, partitioned: true}``."""
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
+
+from graphops.errors import InputError
+from graphops.model.daskgraph import DaskGraph
+
+__all__ = ["read_edge_files", "edge_files", "PARTITIONED_FORMATS"]
+
+PARTITIONED_FORMATS = ("parquet", "csv")
+
+
+def edge_files(path: Path, format: str) -> list[Path]:
+    """The files a partitioned source names: a folder's ``*.<format>`` files, or those matching a
+    pattern (``edges/*.parquet``), or the one file; sorted (the partitions' order)."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.glob(f"*.{format}") if p.is_file())
+    return sorted(Path(p) for p in glob.glob(str(path)) if Path(p).is_file())
+
+
+def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None, columns: Any = None,
+                    header: Any = "auto", directed: bool = False, device: str = "cpu") -> DaskGraph:
+    """Edge files read as a Dask frame, one partition per file or row group at least (nothing is
+    read here: the workers read them), as a :class:`DaskGraph`. ``device="gpu"`` reads with
+    dask-cuDF. Text files: ``header`` as for one file (decided on the first file), ``columns``
+    name the columns of files without a header row."""
+    from graphops.base.device import require
+    from graphops.io.textio import TextLayout, first_line_is_header, resolve_column
+
+    files = [str(f) for f in edge_files(path, format)]
+    if not files:
+        raise InputError(f"no {format} file matches {str(path)!r}")
+    dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
+    if format == "parquet":
+        ddf = dd.read_parquet(files)
+    else:
+        layout = TextLayout(Path(files[0]))
+        if layout.sep not in (",", "\t"):
+            raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
+                             f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
+        has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
+        ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None,
+                          names=list(columns) if columns else None, comment=layout.comment)
+        ddf.columns = [str(c) for c in ddf.columns]
+    s = resolve_column(ddf, src, 0, "src")
+    d = resolve_column(ddf, dst, 1, "dst")
+    return DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
