@@ -232,7 +232,7 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
 
 
 def _kept_slices() -> int:  # on a worker: the distinct set slices its Gram parts hold
-    from graphops.engine import cluster
+    from graphops.engine import parts as cluster
 
     return sum(len(v) for v in cluster._SLICES.values())
 
@@ -268,7 +268,7 @@ def test_sp_kernel_gram_in_row_blocks_equals_one_process(client, normalize, kern
     np.testing.assert_array_equal(out.result, go.run("sp_kernel", gs[:9], gs[9:], backend="cpu", **kw))
     # sp_kernel has no diagonal mode: a normalized test x train block normalizes itself (no
     # diagonal parts, which would need one call per graph)
-    from graphops.engine.cluster import PARTS_PER_WORKER
+    from graphops.engine.parts import PARTS_PER_WORKER
 
     assert out.details["parts"] <= 2 * PARTS_PER_WORKER
 

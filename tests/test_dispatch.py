@@ -40,9 +40,9 @@ def test_describe_sends_small_graphs_to_the_cpu_under_auto(g, monkeypatch):
     small graph, and defers to the default rule (GPU) for a large one."""
     import numpy as np
 
-    from graphops.engine import dispatch
+    from graphops.engine import choose, dispatch
 
-    monkeypatch.setattr(dispatch, "_usable", lambda spec: (True, "usable (pretended)"))
+    monkeypatch.setattr(choose, "_usable", lambda spec: (True, "usable (pretended)"))
     algo = get_registry().algorithm("describe")
     small = dispatch.plan(algo, {"graph": g}, "auto", {})
     assert (small.backend, small.reason) == ("cpu", "auto: chosen by a graphops_choose_backend hook")
@@ -92,7 +92,7 @@ def test_backend_named_by_user_is_case_insensitive(g):
 
 
 def test_peer_backend_missing_package(monkeypatch, g):
-    monkeypatch.setattr("graphops.engine.dispatch.module_available", lambda name: name != "networkx")
+    monkeypatch.setattr("graphops.engine.choose.module_available", lambda name: name != "networkx")
     with pytest.raises(go.BackendUnavailableError, match="the package\\(s\\) 'networkx' could not be imported. "
                                                         "To remedy this: install networkx"):
         go.run("describe", g, backend="networkx")
@@ -156,7 +156,7 @@ def test_result_frames_own_their_columns():
 def test_numba_allocations_count_as_fresh_but_numba_views_do_not():
     """A backend's array that Numba allocated may become the result frame's own column; a
     view Numba made of the caller's array may not (it would be copied)."""
-    from graphops.engine.dispatch import _fresh
+    from graphops.engine.plan import _fresh
     from graphops.base.jit import njit
 
     @njit

@@ -1,20 +1,34 @@
-"""Gram matrices: normalization, and filling a large one on the GPU in tiles of rows.
+"""Gram matrices: normalization, filling a large one on the GPU in tiles of rows, and cutting
+one into parts for a Dask cluster.
 
 :func:`normalize` works on NumPy and CuPy arrays alike. :func:`gram_rows` (GPU) is how a
 kernel plugin whose backend fills rows of a Gram matrix (``sp_kernel``, ``mg_kernel``) gets
 interruptible tiles sized by timing, device memory bounded by two tiles, the copy to the
 host overlapped with the next tile, the lower triangle mirrored and normalization on the
 GPU. It imports CuPy when called, so this module is importable without a GPU.
+
+:func:`gram_split` cuts a call of an algorithm that declares a :class:`~graphops.host.algorithm.Gram`
+into blocks of rows (or of columns) for the cluster executor: ``K[a, b]`` over one set (square)
+or a set against another, each block on a worker from the whole sets; the raw values put
+together, the lower triangle mirrored from the upper (as one process does), then normalized here
+with the raw diagonals (of a test × train matrix: from diagonal parts when the algorithm has a
+diagonal mode, else each part normalizes its own block). Each pair is solved by the same code on
+the same two graphs as in one process, so the values are equal.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 import numpy as np
 
+from graphops.base.device import Device, device_of, to_device
 from graphops.base.work import chunks
+from graphops.engine.local import run_part
+from graphops.engine.parts import PARTS_PER_WORKER, Part, Split, kept_slice, rows_by_cost
+from graphops.host.algorithm import Algorithm
 
-__all__ = ["normalize", "gram_rows", "mirror_upper"]
+__all__ = ["normalize", "gram_rows", "mirror_upper", "gram_split", "gram_part"]
 
 
 def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
@@ -112,3 +126,102 @@ def mirror_upper(K: Any, block: int = 512) -> Any:
         diag[...] = xp.triu(diag) + xp.triu(diag, 1).T
         K[r1:, r0:r1] = K[r0:r1, r1:].T
     return K
+
+
+# on a cluster -------------------------------------------------------------------------------
+
+def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
+    """The :class:`Split` of a call of ``algo`` (which declares ``gram``): a pair's work is taken as
+    ``w_a w_b + 1``, with ``w`` a graph's node count (``work="nodes"``: a product graph's size) or
+    its square (``"node_pairs"``). A test × train matrix is cut into blocks of rows (test graphs),
+    each against the whole training set, or of columns when ``cut_larger`` and the training set
+    is the larger."""
+    g = algo.gram
+    graphs, other = inputs["graphs"], inputs.get(g.second)
+    power = 2.0 if g.work == "node_pairs" else 1.0
+    w = [np.diff(to_device(s.node_ptr, Device.CPU)).astype(np.float64) ** power
+         for s in (graphs, other) if s is not None]
+    wa, kind = w[0], "rows"
+    if other is None:  # row i: the pairs (i, j >= i)
+        per_row = wa * np.cumsum(wa[::-1])[::-1] + np.arange(len(wa), 0, -1)
+    elif g.cut_larger and len(w[1]) > len(wa):  # column j: the pairs (i, j) of every test graph i
+        kind, per_row = "cols", w[1] * wa.sum() + len(wa)
+    else:
+        per_row = wa * w[1].sum() + len(w[1])
+    parts = [Part((kind, g.second, *p.select), p.cost) for p in rows_by_cost(per_row, workers * PARTS_PER_WORKER)]
+    normalize_here = _normalized(algo, params) and not _self_normalized(algo, params, other)
+    if other is not None and normalize_here:  # the diagonals of both sets, in parts of their own
+        for slot, ws in (("graphs", w[0]), (g.second, w[1])):
+            parts += [Part(("diagonal", slot, *p.select), p.cost) for p in rows_by_cost(ws * ws + 1, workers)]
+    shape = (len(wa), len(wa) if other is None else len(w[1]))
+    merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize_here,
+                       graphs.device is Device.CPU)
+    return Split(parts, gram_part, merge)
+
+
+def _normalized(algo: Algorithm, params: Any) -> bool:
+    return algo.gram.normalize is not None and bool(getattr(params, algo.gram.normalize))
+
+
+def _self_normalized(algo: Algorithm, params: Any, other: Any) -> bool:
+    """Whether a test × train part normalizes its own block: an algorithm without a diagonal mode
+    computes each of its graphs' K[a, a] in the part (a graph's own value, the same in any set),
+    where diagonal parts would need a call per graph."""
+    return other is not None and _normalized(algo, params) and algo.gram.diagonal is None
+
+
+def gram_part(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple) -> Any:
+    """On a worker: a block of raw Gram rows (or columns), or raw diagonal entries of one set."""
+    kind, slot, r0, r1 = select
+    g = algo.gram
+    raw = params.model_copy(update={g.normalize: False}) if g.normalize is not None else params
+    # a GPU backend works on sets kept on the worker's GPU: its block stays there (the client
+    # takes it device to device, or the core copies it to the host)
+    device = "gpu" if algo.backends[backend].device == "gpu" else None
+    if kind in ("rows", "cols"):
+        other, graphs = inputs.get(slot), inputs["graphs"]
+        if kind == "cols":
+            both = {"graphs": kept_slice(graphs, device=device), slot: kept_slice(other, r0, r1, device)}
+        elif other is None:  # rows r0:r1 of a square matrix: their pairs (i, j >= i)
+            both = {"graphs": kept_slice(graphs, r0, r1, device), slot: kept_slice(graphs, r0, None, device)}
+        else:
+            both = {"graphs": kept_slice(graphs, r0, r1, device), slot: kept_slice(other, device=device)}
+        return run_part(algo, both, params if _self_normalized(algo, params, other) else raw, backend)
+    subset = kept_slice(inputs[slot], r0, r1, device)
+    return run_part(algo, {"graphs": subset}, raw.model_copy(update={g.diagonal: True}), backend)
+
+
+@dataclass(frozen=True)
+class _GramMerge:
+    selects: tuple
+    shape: tuple[int, int]
+    square: bool
+    normalize: bool
+    host: bool  # the caller's sets live on the host: so does the result
+
+    def __call__(self, values: list[Any]) -> Any:
+        K = self._merged(values)
+        return to_device(K, Device.CPU) if self.host else K
+
+    def _merged(self, values: list[Any]) -> Any:
+        xp = device_of(values[0]).xp
+        K = xp.empty(self.shape, dtype=xp.float64)
+        diag: dict[str, Any] = {"graphs": xp.empty(self.shape[0]), "other": xp.empty(self.shape[1])}
+        for (kind, slot, r0, r1), v in zip(self.selects, values):
+            if kind == "cols":
+                K[:, r0:r1] = v
+            elif kind == "rows":
+                if self.square:
+                    K[r0:r1, r0:] = v
+                else:
+                    K[r0:r1] = v
+            else:
+                diag["graphs" if slot == "graphs" else "other"][r0:r1] = xp.asarray(v)
+        if self.square:
+            K = mirror_upper(K)
+        if not self.normalize:
+            return K
+        if self.square:
+            d = xp.diag(K).copy()
+            return normalize(xp, K, d, d)
+        return normalize(xp, K, diag["graphs"], diag["other"])

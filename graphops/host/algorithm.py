@@ -14,7 +14,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Algorithm", "Backend", "Command", "Input", "Reader", "Params", "Result", "load_target",
+__all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Reader", "Params", "Result", "load_target",
            "INPUT_KINDS"]
 
 # pairs: vertex pairs of the first input; daskgraph: a graph on a Dask edge frame (graphops.model.daskgraph),
@@ -77,6 +77,7 @@ class Input:
     kinds: tuple[str, ...] = ("graph",)
     required: bool = True
     default: str | None = None  # for an optional "pairs" slot: "edges" (the graph's distinct edges)
+    renamed_from: tuple[str, ...] = ()  # former names, still taken (with a DeprecationWarning)
 
     def __post_init__(self) -> None:
         bad = [k for k in self.kinds if k not in INPUT_KINDS]
@@ -124,6 +125,33 @@ class Backend:
 
 
 @dataclass(frozen=True)
+class Gram:
+    """What a Gram-matrix algorithm declares so that the core can cut a call into parts on a Dask
+    cluster (blocks of rows, or of columns), put the raw blocks together, mirror a square matrix
+    and normalize it as one process does, without guessing parameter names.
+
+    :param second: the input slot of the second set (``K(graphs, second)``, test × train)
+    :param normalize: the boolean parameter asking for ``K[a, b] / sqrt(K[a, a] K[b, b])``
+        (``None``: the algorithm does not normalize)
+    :param diagonal: the boolean parameter asking for the diagonal ``K[a, a]`` alone (``None``:
+        no such mode; a normalized test × train block then normalizes itself, a graph's
+        ``K[a, a]`` being its own)
+    :param work: how a pair's work grows with the two graphs' node counts: ``"nodes"``
+        (``n_a n_b``: a product graph) or ``"node_pairs"`` (``n_a² n_b²``: pairs of shortest paths)
+    :param cut_larger: cut the larger set into blocks: right when every part derives its two
+        sets' features anew (row blocks would derive the whole training set in every part)
+    :param one_device: boolean parameters whose modes run on one device (not on a cluster)
+    """
+
+    second: str = "other"
+    normalize: str | None = "normalize"
+    diagonal: str | None = None
+    work: Literal["nodes", "node_pairs"] = "nodes"
+    cut_larger: bool = False
+    one_device: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Algorithm:
     """An algorithm a plugin offers.
 
@@ -154,9 +182,12 @@ class Algorithm:
         ``(result, path) -> None`` writing the result there (the core makes the write atomic)
     :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
         the algorithm's results), name -> ``"module:function"``, imported on first use
-    :param split: optional ``"module:function"`` ``(inputs, params, workers) -> graphops.engine.cluster.Split``:
-        how a call's work cuts into tasks for a Dask cluster (``client=``); without it the
-        algorithm runs on one device and a call with a client says so
+    :param split: optional ``"module:function"`` ``(inputs, params, workers) -> graphops.engine.parts.Split``
+        (or a ``Distributed`` for inputs already on the cluster): how a call's work cuts into tasks
+        for a Dask cluster (``client=``); without it (and without ``gram``) the algorithm runs on
+        one device and a call with a client says so
+    :param gram: a :class:`Gram` declaration: the algorithm returns Gram matrices, which the core
+        cuts into blocks for a cluster by itself (no ``split`` needed)
     """
 
     name: str
@@ -176,6 +207,7 @@ class Algorithm:
     writers: Mapping[str, str] = field(default_factory=dict)
     functions: Mapping[str, str] = field(default_factory=dict)
     split: str | None = None
+    gram: Gram | None = None
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -214,10 +246,38 @@ class Algorithm:
         object.__setattr__(self, "vertex_columns", dict(cols))
         if not self.backends:
             raise ValueError(f"algorithm {self.name!r} offers no backend")
+        if self.gram is not None:
+            self._check_gram(slots)
+
+    def _check_gram(self, slots: tuple) -> None:
+        g, fields = self.gram, self.params.model_fields
+        if g.second not in {s.name for s in slots}:
+            raise ValueError(f"algorithm {self.name!r}: Gram(second={g.second!r}) names no input slot")
+        named = [p for p in (g.normalize, g.diagonal, *g.one_device) if p is not None]
+        unknown = [p for p in named if p not in fields]
+        if unknown:
+            raise ValueError(f"algorithm {self.name!r}: Gram names parameters its Params lack: {unknown}")
+
+    @property
+    def distributes(self) -> bool:
+        """Whether a call can run on a Dask cluster (it declares a ``split`` or a ``gram``)."""
+        return self.split is not None or self.gram is not None
 
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.inputs)
+
+    def renamed(self, name: str) -> str:
+        """The slot a name stands for: itself, or the slot that had it as a former name (warned
+        about as deprecated; :attr:`Input.renamed_from`)."""
+        for slot in self.inputs:
+            if name in slot.renamed_from:
+                import warnings
+
+                warnings.warn(f"{self.name}: input {name!r} is now {slot.name!r} (graphops 0.2); the old name goes "
+                              f"in 0.3", DeprecationWarning, stacklevel=4)
+                return slot.name
+        return name
 
     def own_backends(self) -> tuple[str, ...]:
         """Backend names that are graphops' own (not peers)."""

@@ -97,6 +97,8 @@ def _graph_refs(loaded: Any, step: Any) -> Found:
 def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
     """Yield the input problems; return whether every input names a usable graph of a fit kind."""
     slots = {s.name: s for s in algo.inputs}
+    slots.update({old: s for s in algo.inputs for old in s.renamed_from
+                  if old in step.inputs and algo.renamed(old)})  # a former name: taken, with a warning
     ok = True
     for slot, gname in step.inputs.items():
         if slot not in slots:

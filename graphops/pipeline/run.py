@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphops.engine.dispatch import execute_on_cluster, execute_plan, plan, validate
+from graphops.engine.dispatch import execute
 from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError
 from graphops.io.outputs import atomic_path, outside, prepare_folder, write_result
 from graphops.host.manager import call_hook
@@ -90,20 +90,18 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
               client: Any = None) -> None:
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
-    wanted = step_backend(loaded, step, backend)
-    if client is not None and algo.split is not None:  # its parts on the cluster's workers
-        inputs, params = validate(algo, inputs, step.params)
-        call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=wanted)
-        done = execute_on_cluster(algo, inputs, wanted, params, client)
-        rec.backend, rec.device, rec.reason = done.backend, done.device, done.reason
-    else:
-        planned = plan(algo, inputs, wanted, step.params, loaded.registry)
+    here = client is not None and not algo.distributes
+    validated: dict[str, Any] = {}
+
+    def started(planned: Any) -> None:  # the backend is chosen: the step is about to run
+        validated["params"] = planned.params
         rec.backend, rec.device, rec.reason = planned.backend, algo.backends[planned.backend].device, planned.reason
-        if client is not None:
+        if here:
             rec.reason += "; here, not on the cluster: the algorithm does not split its work"
         call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
-        done = execute_plan(planned)
-        params = planned.params
+
+    done = execute(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry,
+                   client=None if here else client, started=started)
     call_hook(loaded.registry.pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
               result=done.result, seconds=done.seconds)
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
@@ -115,7 +113,7 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
         from graphops.io.plots import picture_path
 
         picture = picture_path(folder / step.output)
-        load_target(algo.plot)(done.result, inputs, params, picture)
+        load_target(algo.plot)(done.result, inputs, validated["params"], picture)
         rec.picture = str(picture)
 
 
@@ -164,7 +162,7 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
 
 def _splitting_steps(loaded: LoadedPipeline) -> list[str]:
     """The steps that can use a cluster: those whose algorithm splits its work."""
-    return [s.id for s in loaded.model.steps if loaded.registry.algorithm(s.algorithm).split is not None]
+    return [s.id for s in loaded.model.steps if loaded.registry.algorithm(s.algorithm).distributes]
 
 
 def _cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict | None,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.engine.cluster import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
+from graphops.engine.local import run_part
+from graphops.engine.parts import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
 from graphops.model.daskgraph import DaskGraph
 from graphops.engine.slices import add_up, column_slices, frame_on, in_input_order
 from graphops.base.device import Device, device_of, to_device
@@ -48,14 +49,10 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distr
     return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, _Merge(index), views=(index,))
 
 
-def run(inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
+def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
     """On a worker: the coefficients of a range of the pairs (the client has the pairs)."""
-    from graphops.engine.dispatch import execute
-    from graphops.host.registry import get_registry
-
     lo, hi = select
-    algo = get_registry().algorithm("jaccard")
-    out = execute(algo, {"graph": inputs["graph"], "pairs": _pairs(inputs).slice(lo, hi)}, backend, params).result
+    out = run_part(algorithm, {"graph": inputs["graph"], "pairs": _pairs(inputs).slice(lo, hi)}, params, backend)
     return out["jaccard_coeff"].values
 
 

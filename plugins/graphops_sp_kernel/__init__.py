@@ -1,7 +1,7 @@
 """graphops plugin ``sp_kernel``: the shortest-path graph kernel (histogram and FCSP paths)."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Input, hookimpl
+from graphops import Algorithm, Backend, Gram, Input, hookimpl
 
 from .params import SPKernelParams
 
@@ -13,7 +13,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
     return [Algorithm(
         name="sp_kernel",
         params=SPKernelParams,
-        inputs=(Input("graphs", kinds=("graphset",)), Input("train", kinds=("graphset",), required=False)),
+        inputs=(Input("graphs", kinds=("graphset",)), Input("other", kinds=("graphset",), required=False, renamed_from=("train",))),
         backends={
             "cpu": "graphops_sp_kernel.cpu:run",
             "gpu": "graphops_sp_kernel.gpu:run",
@@ -24,7 +24,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_sp_kernel.params:cost",
-        split="graphops_sp_kernel.dist:split",
+        gram=Gram(second="other", normalize="normalize", work="node_pairs", cut_larger=True),
         estimator="ShortestPathKernel",  # from graphops.kernels import ShortestPathKernel
         plot="graphops.io.plots:gram_picture",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",

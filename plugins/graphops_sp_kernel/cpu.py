@@ -16,17 +16,17 @@ from .common import (CELL_COST, CPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alpha
 from .params import SPKernelParams
 from .paths import PathLists, all_pairs, histogram_keys, path_lists
 
-def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> np.ndarray:
-    """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64."""
-    other = graphs if train is None else train
+def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> np.ndarray:
+    """Gram matrix ``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64."""
+    symmetric, other = other is None, graphs if other is None else other
     if params.use_histogram:
         a = all_pairs(graphs)
-        b = a if train is None else all_pairs(train)
-        K, da, db = _histogram_gram(graphs, other, a, b, params, symmetric=train is None)
+        b = a if symmetric else all_pairs(other)
+        K, da, db = _histogram_gram(graphs, other, a, b, params, symmetric=symmetric)
     else:
         a = path_lists(graphs)
-        b = a if train is None else path_lists(train)
-        K, da, db = _fcsp_gram(graphs, other, a, b, params, symmetric=train is None)
+        b = a if symmetric else path_lists(other)
+        K, da, db = _fcsp_gram(graphs, other, a, b, params, symmetric=symmetric)
     return normalize(np, K, da, db) if params.normalize else K
 
 
@@ -117,7 +117,7 @@ def _fcsp_gram(ga: CSR, gb: CSR, a: PathLists, b: PathLists, params: SPKernelPar
 
 
 def self_values(g: CSR, p: PathLists, params: SPKernelParams) -> np.ndarray:
-    """k(G, G) for every graph of one input (for train/test normalization); zeros unless normalizing."""
+    """k(G, G) for every graph of one input (for test × other normalization); zeros unless normalizing."""
     if not params.normalize:
         return np.zeros(g.n_graphs)
     setup = fcsp_setup(g, g, p, p, params)

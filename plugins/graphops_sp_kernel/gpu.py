@@ -36,14 +36,14 @@ _MODULE = load_module(__package__, "sp_kernel", options=("--fmad=false",),  # ma
 _THREADS = 128
 
 
-def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Any:
-    """Gram matrix ``K[a, b]`` of ``graphs`` against ``train`` (or against itself), float64.
+def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Any:
+    """Gram matrix ``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64.
 
     Computed in tiles of rows; a NumPy array when the caller's graphs live on the host (each
     tile's copy to the host overlaps the next tile's computation), else a CuPy array.
     """
-    symmetric = train is None
-    other = graphs if symmetric else train
+    symmetric = other is None
+    other = graphs if symmetric else other  # K against itself: the same set on both sides
     pa = paths(graphs)
     pb = pa if symmetric else paths(other)
     weighted = graphs.weights is not None or other.weights is not None

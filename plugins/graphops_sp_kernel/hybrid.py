@@ -37,17 +37,17 @@ MIN_GAIN = 0.01  # a split is kept only when measured this much faster than GPU 
 TRIAL_LIMIT_S = 2.0  # jobs predicted longer than this are split by the model, without trial runs
 
 
-def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Result:
+def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Result:
     """Gram matrix as in the cpu/gpu backends, the pairs shared between CPU and GPU."""
     if params.use_histogram:
         log.info("sp_kernel hybrid: delta kernels take the histogram path (one GEMM per tile); all on the GPU")
-        return Result(gpu.run(graphs, train, params), {"split": "histogram path: GPU only"})
-    symmetric = train is None
-    other = graphs if symmetric else train
+        return Result(gpu.run(graphs, other, params), {"split": "histogram path: GPU only"})
+    symmetric = other is None
+    other = graphs if symmetric else other  # K against itself: the same set on both sides
     key = _shape_key(graphs, other, params)
     known = graphs.extra.get(key)
     if params.hybrid_threshold is None and known is not None and known.cpu_pairs == 0:
-        return _done(gpu.run(graphs, train, params), known)  # calibrated before: GPU only, no host work
+        return _done(gpu.run(graphs, None if symmetric else other, params), known)  # calibrated: GPU only
     sides = _Sides(graphs, other, params, symmetric)
     rows, cols = _pairs(graphs.n_graphs, other.n_graphs, symmetric)
     work = sides.work(rows, cols)
@@ -58,7 +58,7 @@ def run(graphs: CSR, train: CSR | None, params: SPKernelParams) -> Result:
     log.info("sp_kernel hybrid: %s", split.describe())
     on_cpu = work < split.threshold
     if not on_cpu.any():  # GPU only: the GPU backend's own tiled path
-        return _done(gpu.run(graphs, train, params), split)
+        return _done(gpu.run(graphs, None if symmetric else other, params), split)
     values = sides.compute(rows, cols, on_cpu, work)
     K = np.empty((graphs.n_graphs, other.n_graphs))
     K[rows, cols] = values

@@ -126,16 +126,16 @@ class SPKernelParams(Params):
                              "use path 'fcsp' or 'auto' for Gaussian kernels")
         return exact and self.path != "fcsp"
 
-    def check_inputs(self, graphs: Any, train: Any = None) -> None:
-        sets = {"graphs": graphs} if train is None else {"graphs": graphs, "train": train}
+    def check_inputs(self, graphs: Any, other: Any = None) -> None:
+        sets = {"graphs": graphs} if other is None else {"graphs": graphs, "other": other}
         for slot, gs in sets.items():
             _check_set(self, slot, gs)
-        if train is not None and self.node_kernel.gaussian is not None:
-            da, db = graphs.node_attrs.shape[1], train.node_attrs.shape[1]
+        if other is not None and self.node_kernel.gaussian is not None:
+            da, db = graphs.node_attrs.shape[1], other.node_attrs.shape[1]
             if da != db:
                 raise ValueError(f"sp_kernel: node attributes have {da} dimensions in {graphs.name!r} "
-                                 f"but {db} in {train.name!r}; both sets need the same attributes")
-        _check_memory(len(graphs), len(train) if train is not None else len(graphs))
+                                 f"but {db} in {other.name!r}; both sets need the same attributes")
+        _check_memory(len(graphs), len(other) if other is not None else len(graphs))
         _ = self.use_histogram  # raises early when path and kernels disagree
 
 
@@ -166,14 +166,14 @@ def _check_memory(rows: int, cols: int) -> None:
 def cost(inputs: dict[str, Any], params: SPKernelParams) -> dict[str, Any]:
     """Least bytes moved (the float64 Gram matrix written once) and the counts rates are quoted in:
     graph pairs, and for the FCSP path the path pairs the walk stands for (whichever form runs)."""
-    graphs, train = inputs["graphs"], inputs.get("train")
+    graphs, other = inputs["graphs"], inputs.get("other")
     n = len(graphs)
-    m = n if train is None else len(train)
-    counts: dict[str, float] = {"graph pairs": n * (n + 1) / 2 if train is None else n * m}
+    m = n if other is None else len(other)
+    counts: dict[str, float] = {"graph pairs": n * (n + 1) / 2 if other is None else n * m}
     if not params.use_histogram:
         from .cpu import fcsp_path_pairs
 
-        path_pairs = fcsp_path_pairs(graphs.csr(), None if train is None else train.csr(), params)
+        path_pairs = fcsp_path_pairs(graphs.csr(), None if other is None else other.csr(), params)
         if path_pairs is not None:
             counts["path pairs"] = path_pairs
     return {"bytes": 8.0 * n * m, "flops": 0.0, "counts": counts}

@@ -342,19 +342,28 @@ def test_scikit_learn_style_front_end():
         ShortestPathKernel().transform(gs)
 
 
-def test_yaml_step_with_train_slot(tmp_path):
+@pytest.mark.parametrize("slot", ["other", "train"])
+def test_yaml_step_with_a_second_set(tmp_path, slot):
+    """The second set's slot is ``other`` (as in mg_kernel); the former ``train`` still works, warned about."""
     gen = "{generate: {kind: gnp_set, sizes: {10: 180, 50: 76}, seed: 20261121}}"
     (tmp_path / "p.yaml").write_text(
         "version: 1\n"
         f"graphs: {{test: {gen}, train: {gen}}}\n"
         "steps:\n"
-        "  - {id: k, algorithm: sp_kernel, inputs: {graphs: test, train: train}, backend: cpu,\n"
+        f"  - {{id: k, algorithm: sp_kernel, inputs: {{graphs: test, {slot}: train}}, backend: cpu,\n"
         "     params: {normalize: true}, output: k.npy}\n")
-    go.run_pipeline(tmp_path / "p.yaml")
+    if slot == "train":
+        with pytest.warns(DeprecationWarning, match="sp_kernel: input 'train' is now 'other' \\(graphops 0.2\\)"):
+            go.run_pipeline(tmp_path / "p.yaml")
+    else:
+        go.run_pipeline(tmp_path / "p.yaml")
     K = np.load(tmp_path / "out" / "k.npy")
     gs = mixed_set()
     np.testing.assert_allclose(K, go.run("sp_kernel", gs, gs, backend="cpu", normalize=True), rtol=0)
     assert K.shape == (256, 256)
+    with pytest.warns(DeprecationWarning, match="input 'train' is now 'other'"):
+        np.testing.assert_array_equal(go.run("sp_kernel", gs[:5], train=gs[5:9], backend="cpu"),
+                                      go.run("sp_kernel", gs[:5], other=gs[5:9], backend="cpu"))
 
 
 def test_parallel_inside_and_across_pairs_agree():

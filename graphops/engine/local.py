@@ -1,0 +1,77 @@
+"""The local executor: a plan's backend on this process's device — inputs prepared for it
+(CSR views on its device, a peer's own structure, pair indexes), the backend called with Ctrl-C
+held until its next chunk boundary, its result wrapped as the caller gets it."""
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from graphops.base.device import Device, synchronize
+from graphops.base.work import holding_interrupts
+from graphops.engine.plan import Outcome, Plan, wrap_result
+from graphops.host.algorithm import Backend, Result, load_target
+from graphops.model.pairs import Pairs
+
+__all__ = ["prepare", "run_here", "run_part"]
+
+
+def _prepare(obj: Any, spec: Backend) -> Any:
+    if spec.prepare is not None:
+        return obj.cached(("prepare", spec.prepare), lambda: load_target(spec.prepare)(obj))
+    return obj.csr(Device(spec.device))
+
+
+def _slot_view(planned: "Plan", slot: Any, spec: Backend) -> Any:
+    """What a backend receives for one slot: a CSR view, a peer's prepared object, a
+    PairIndex for a pairs slot, or ``None`` for an optional slot left empty."""
+    graph = next(iter(planned.inputs.values()))
+    if "pairs" in slot.kinds:
+        pairs = planned.inputs.get(slot.name)
+        if pairs is None and slot.default == "edges":
+            pairs = Pairs.edges_of(graph)
+        return None if pairs is None else pairs.index(graph, Device(spec.device))
+    if slot.name not in planned.inputs:
+        return None
+    return _prepare(planned.inputs[slot.name], spec)
+
+
+def prepare(planned: Plan) -> list[Any]:
+    """The backend's arguments in slot order: CSR views on its device, or a peer's prepared
+    objects (cached); ``None`` for an optional slot left empty."""
+    spec = planned.algorithm.backends[planned.backend]
+    return [_slot_view(planned, slot, spec) for slot in planned.algorithm.inputs]
+
+
+def run_here(planned: Plan) -> Outcome:
+    """Run a plan here: load the backend, hand it arrays, wrap the result like the input."""
+    algo, spec = planned.algorithm, planned.algorithm.backends[planned.backend]
+    fn = load_target(spec.target)
+    t0 = time.perf_counter()
+    args = prepare(planned)
+    synchronize()
+    t1 = time.perf_counter()
+    with holding_interrupts(), _allocations(spec.device):  # Ctrl-C between kernel calls, never in Numba's compiler
+        raw = fn(*args, planned.params)
+    details = raw.details if isinstance(raw, Result) else {}
+    raw = raw.value if isinstance(raw, Result) else raw
+    result = wrap_result(algo, planned.backend, raw, planned.inputs, args)
+    synchronize()
+    return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
+                   planned.reason, t1 - t0, details)
+
+
+def _allocations(device: str) -> Any:
+    """GPU backends allocate from a pool even where cuDF left CuPy on unpooled RMM."""
+    if device != "gpu":
+        return contextlib.nullcontext()
+    from graphops.base.cuda import pooled_allocations
+
+    return pooled_allocations()
+
+
+def run_part(algorithm: Any, inputs: dict[str, Any], params: Any, backend: str) -> Any:
+    """On a Dask worker: ``algorithm`` (the object the caller dispatched, sent along) run by
+    ``backend`` on a part of a validated call's inputs (a slice of its pairs, a block of its
+    sets), here, its result wrapped as for a call. ``params``: the call's validated Params."""
+    return run_here(Plan(algorithm, dict(inputs), params, backend, "a part of a cluster call")).result

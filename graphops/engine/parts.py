@@ -1,0 +1,96 @@
+"""How an algorithm's work cuts into tasks for a Dask cluster: the contract between a plugin's
+``split`` and the core's cluster executor (:mod:`graphops.engine.cluster`), and the helpers a
+split and its tasks use. Importing this module imports no Dask."""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+__all__ = ["Part", "Split", "Distributed", "rows_by_cost", "kept_slice", "stoppable", "PARTS_PER_WORKER"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One task: ``select`` (picklable, small) tells ``Split.run`` what to compute; ``cost`` is
+    its estimated work in any unit (only the ratios matter)."""
+
+    select: Any
+    cost: float = 1.0
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a call cuts into tasks. ``run(algorithm, inputs, params, backend, select)`` computes one
+    part on a worker from the whole inputs, with the :class:`~graphops.host.algorithm.Algorithm`
+    the caller dispatched (sent along: a worker never looks an algorithm up by name) and the
+    backend chosen for every worker; it must be a module-level function (a worker imports it by
+    name). ``merge`` makes, here, what a backend returns (an array, or a dict of columns) from
+    the parts' values in order; graphops wraps it as it wraps a backend's result, with ``views``
+    as the backend's arguments (e.g. a :class:`~graphops.model.pairs.PairIndex` whose arrays are
+    result columns: they become the caller's ids without a search)."""
+
+    parts: Sequence[Part]
+    run: Callable[..., Any]
+    merge: Callable[[list[Any]], Any]
+    views: tuple = ()
+
+
+@dataclass(frozen=True)
+class Distributed:
+    """How a call on inputs that are already distributed (a :class:`~graphops.model.daskgraph.DaskGraph`)
+    runs: ``submit(client, inputs, params, backend, workers, stop)`` submits the plugin's own tasks
+    and returns ``(futures, finish)``; the core waits for the futures (progress bar; Ctrl-C cancels
+    them and sets the event named ``stop``, which long tasks submitted through :func:`stoppable`
+    read at their chunk boundaries) and returns ``finish()``, e.g. a Dask frame on those futures."""
+
+    submit: Callable[..., tuple[list[Any], Callable[[], Any]]]
+
+
+def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
+    """Items ``0..n-1`` (rows, pairs) of given costs (NumPy or CuPy) cut into at most ``pieces``
+    ranges of about equal cost, as parts selecting ``(r0, r1)``."""
+    from graphops.base.device import Device, device_of, to_device
+    from graphops.base.work import even_ranges
+
+    xp = device_of(row_cost).xp  # NumPy or CuPy: a GPU's costs are summed and cut there
+    cost = xp.concatenate([xp.zeros(1), xp.cumsum(xp.asarray(row_cost, dtype=xp.float64))])
+    ranges = even_ranges(len(row_cost), pieces, cost)
+    at = to_device(cost[[r for rng in ranges for r in rng]], Device.CPU) if ranges else []
+    return [Part(rng, float(at[2 * k + 1] - at[2 * k])) for k, rng in enumerate(ranges)]
+
+
+# Tasks per worker: enough that idle workers can steal from busy ones, few enough that the
+# per-task overhead (milliseconds) stays small.
+PARTS_PER_WORKER = 4
+
+# On a worker: the slices its parts took of each input it was sent (on the device they ran on),
+# kept while the input lives, so the next call's part over the same rows finds what the backend
+# derived from them the first time (prepared arrays, launch plans) instead of deriving it again.
+_SLICES: "weakref.WeakKeyDictionary[Any, dict[tuple, Any]]" = weakref.WeakKeyDictionary()
+
+
+def kept_slice(obj: Any, r0: int = 0, r1: int | None = None, device: str | None = None) -> Any:
+    """``obj[r0:r1]`` (moved to ``device`` when given), the same object for the same rows while
+    ``obj`` lives."""
+    def make() -> Any:
+        part = obj if (r0, r1) == (0, None) else obj[r0:r1]
+        return part if device is None else part.to(device)
+    try:
+        kept = _SLICES.setdefault(obj, {})
+    except TypeError:  # not weak-referenceable: a new slice
+        return make()
+    if (r0, r1, device) not in kept:
+        kept[(r0, r1, device)] = make()
+    return kept[(r0, r1, device)]
+
+
+def stoppable(stop: str, fn: Callable, *args: Any) -> Any:
+    """On a worker: ``fn(*args)``, ended at its next chunk boundary once the Dask event ``stop``
+    is set (submit long tasks of a :class:`Distributed` call through it)."""
+    from distributed import Event
+
+    from graphops.base.work import stop_when
+
+    with stop_when(Event(stop).is_set):
+        return fn(*args)

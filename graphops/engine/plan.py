@@ -1,0 +1,124 @@
+"""A call once decided, and what it gives back: the :class:`Plan` (validated inputs and
+parameters, the backend chosen and why, and where it runs), the :class:`Outcome`, and the
+wrapping of a backend's raw result (or a cluster call's merged one) as the caller gets it: checked
+against what the algorithm declares, on the inputs' device, in their frame family, with vertex
+indices mapped back to the caller's ids."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from graphops.base.device import Device, as_proxy, to_device
+from graphops.errors import PluginError
+from graphops.host.algorithm import Algorithm
+from graphops.model.frames import new_frame
+from graphops.model.graph import Graph
+from graphops.model.pairs import PairIndex
+
+__all__ = ["Plan", "Outcome", "wrap_result"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated call: the algorithm, bound inputs, Params instance, the backend chosen (for this
+    device, or for every worker of ``client``) and why."""
+
+    algorithm: Algorithm
+    inputs: Mapping[str, Any]
+    params: Any
+    backend: str
+    reason: str
+    client: Any = None  # a Dask client: the call's parts run on its workers (graphops.engine.cluster)
+    workers: int = 0  # how many workers the backend was chosen for
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished call: the result and how it was computed.
+
+    ``seconds`` is the backend call plus wrapping the result; ``prepare_seconds`` is
+    building or moving its inputs (CSR views, peer structures), cached after a first call.
+    """
+
+    result: Any
+    algorithm: str
+    backend: str
+    device: str
+    seconds: float
+    reason: str
+    prepare_seconds: float = 0.0
+    details: Mapping[str, Any] = field(default_factory=dict)  # what the backend decided (a split, ...)
+
+
+def wrap_result(algo: Algorithm, backend: str, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
+    """A backend's raw result (or a cluster call's merged one), checked against what ``algo``
+    declares, as the caller gets it: on the inputs' device, a frame of their family with
+    vertex columns mapped back to the caller's ids (through ``args``' pair views where they are
+    the pairs)."""
+    _check_result(algo, backend, raw)
+    return _wrap(algo, raw, inputs, args)
+
+
+def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
+    """A backend's result must be what its algorithm declares: an array, or exactly the
+    documented columns. A mismatch is the plugin's bug, named as such."""
+    where = f"backend {backend!r} of algorithm {algo.name!r} (plugin {algo.plugin or '?'})"
+    if algo.result == "array_or_frame" and not isinstance(raw, Mapping) and hasattr(raw, "shape"):
+        return
+    if algo.result == "array":
+        parts = raw if isinstance(raw, tuple) else (raw,)
+        if not parts or any(isinstance(a, Mapping) or not hasattr(a, "shape") for a in parts):
+            raise PluginError(f"{where} returned a {type(raw).__name__}; the algorithm declares an "
+                              f"array result (NumPy or CuPy, or a tuple of them)", plugin=algo.plugin)
+        return
+    if not isinstance(raw, Mapping):
+        raise PluginError(f"{where} returned a {type(raw).__name__}; it must return a dict of columns "
+                          f"{list(algo.outputs)}", plugin=algo.plugin)
+    missing = [c for c in algo.outputs if c not in raw and c not in algo.optional_outputs]
+    extra = [c for c in raw if c not in algo.outputs]
+    if algo.outputs and (missing or extra):
+        raise PluginError(f"{where} returned columns {list(raw)}; the algorithm declares {list(algo.outputs)}"
+                          f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}"
+                          f"{' (undeclared: ' + ', '.join(extra) + ')' if extra else ''}. Declare every "
+                          f"output column in Algorithm(outputs=...)", plugin=algo.plugin)
+
+
+def _home(inputs: Mapping[str, Any]) -> Device:
+    return next(iter(inputs.values())).device
+
+
+def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
+    home = _home(inputs)
+    if isinstance(raw, tuple):  # several arrays (e.g. a matrix and its gradient)
+        return tuple(to_device(a, home) for a in raw)
+    if not isinstance(raw, Mapping):  # an array result (checked against algo.result before)
+        return to_device(raw, home)
+    data = dict(raw)
+    pair_views = [a for a in args if isinstance(a, PairIndex)]
+    given = set()  # columns holding the caller's own pairs (cached with them): copied below
+    for col, slot in algo.vertex_columns.items():
+        graph = inputs.get(slot)
+        if col in data and isinstance(graph, Graph):
+            known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
+            if known:
+                given.add(col)
+            if known:
+                data[col] = known[0]
+            else:
+                index = to_device(data[col], home)
+                data[col] = graph.original_ids(index, copy=not (index is data[col] and _fresh(index, raw)))
+    order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
+    owned = {c: v if c not in given and _fresh(v, raw) else v.copy() for c, v in data.items()}
+    frame = new_frame(home, owned, order, take=True)
+    if any(getattr(obj, "proxied", False) for obj in inputs.values()):
+        return as_proxy(frame)  # cudf.pandas in, cudf.pandas out (around the cuDF or pandas result)
+    return frame
+
+
+def _fresh(value: Any, raw: Mapping[str, Any]) -> bool:
+    """Whether a result column may become the frame's own: an array made for this result (a
+    mapped vertex column, or a backend's array that is no view of other memory: its base is
+    None, or the Numba runtime's record of memory Numba allocated itself)."""
+    base = getattr(value, "base", None)
+    own = base is None or type(base).__name__ == "_MemInfo" and getattr(base, "parent", 0) is None
+    return own and sum(v is value for v in raw.values()) <= 1
