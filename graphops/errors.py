@@ -20,7 +20,6 @@ __all__ = [
     "MissingDependencyError",
     "InputError",
     "InputTypeError",
-    "NotEulerianError",
     "OutputError",
     "PipelineError",
     "Interrupted",
@@ -39,11 +38,6 @@ class GraphopsError(Exception):
 
 class InputError(GraphopsError, ValueError):
     """Bad input: a graph, a parameter, a file's content. Still a ``ValueError`` for callers."""
-
-
-class NotEulerianError(InputError):
-    """The graph has no Euler circuit (or path) of the kind asked for; the message says why
-    (unbalanced or odd vertices, edges in several components). A ``ValueError`` too."""
 
 
 class InputTypeError(GraphopsError, TypeError):

@@ -180,8 +180,8 @@ class Algorithm:
         helpers in :mod:`graphops.io.plots`)
     :param writers: extra output formats, file suffix (``".fa"``) -> ``"module:function"``
         ``(result, path) -> None`` writing the result there (the core makes the write atomic)
-    :param functions: helper functions published as ``graphops.<name>`` (e.g. a validator of
-        the algorithm's results), name -> ``"module:function"``, imported on first use
+    :param functions: helper functions (or exception types) published as ``graphops.<name>`` (e.g.
+        a validator of the algorithm's results), name -> ``"module:name"``, imported on first use
     :param split: optional ``"module:function"`` ``(inputs, params, workers) -> graphops.engine.parts.Split``
         (or a ``Distributed`` for inputs already on the cluster): how a call's work cuts into tasks
         for a Dask cluster (``client=``); without it (and without ``gram``) the algorithm runs on
@@ -229,9 +229,9 @@ class Algorithm:
         bad = [k for k in self.writers if not re.fullmatch(r"\.[a-z0-9]+", k)]
         if bad:
             raise ValueError(f"algorithm {self.name!r}: writer suffixes look like '.fa'; got {bad}")
-        bad = [k for k in self.functions if not _NAME.match(k)]
+        bad = [k for k in self.functions if not k.isidentifier() or k.startswith("_")]
         if bad:
-            raise ValueError(f"algorithm {self.name!r}: function names must match [a-z][a-z0-9_]*; got {bad}")
+            raise ValueError(f"algorithm {self.name!r}: published names must be public Python identifiers; got {bad}")
         if not (isinstance(self.params, type) and issubclass(self.params, Params)):
             raise TypeError(f"algorithm {self.name!r}: params must be a graphops.Params subclass")
         slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)

@@ -2,7 +2,7 @@
 byte-identical to the PNNL/owensgroup reference programs."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Command, Generator, Input, Reader, hookimpl
+from graphops.plugin import Algorithm, Backend, Command, Generator, Input, Reader, hookimpl
 
 from .params import OUTPUTS, AppclassParams
 

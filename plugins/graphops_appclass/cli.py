@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from graphops import InputError
+from graphops.plugin import InputError
 
 __all__ = ["main", "format_mu", "write_mu"]
 

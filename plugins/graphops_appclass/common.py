@@ -6,9 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-from graphops import InputError
-from graphops.base.device import Device, device_of, to_device
-from graphops.model.frames import column_array
+from graphops.plugin import Device, InputError, column_array, device_of, to_device
 
 __all__ = ["ACGraph", "features", "prepare_cpu", "prepare_gpu", "footprint", "top_k", "SCHEDULES"]
 

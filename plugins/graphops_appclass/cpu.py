@@ -25,9 +25,7 @@ import time
 
 import numpy as np
 
-from graphops import Result
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import Result, chunks, njit, prange
 
 from .common import ACGraph, footprint, top_k
 from .params import AppclassParams, plan_schedule

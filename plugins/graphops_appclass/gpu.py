@@ -14,9 +14,7 @@ import time
 import cupy as cp
 import numpy as np
 
-from graphops import Result
-from graphops.base.cuda import grid, load_module, wait_idle
-from graphops.base.work import chunks
+from graphops.plugin import Result, chunks, grid, load_module, wait_idle
 
 from .common import ACGraph, footprint, top_k
 from .params import AppclassParams, plan_schedule

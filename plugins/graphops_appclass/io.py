@@ -18,10 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops import Graph, InputError
-from graphops.base.device import Device, host_pandas, to_device
-from graphops.model.ids import distinct
-from graphops.model.frames import to_family
+from graphops.plugin import Device, Graph, InputError, distinct, host_pandas, to_device, to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 

@@ -5,8 +5,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from graphops import InputError, Params
-from graphops.io.generators import GeneratorParams
+from graphops.plugin import GeneratorParams, InputError, Params
 
 OUTPUTS = ("pattern_node", "rank", "data_node", "log_prob")
 GiB = float(1 << 30)

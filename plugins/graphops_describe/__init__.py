@@ -1,7 +1,7 @@
 """graphops plugin ``describe``: size, self-loops, multi-edges, degree statistics, components."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Input, hookimpl
+from graphops.plugin import Algorithm, Backend, Input, hookimpl
 
 from .params import OUTPUTS, DescribeParams
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.base.stats import gini_from_sums
+from graphops.plugin import gini_from_sums
 
 
 def segment_sums(xp: Any, rows: Any, ptr: Any) -> Any:
@@ -68,8 +68,8 @@ def picture(result: Any, inputs: dict[str, Any], params: Any, path: Any) -> Any:
     """The degree distribution of the described graph (or of all graphs of a GraphSet)."""
     import numpy as np
 
-    from graphops.base.device import Device
-    from graphops.io.plots import histogram
+    from graphops.plugin import Device
+    from graphops.plugin import histogram
 
     graph = inputs["graph"]
     degrees = np.diff(np.asarray(graph.csr(Device.CPU).indptr))

@@ -5,12 +5,11 @@ from typing import Any
 
 import numpy as np
 
-from graphops.model.csr import CSR
+from graphops.plugin import CSR
 
 from .common import finish, summarize
 from .params import DescribeParams
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import chunks, njit, prange
 
 
 def run(csr: CSR, params: DescribeParams) -> dict[str, Any]:

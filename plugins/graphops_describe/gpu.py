@@ -9,8 +9,7 @@ from typing import Any
 
 import cupy as cp
 
-from graphops.model.csr import CSR
-from graphops.base.cuda import THREADS, grid, load_module
+from graphops.plugin import CSR, THREADS, grid, load_module
 
 from .common import finish, summarize
 from .params import DescribeParams

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops import Params
+from graphops.plugin import Params
 
 OUTPUTS = (
     "graph", "n_vertices", "n_edges", "self_loops", "multi_edges", "degree_min", "degree_mean",

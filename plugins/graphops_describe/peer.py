@@ -6,8 +6,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from graphops.model.graphset import GraphSet
-from graphops.base.stats import gini
+from graphops.plugin import GraphSet, gini
 
 from .params import DescribeParams
 

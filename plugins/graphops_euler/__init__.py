@@ -2,7 +2,7 @@
 cycle merging on the GPU), a tour validator, and k-mer files for de Bruijn assembly."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Generator, Input, Reader, hookimpl
+from graphops.plugin import Algorithm, Backend, Generator, Input, Reader, hookimpl
 
 from .params import OUTPUTS, EulerParams
 
@@ -30,7 +30,8 @@ def graphops_register_algorithms() -> list[Algorithm]:
         writers={".fa": "graphops_euler.io:write_fasta", ".fasta": "graphops_euler.io:write_fasta"},
         functions={"is_euler_circuit": "graphops_euler.validate:is_euler_circuit",
                    "is_euler_path": "graphops_euler.validate:is_euler_path",
-                   "euler_tour_problem": "graphops_euler.validate:tour_problem"},
+                   "euler_tour_problem": "graphops_euler.validate:tour_problem",
+                   "NotEulerianError": "graphops_euler.common:NotEulerianError"},
     )]
 
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphops import InputError
-from graphops.base.device import Device, device_of, to_device
-from graphops.errors import NotEulerianError
-from graphops.model.frames import plain_values
+from graphops.plugin import Device, InputError, device_of, plain_values, to_device
 
-__all__ = ["Arcs", "TourPlan", "plan_tour", "prepare_cpu", "prepare_gpu", "components"]
+__all__ = ["NotEulerianError", "Arcs", "TourPlan", "plan_tour", "check_degrees", "prepare_cpu", "prepare_gpu",
+           "components"]
 
 SHOWN = 5  # how many offending vertices an error lists
+
+
+class NotEulerianError(InputError):
+    """The graph has no Euler circuit (or path) of the kind asked for; the message says why
+    (unbalanced or odd vertices, edges in several components). A ``ValueError`` too, and published
+    as ``graphops.NotEulerianError``."""
 
 
 @dataclass(frozen=True)
@@ -58,18 +62,17 @@ class TourPlan:
     end: int
 
 
-def components(graph: Any) -> tuple[int, int, int]:
+def components(graph: Any, edge_components: Any) -> tuple[int, int, int]:
     """Connected components that carry edges (edge direction ignored), and two vertices in
-    different ones (-1, -1 when there is one); computed on the graph's device, cached."""
+    different ones (-1, -1 when there is one), by the calling backend's ``edge_components(n, src,
+    dst)`` on its own device (the graph's arrays moved there); cached per device."""
+    device = Device.GPU if edge_components.__module__.endswith(".gpu") else Device.CPU
+
     def build() -> tuple[int, int, int]:
-        src, dst = graph.src_index, graph.dst_index
-        if device_of(src) is Device.GPU:
-            from .gpu import edge_components
-        else:
-            from .cpu import edge_components
+        src, dst = to_device(graph.src_index, device), to_device(graph.dst_index, device)
         return edge_components(graph.n_vertices, src, dst)
 
-    return graph.cached(("euler", "components"), build)
+    return graph.cached(("euler", "components", device), build)
 
 
 def _ids(graph: Any, index: Any) -> list[Any]:
@@ -113,10 +116,25 @@ def _degree_facts(graph: Any) -> dict[str, Any]:
     return graph.cached(("euler", "degrees"), build)
 
 
-def plan_tour(graph: Any, params: Any) -> TourPlan:
-    """Check that ``graph`` has the tour ``params`` asks for; say why not (NotEulerianError)."""
+def check_degrees(graph: Any, params: Any) -> TourPlan:
+    """What the degrees say (device-neutral, no backend code: run when the call is validated):
+    the tour's kind, start and end, or a NotEulerianError saying why there is none."""
     key = ("euler", "plan", params.kind, repr(params.source))
     return graph.cached(key, lambda: _plan(graph, params))
+
+
+def plan_tour(graph: Any, params: Any, edge_components: Any) -> TourPlan:
+    """Check that ``graph`` has the tour ``params`` asks for, its edges in one component (found by
+    the calling backend's ``edge_components``); say why not (NotEulerianError)."""
+    plan = check_degrees(graph, params)
+    if graph.n_edges == 0:
+        return plan
+    count, a, b = components(graph, edge_components)
+    if count > 1:
+        u, v = _ids(graph, device_of(graph.src_index).xp.asarray([a, b]))
+        raise NotEulerianError(f"not Eulerian: the edges lie in {count} connected components (e.g. {u!r} and {v!r} "
+                               f"are in different ones); an Euler {plan.kind} needs every edge in one")
+    return plan
 
 
 def _plan(graph: Any, params: Any) -> TourPlan:
@@ -160,11 +178,6 @@ def _plan(graph: Any, params: Any) -> TourPlan:
                 if graph.directed else "exactly two odd vertices (the ends)")
         raise NotEulerianError(f"no Euler path: {n_bad} {unbalanced}: {_listing(graph, bad, how)}. An Euler path "
                                f"needs {need}, every other vertex balanced")
-    count, a, b = components(graph)
-    if count > 1:
-        u, v = _ids(graph, xp.asarray([a, b]))
-        raise NotEulerianError(f"not Eulerian: the edges lie in {count} connected components (e.g. {u!r} and {v!r} "
-                               f"are in different ones); an Euler {kind} needs every edge in one")
     if kind == "circuit":
         if source is not None and int(facts["deg"][source]) == 0:
             first = _ids(graph, graph.src_index[:1])[0]

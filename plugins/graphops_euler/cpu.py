@@ -14,9 +14,7 @@ import time
 
 import numpy as np
 
-from graphops import Result
-from graphops.base.jit import njit
-from graphops.base.work import chunks
+from graphops.plugin import Result, chunks, njit
 
 from .common import Arcs, plan_tour
 from .merge import _find, arange
@@ -135,7 +133,7 @@ def _walk(steps, blk, undirected, stack, top, k, out_e, out_from, out_to):
 
 def run(arcs: Arcs, params: EulerParams) -> Result:
     """The tour as columns step, src, dst, edge_id (internal vertex indices)."""
-    plan = plan_tour(arcs.graph, params)
+    plan = plan_tour(arcs.graph, params, edge_components)
     method = params.method if params.method != "auto" else ("merge" if arcs.m >= MERGE_FROM else "hierholzer")
     if method == "merge" and arcs.m:
         return _run_merge(arcs, plan)

@@ -23,8 +23,7 @@ import time
 import cupy as cp
 import numpy as np
 
-from graphops import Result
-from graphops.base.cuda import grid, load_module, wait_idle
+from graphops.plugin import Result, grid, load_module, wait_idle
 
 from .common import Arcs, TourPlan, plan_tour
 from .params import EulerParams
@@ -192,7 +191,7 @@ def _rank(succ: cp.ndarray, first: int) -> tuple[cp.ndarray, int]:
 
 def run(arcs: Arcs, params: EulerParams) -> Result:
     """The tour as columns step, src, dst, edge_id (internal vertex indices)."""
-    plan: TourPlan = plan_tour(arcs.graph, params)
+    plan: TourPlan = plan_tour(arcs.graph, params, edge_components)
     m = arcs.m
     phases: dict[str, float] = {}
     counts: dict[str, int] = {}

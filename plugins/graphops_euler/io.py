@@ -8,9 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops import Graph, InputError
-from graphops.base.device import Device, device_of, host_pandas
-from graphops.model.frames import new_frame, to_family
+from graphops.plugin import Device, Graph, InputError, device_of, host_pandas, new_frame, to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 

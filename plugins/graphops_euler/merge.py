@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from graphops.base.jit import njit, prange
+from graphops.plugin import njit, prange
 
 __all__ = ["successors", "orient", "cycle_labels", "merge", "rank"]
 

@@ -6,10 +6,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from graphops import Params
-from graphops.io.generators import GeneratorParams
+from graphops.plugin import GeneratorParams, Params
+
+from .common import check_degrees
 
 OUTPUTS = ("step", "src", "dst", "edge_id")
+
 MERGE_FROM = 1 << 18  # edges from which method=auto merges cycles on the CPU
 
 
@@ -26,7 +28,7 @@ class EulerParams(Params):
     * Multi-edges and self-loops are each used once; ``edge_id`` is the row of the edge in
       the graph's edge frame, and ``src``/``dst`` the direction it is walked in (for an
       undirected edge, possibly the reverse of its row).
-    * The graph is checked before any work: :class:`graphops.errors.NotEulerianError` says how
+    * The graph is checked before any work: ``graphops.NotEulerianError`` says how
       many vertices are unbalanced (or odd), the first few of them, or how many components
       carry edges. A graph without edges gives an empty tour.
     * ``method`` (CPU backend): ``hierholzer`` (one walk: least memory, but every step waits for
@@ -49,9 +51,7 @@ class EulerParams(Params):
         return int(v)
 
     def check_inputs(self, graph: Any) -> None:
-        from .common import plan_tour
-
-        plan_tour(graph, self)
+        check_degrees(graph, self)  # degrees only: connectivity is the chosen backend's to find
 
 
 def cost(inputs: dict[str, Any], params: EulerParams) -> dict[str, Any]:

@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from graphops.base.device import Device, to_device
+from graphops.plugin import Device, to_device
 
 from .common import plan_tour
+from .cpu import edge_components
 from .params import EulerParams
 
 __all__ = ["to_networkx", "run_networkx"]
@@ -29,7 +30,7 @@ def to_networkx(graph: Any) -> Any:
 def run_networkx(G: Any, params: EulerParams) -> dict[str, Any]:
     import networkx as nx
 
-    plan = plan_tour(G.graph["graphops"], params)
+    plan = plan_tour(G.graph["graphops"], params, edge_components)
     if G.number_of_edges() == 0:
         walk: list = []
     elif plan.kind == "circuit":

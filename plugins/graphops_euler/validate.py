@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.base.device import to_device
-from graphops.model.frames import column_array, plain_values
+from graphops.plugin import column_array, plain_values, to_device
 
 __all__ = ["is_euler_circuit", "is_euler_path", "tour_problem"]
 

@@ -1,7 +1,7 @@
 """graphops plugin ``jaccard``: Jaccard similarity of edges or given vertex pairs, cuGraph's semantics."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Command, Input, hookimpl
+from graphops.plugin import Algorithm, Backend, Command, Input, hookimpl
 
 from .params import OUTPUTS, JaccardParams
 

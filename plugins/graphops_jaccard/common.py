@@ -7,11 +7,11 @@ view and cached on it, with each row's weight sum for the weighted variant.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from graphops.model.csr import CSR
-from graphops.base.stats import gini
+from graphops.plugin import CSR, gini
 
 # Pairs whose shorter list has at most this many entries are done by one GPU thread
 # (and are the candidates for the CPU share of the hybrid backend).
@@ -31,7 +31,7 @@ class Adjacency:
 
     @property
     def xp(self) -> Any:
-        from graphops.base.device import device_of
+        from graphops.plugin import device_of
 
         return device_of(self.indptr).xp
 
@@ -46,16 +46,22 @@ class Adjacency:
         return sum(int(a.nbytes) for a in (self.indptr, self.indices, self.weights) if a is not None)
 
     def to_host(self) -> "Adjacency":
-        from graphops.base.device import Device, to_device
+        from graphops.plugin import Device, to_device
 
         return Adjacency(*(None if a is None else to_device(a, Device.CPU)
                            for a in (self.indptr, self.indices, self.weights, self.wdeg)))
 
 
-def adjacency(csr: CSR, symmetrize: bool, weighted: bool) -> Adjacency:
-    """The set adjacency of ``csr`` (cached on it per variant)."""
+def adjacency(csr: CSR, symmetrize: bool, weighted: bool, row_sums: Any = None) -> Adjacency:
+    """The set adjacency of ``csr`` (cached on it per variant). ``row_sums(indptr, w)``: the
+    calling backend's own sum of each row's weights in row order (the same on CPU and GPU),
+    giving ``wdeg`` to a weighted adjacency."""
     key = ("jaccard_adjacency", bool(symmetrize and csr.directed), bool(weighted))
-    return csr.cached(key, lambda: _build(csr, weighted))
+    adj = csr.cached(key, lambda: _build(csr, weighted))
+    if adj.weights is None or row_sums is None:
+        return adj
+    wdeg = csr.cached((*key, "wdeg"), lambda: row_sums(adj.indptr, adj.weights))
+    return dataclasses.replace(adj, wdeg=wdeg)
 
 
 def _build(csr: CSR, weighted: bool) -> Adjacency:
@@ -82,19 +88,7 @@ def _build(csr: CSR, weighted: bool) -> Adjacency:
     indices = xp.ascontiguousarray(cols.astype(xp.int32))
     if w is None:
         return Adjacency(indptr, indices)
-    w = xp.ascontiguousarray(w.astype(xp.float64))
-    return Adjacency(indptr, indices, w, _row_sums(indptr, w))
-
-
-def _row_sums(indptr: Any, w: Any) -> Any:
-    """Each row's weight sum, added left to right (identical on CPU and GPU)."""
-    import numpy as np
-
-    if isinstance(indptr, np.ndarray):
-        from .cpu import row_sums
-    else:
-        from .gpu import row_sums
-    return row_sums(indptr, w)
+    return Adjacency(indptr, indices, xp.ascontiguousarray(w.astype(xp.float64)))
 
 
 def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
@@ -128,7 +122,7 @@ def pair_costs(adj: Adjacency, first: Any, second: Any) -> Any:
 
 def picture(result: Any, inputs: dict[str, Any], params: Any, path: Any) -> Any:
     """The distribution of the Jaccard coefficients (a pipeline step's ``plot: true``)."""
-    from graphops.io.plots import histogram
+    from graphops.plugin import histogram
 
     return histogram(result["jaccard_coeff"].to_numpy(), path, title=f"Jaccard coefficients ({len(result):,} pairs)",
                      xlabel="jaccard_coeff", log_y=True)

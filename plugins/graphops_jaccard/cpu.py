@@ -13,10 +13,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphops.model.csr import CSR
-from graphops.model.pairs import PairIndex
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import CSR, PairIndex, chunks, njit, prange
 
 from .common import Adjacency, adjacency, pair_costs, result
 from .params import JaccardParams
@@ -26,7 +23,7 @@ FIRST_CHUNK_WORK = 1e8
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
-    adj = adjacency(csr, params.symmetrize, params.use_weight)
+    adj = adjacency(csr, params.symmetrize, params.use_weight, row_sums)
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
 
 

@@ -14,14 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.engine.local import run_part
-from graphops.engine.parts import PARTS_PER_WORKER, Distributed, Split, rows_by_cost, stoppable
-from graphops.model.daskgraph import DaskGraph
-from graphops.engine.slices import add_up, column_slices, frame_on, in_input_order
-from graphops.base.device import Device, device_of, to_device
-from graphops.errors import InputError
-from graphops.model.frames import new_frame
-from graphops.model.pairs import PairIndex, Pairs
+from graphops.plugin import (DaskGraph, Device, Distributed, InputError, PARTS_PER_WORKER, PairIndex, Pairs, Split,
+                             add_up, column_slices, device_of, frame_on, in_input_order, new_frame, rows_by_cost,
+                             run_part, stoppable, to_device)
 
 from .common import result
 
@@ -113,8 +108,8 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) ->
 def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     """On a worker: the pairs as indices into the sorted distinct ids (unknown ids: the error of
     one process)."""
-    from graphops.model.ids import IdMap
-    from graphops.model.pairs import check_known
+    from graphops.plugin import IdMap
+    from graphops.plugin import check_known
 
     device, known = device_of(ids), IdMap(ids)
     out = []

@@ -13,10 +13,7 @@ from typing import Any
 
 import cupy as cp
 
-from graphops.model.csr import CSR
-from graphops.base.cuda import grid, load_module, wait_idle
-from graphops.model.pairs import PairIndex
-from graphops.base.work import chunks
+from graphops.plugin import CSR, PairIndex, chunks, grid, load_module, wait_idle
 
 from .common import THREAD_MAX, WARP_MAX, Adjacency, adjacency, result
 from .params import JaccardParams
@@ -26,7 +23,7 @@ _THREADS = 256
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
-    adj = adjacency(csr, params.symmetrize, params.use_weight)
+    adj = adjacency(csr, params.symmetrize, params.use_weight, row_sums)
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
 
 

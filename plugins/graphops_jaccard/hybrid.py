@@ -30,13 +30,7 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops import Result
-from graphops.model.csr import CSR
-from graphops.base.cuda import interleave
-from graphops.base.device import spare_one_core
-from graphops.model.pairs import PairIndex
-from graphops.base.timing import timed
-from graphops.base.work import chunks, even_ranges
+from graphops.plugin import CSR, PairIndex, Result, chunks, even_ranges, interleave, spare_one_core, timed
 
 from . import cpu, gpu
 from .common import Adjacency, adjacency, pair_costs, result, work_stats
@@ -67,7 +61,7 @@ def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacenc
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
-    adj = adjacency(csr, params.symmetrize, params.use_weight)
+    adj = adjacency(csr, params.symmetrize, params.use_weight, gpu.row_sums)
     first, second = pairs.first, pairs.second
     # Both made on first use only: a GPU-only split needs neither.
     host = functools.partial(_host_adjacency, csr, params, adj)  # cached on the CSR view

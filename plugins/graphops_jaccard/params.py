@@ -5,9 +5,7 @@ from typing import Any
 
 from pydantic import Field
 
-from graphops import Params
-from graphops.base.device import device_of
-from graphops.model.pairs import Pairs
+from graphops.plugin import Pairs, Params, device_of
 
 OUTPUTS = ("first", "second", "jaccard_coeff")
 

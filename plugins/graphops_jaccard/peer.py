@@ -5,10 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops import Graph
-from graphops.base.device import Device, to_device
-from graphops.errors import InputError
-from graphops.model.pairs import PairIndex
+from graphops.plugin import Device, Graph, InputError, PairIndex, to_device
 
 from .common import adjacency, result
 from .params import JaccardParams

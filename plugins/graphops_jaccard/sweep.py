@@ -26,7 +26,7 @@ SHARES = tuple(round(0.05 * i, 2) for i in range(11))
 def _point(g: Any, repeat: int, **params: Any) -> tuple[float, dict]:
     """Median ms of the hybrid backend with ``params``, and the split it reported."""
     import graphops as go
-    from graphops.base.timing import timed
+    from graphops.plugin import timed
 
     outcome = go.execute_call("jaccard", g, backend="hybrid", **params)  # warm; calibrates if asked
     ms = 1e3 * timed(lambda: go.run("jaccard", g, backend="hybrid", **params), repeat=repeat).median
@@ -36,8 +36,8 @@ def _point(g: Any, repeat: int, **params: Any) -> tuple[float, dict]:
 def check_request(sources: Any, names: list[str] | None, backend: str, where: str = "") -> list[str]:
     """The graphs to time (every one of the file's by default); unknown names and a sweep without a
     usable GPU are refused before any graph is read."""
-    from graphops.base.device import gpu_status
-    from graphops.errors import BackendUnavailableError, InputError, choices, did_you_mean
+    from graphops.plugin import gpu_status
+    from graphops.plugin import BackendUnavailableError, InputError, choices, did_you_mean
 
     known = list(sources.sources)
     for name in names or ():
@@ -55,7 +55,7 @@ def check_request(sources: Any, names: list[str] | None, backend: str, where: st
 
 def sweep(config: str | Path, names: list[str] | None = None, repeat: int = 3,
           shares: tuple[float, ...] = SHARES, backend: str = "hybrid") -> dict[str, Any]:
-    from graphops.pipeline.sources import Sources
+    from graphops.plugin import Sources
 
     sources = Sources.from_file(config)
     names = check_request(sources, names, backend, str(config))
@@ -70,7 +70,7 @@ def sweep(config: str | Path, names: list[str] | None = None, repeat: int = 3,
 
 def _one(g: Any, repeat: int, backend: str) -> dict[str, Any]:
     import graphops as go
-    from graphops.base.timing import timed
+    from graphops.plugin import timed
 
     ms = 1e3 * timed(lambda: go.run("jaccard", g, backend=backend), repeat=repeat, warmup=1).median
     return {"ms": ms, "summary": f"{backend} {ms:.2f} ms (median of {repeat})"}
@@ -78,9 +78,9 @@ def _one(g: Any, repeat: int, backend: str) -> dict[str, Any]:
 
 def _shares(g: Any, repeat: int, shares: tuple[float, ...]) -> dict[str, Any]:
     import graphops as go
-    from graphops.base.device import Device
-    from graphops.model.pairs import Pairs
-    from graphops.base.timing import timed
+    from graphops.plugin import Device
+    from graphops.plugin import Pairs
+    from graphops.plugin import timed
 
     from .common import adjacency, work_stats
 
@@ -128,7 +128,7 @@ def plot(data: dict[str, Any], path: str | Path) -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
-    from graphops.errors import InputError
+    from graphops.plugin import InputError
 
     if args.plot:
         data = json.loads(Path(args.plot).read_text())

@@ -2,7 +2,7 @@
 convention), solved per graph pair by conjugate gradients without storing the product graph."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Gram, Input, hookimpl
+from graphops.plugin import Algorithm, Backend, Gram, Input, hookimpl
 
 from .params import MGKernelParams
 
@@ -25,7 +25,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         cost="graphops_mg_kernel.params:cost",
         gram=Gram(second="other", normalize="normalize", diagonal="diagonal", work="nodes",
                   one_device=("diagonal", "nodewise", "eval_gradient")),
-        plot="graphops.io.plots:gram_picture",
+        plot="graphops.plugin:gram_picture",
         summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
         estimator="MarginalizedGraphKernel",
         estimator_class="graphops_mg_kernel.estimator:MarginalizedGraphKernel",

@@ -14,8 +14,7 @@ from string import Template
 from types import ModuleType
 from typing import Any
 
-from graphops.kernels.basekernels import BaseKernel
-from graphops.base.dirs import cache_dir
+from graphops.plugin import BaseKernel, cache_dir
 
 __all__ = ["cpu_module"]
 

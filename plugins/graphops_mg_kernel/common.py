@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.base.device import Device
-from graphops.errors import GraphopsError
+from graphops.plugin import Device, GraphopsError
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
            "square_matrix", "finish_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",

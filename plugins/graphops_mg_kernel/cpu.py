@@ -7,9 +7,7 @@ from functools import partial
 
 import numpy as np
 
-from graphops import Result
-from graphops.engine.gram import normalize
-from graphops.base.work import chunks
+from graphops.plugin import Result, chunks, normalize
 
 from .codegen import cpu_module
 from .common import (Prepared, diagonal_pairs, feature_columns, finish_gradient, gram_pairs, hyper_values,

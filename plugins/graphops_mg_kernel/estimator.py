@@ -14,12 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from graphops.kernels.basekernels import BaseKernel, KroneckerDelta, from_spec
-from graphops.engine.dispatch import run
-from graphops.errors import InputError
-from graphops.model.graph import Graph
-from graphops.model.graphset import GraphSet
-from graphops.kernels import GraphKernelEstimator
+from graphops.plugin import (BaseKernel, Graph, GraphKernelEstimator, GraphSet, InputError, KroneckerDelta,
+                             from_spec, run)
 
 __all__ = ["MarginalizedGraphKernel"]
 

@@ -14,13 +14,7 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops import Result
-from graphops.base.cuda import load_module, wait_idle
-from graphops.base.device import gpu_attribute
-from graphops.errors import InputError
-from graphops.engine.gram import gram_rows
-from graphops.model.ids import distinct
-from graphops.base.work import chunks
+from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
 from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, nodewise_matrix,
                      square_matrix, stats_check)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.kernels.basekernels import BaseKernel
+from graphops.plugin import BaseKernel
 
 from .common import Prepared, feature_columns, start_probabilities
 

@@ -5,9 +5,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from graphops import Params
-from graphops.kernels.basekernels import BaseKernel, KroneckerDelta, from_spec
-from graphops.errors import did_you_mean
+from graphops.plugin import BaseKernel, KroneckerDelta, Params, did_you_mean, from_spec
 
 
 class MGKernelParams(Params):

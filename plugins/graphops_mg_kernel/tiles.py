@@ -14,9 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphops.errors import InputError
-from graphops.model.ids import distinct
-from graphops.base.jit import njit, prange
+from graphops.plugin import InputError, distinct, njit, prange
 
 from .common import Prepared, feature_columns, start_probabilities
 

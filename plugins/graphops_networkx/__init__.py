@@ -175,7 +175,7 @@ def _self_loops(G: Any) -> Any:
 
 def _jaccard(G: Any, ebunch: Any) -> Any:
     import networkx as nx
-    from graphops.base.device import host_pandas
+    from graphops.plugin import host_pandas
 
     pd = host_pandas()
 

@@ -1,7 +1,7 @@
 """graphops plugin ``sp_kernel``: the shortest-path graph kernel (histogram and FCSP paths)."""
 from __future__ import annotations
 
-from graphops import Algorithm, Backend, Gram, Input, hookimpl
+from graphops.plugin import Algorithm, Backend, Gram, Input, hookimpl
 
 from .params import SPKernelParams
 
@@ -23,10 +23,10 @@ def graphops_register_algorithms() -> list[Algorithm]:
                               prepare="graphops_sp_kernel.peer:to_grakel"),
         },
         result="array",
-        cost="graphops_sp_kernel.params:cost",
+        cost="graphops_sp_kernel.cpu:cost",
         gram=Gram(second="other", normalize="normalize", work="node_pairs", cut_larger=True),
         estimator="ShortestPathKernel",  # from graphops.kernels import ShortestPathKernel
-        plot="graphops.io.plots:gram_picture",
+        plot="graphops.plugin:gram_picture",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",
         version_added="0.1",
     )]

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.errors import InputError
-from graphops.model.ids import distinct
+from graphops.plugin import InputError, distinct
 
 DENSE_KEYS = 1 << 26  # largest key range compacted with a lookup table instead of a sort
 TABLE_LIMIT = 4096  # most distinct path lengths for a precomputed length-kernel table

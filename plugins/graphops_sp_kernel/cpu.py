@@ -6,10 +6,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphops.model.csr import CSR
-from graphops.engine.gram import normalize
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import CSR, chunks, njit, normalize, prange
 
 from .common import (CELL_COST, CPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact, graph_of_paths,
                      histograms, lengths, matrix_form_possible, node_inputs)
@@ -380,3 +377,17 @@ def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst
         else:
             out[t] = _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
                            length_delta, length_gamma)
+
+
+def cost(inputs: dict[str, Any], params: SPKernelParams) -> dict[str, Any]:
+    """Least bytes moved (the float64 Gram matrix written once) and the counts rates are quoted in:
+    graph pairs, and for the FCSP path the path pairs the walk stands for (whichever form runs)."""
+    graphs, other = inputs["graphs"], inputs.get("other")
+    n = len(graphs)
+    m = n if other is None else len(other)
+    counts: dict[str, float] = {"graph pairs": n * (n + 1) / 2 if other is None else n * m}
+    if not params.use_histogram:
+        path_pairs = fcsp_path_pairs(graphs.csr(), None if other is None else other.csr(), params)
+        if path_pairs is not None:
+            counts["path pairs"] = path_pairs
+    return {"bytes": 8.0 * n * m, "flops": 0.0, "counts": counts}

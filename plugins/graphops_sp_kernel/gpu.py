@@ -20,11 +20,7 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops.model.csr import CSR
-from graphops.base.cuda import grid, load_module, wait_idle
-from graphops.base.device import Device, gpu_attribute
-from graphops.engine.gram import gram_rows
-from graphops.base.work import chunks
+from graphops.plugin import CSR, Device, chunks, gpu_attribute, gram_rows, grid, load_module, wait_idle
 
 from .common import (CELL_COST, GPU_LENGTH_COST, GPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact,
                      histograms, lengths, matrix_form_possible, negative_cycle_error, node_inputs)

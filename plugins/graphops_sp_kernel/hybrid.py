@@ -18,13 +18,8 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops import Result
-from graphops.model.csr import CSR
-from graphops.engine.gram import normalize
-from graphops.base.cuda import interleave
-from graphops.base.device import gpu_attribute, spare_one_core
-from graphops.base.timing import timed
-from graphops.base.work import chunks, even_ranges
+from graphops.plugin import (CSR, Result, chunks, even_ranges, gpu_attribute, interleave, normalize, spare_one_core,
+                             timed)
 
 from . import cpu, gpu
 from .common import lengths

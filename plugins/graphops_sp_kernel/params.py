@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from graphops import Params
-from graphops.errors import did_you_mean
+from graphops.plugin import Params, did_you_mean
 
 
 class Gaussian(BaseModel):
@@ -161,19 +160,3 @@ def _check_memory(rows: int, cols: int) -> None:
         raise MemoryError(f"sp_kernel: a {rows} x {cols} float64 Gram matrix needs {need / 2**30:.1f} GiB, "
                           f"more than this machine's {avail / 2**30:.1f} GiB of memory; compute it in "
                           f"slices (gs[a:b] against the training set) instead")
-
-
-def cost(inputs: dict[str, Any], params: SPKernelParams) -> dict[str, Any]:
-    """Least bytes moved (the float64 Gram matrix written once) and the counts rates are quoted in:
-    graph pairs, and for the FCSP path the path pairs the walk stands for (whichever form runs)."""
-    graphs, other = inputs["graphs"], inputs.get("other")
-    n = len(graphs)
-    m = n if other is None else len(other)
-    counts: dict[str, float] = {"graph pairs": n * (n + 1) / 2 if other is None else n * m}
-    if not params.use_histogram:
-        from .cpu import fcsp_path_pairs
-
-        path_pairs = fcsp_path_pairs(graphs.csr(), None if other is None else other.csr(), params)
-        if path_pairs is not None:
-            counts["path pairs"] = path_pairs
-    return {"bytes": 8.0 * n * m, "flops": 0.0, "counts": counts}

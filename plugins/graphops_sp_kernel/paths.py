@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import chunks, njit, prange
 
 from .common import negative_cycle_error
 

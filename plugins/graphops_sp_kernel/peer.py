@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.errors import InputError
+from graphops.plugin import InputError
 
 from .params import SPKernelParams
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import graphops as go
 from graphops import InputError
-from graphops.errors import NotEulerianError
+from graphops_euler.common import NotEulerianError
 
 OWN = ["cpu", "cpu-merge", pytest.param("gpu", marks=pytest.mark.gpu)]
 WITH_PEER = [*OWN, "networkx"]

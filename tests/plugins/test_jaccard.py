@@ -339,7 +339,7 @@ def test_sweep_names_unknown_graphs_with_a_did_you_mean(tmp_path, capsys):
 def test_sweep_without_a_gpu_offers_an_option_it_has(tmp_path, capsys, monkeypatch):
     from graphops.cli import main
 
-    monkeypatch.setattr("graphops.base.device.gpu_status", lambda: (False, "no GPU here"))
+    monkeypatch.setattr("graphops.plugin.gpu_status", lambda: (False, "no GPU here"))
     (tmp_path / "s.yaml").write_text(SWEEP)
     assert main(["jaccard-sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err

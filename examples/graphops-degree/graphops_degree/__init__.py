@@ -2,7 +2,7 @@
 ``"module:function"`` strings, loaded only when chosen."""
 from __future__ import annotations
 
-from graphops import Algorithm, Command, hookimpl
+from graphops.plugin import Algorithm, Command, hookimpl
 
 from .params import DegreeParams
 

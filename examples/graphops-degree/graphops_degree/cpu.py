@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphops.base.jit import njit, prange
-from graphops.base.work import chunks
+from graphops.plugin import chunks, njit, prange
 
 
 def run(csr, params):

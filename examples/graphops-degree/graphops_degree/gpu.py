@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import cupy as cp
 
-from graphops.base.cuda import THREADS, grid, load_module
+from graphops.plugin import THREADS, grid, load_module
 
 _MODULE = load_module(__package__, "degree")
 

@@ -1,7 +1,7 @@
 """Parameters of ``degree``."""
 from __future__ import annotations
 
-from graphops import Params
+from graphops.plugin import Params
 
 
 class DegreeParams(Params):

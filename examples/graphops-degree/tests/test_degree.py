@@ -3,7 +3,7 @@ import collections
 
 import pytest
 
-from graphops.engine.testing import check_algorithm
+from graphops.plugin import check_algorithm
 
 
 def reference(graph, weighted=False):
@@ -23,7 +23,7 @@ def test_degree_matches_the_reference():
 
 
 def test_weighted_degree_matches_the_reference():
-    from graphops.engine.testing import tiny_graphs
+    from graphops.plugin import tiny_graphs
 
     weighted = {"weighted": tiny_graphs()["weighted"]}
     assert check_algorithm("degree", reference=reference, graphs=weighted, params={"weighted": True})["cpu"] == "ok"
