@@ -47,7 +47,7 @@ MOVED = {
     "validation": "host.validation", "textio": "io.textio", "tu": "io.tu", "outputs": "io.outputs",
     "generate": "io.generate", "plots": "io.plots", "dispatch": "engine.dispatch", "cluster": "engine.cluster",
     "wire": "engine.wire", "gram": "engine.gram", "testing": "engine.testing", "basekernels": "kernels.basekernels",
-    "sources": "pipeline.sources", "bench": "cli.bench", "scaling": "cli.scaling", "datasets": "io.datasets",
+    "sources": "pipeline.sources", "bench": "cli.bench", "datasets": "io.datasets",
 }
 
 

@@ -678,3 +678,141 @@ def cudf_of(frame: pd.DataFrame):
 def test_pipeline_partitioned_graph_on_gpu_workers(tmp_path, cuda_client):
     """The partitioned pipeline with device: gpu: dask-cuDF reads the files on the GPU workers."""
     _run_partitioned(tmp_path, cuda_client, "gpu")
+
+
+# A whole-call cluster backend (Backend(cluster=True), as a distributed peer library offers): the
+# degrees summed by the workers, each taking a share of the vertices.
+def _degree_share(indptr, lo, hi):
+    return int(indptr[hi] - indptr[lo])
+
+
+def _prepare_on(graph, client):
+    csr = graph.csr("cpu")
+    return csr, client.scatter(csr.indptr, broadcast=True)
+
+
+def _whole(client, prepared, params):
+    csr, indptr = prepared
+    k = len(client.scheduler_info()["workers"])
+    bounds = [csr.n_vertices * j // k for j in range(k + 1)]
+    shares = client.gather([client.submit(_degree_share, indptr, a, b, pure=False)
+                            for a, b in zip(bounds[:-1], bounds[1:])])
+    return np.asarray([sum(shares)], dtype=np.int64)
+
+
+def _local(csr, params):
+    return np.asarray([csr.indptr[-1]], dtype=np.int64)
+
+
+def _no_split(inputs, params, workers):
+    from graphops.plugin import Part, Split
+
+    return Split([Part(0)], _local_part, lambda values: values[0])
+
+
+def _local_part(algorithm, inputs, params, backend, select):
+    return _local(inputs["graph"].csr("cpu"), params)
+
+
+def _degree_registry():
+    from graphops.plugin import Algorithm, Backend, Params, hookimpl
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
+
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def graphops_register_algorithms():
+            return [Algorithm(name="degree_total", params=Params, inputs=("graph",), result="array",
+                              split="tests.test_cluster:_no_split",
+                              backends={"cpu": "tests.test_cluster:_local",
+                                        "spread": Backend(target="tests.test_cluster:_whole", cluster=True,
+                                                          prepare="tests.test_cluster:_prepare_on")})]
+
+    pm = make_plugin_manager(autoload=False, plugins=[])
+    pm.register(Plugin(), name="degree_total")
+    return Registry(pm)
+
+
+def test_a_backend_that_runs_the_whole_call_on_the_cluster(client):
+    """Backend(cluster=True): called here with the client (fn(client, *args, params)), its prepare
+    once per input and client; offered only with a client, never by auto; wrapped as any backend."""
+    from graphops.engine.cluster import _PREPARED
+
+    reg, g = _degree_registry(), rmat(10, 8, seed=3)
+    want = go.run("degree_total", g, backend="cpu", registry=reg)
+    out = go.execute_call("degree_total", g, backend="spread", client=client, registry=reg)
+    np.testing.assert_array_equal(out.result, want)
+    assert out.backend == "spread" and "2 worker(s)" in out.details["note"]
+    assert len(_PREPARED[client]) == 1
+    go.run("degree_total", g, backend="spread", client=client, registry=reg)
+    assert len(_PREPARED[client]) == 1  # prepared once for this graph and client
+    with pytest.raises(BackendUnavailableError, match=r"runs a whole call on a Dask cluster.*pass client="):
+        go.run("degree_total", g, backend="spread", registry=reg)
+    assert go.execute_call("degree_total", g, registry=reg).backend == "cpu"
+
+
+def test_a_cluster_backend_needs_an_algorithm_that_distributes():
+    from graphops.plugin import Algorithm, Backend, Params
+
+    with pytest.raises(ValueError, match="declares no split or gram"):
+        Algorithm(name="x", params=Params, inputs=("graph",), backends={
+            "cpu": "m:f", "spread": Backend(target="m:g", cluster=True)})
+    with pytest.raises(ValueError, match="every backend needs a Dask cluster"):
+        Algorithm(name="x", params=Params, inputs=("graph",), split="m:s",
+                  backends={"spread": Backend(target="m:g", cluster=True)})
+
+
+SCALE_OUT = """
+version: 1
+name: scale_out
+graphs:
+  g: {generate: {kind: rmat, scale: 10, edge_factor: 8, seed: 5}}
+steps:
+  - {id: here, algorithm: jaccard, inputs: {graph: g}, backend: cpu, cluster: false}
+  - {id: spread, algorithm: jaccard, inputs: {graph: g}, backend: cpu}
+  - {id: stats, algorithm: describe, inputs: {graph: g}, backend: cpu}
+cluster: {kind: local, workers: 2}
+bench: {repeat: 2, warmup: 1, baseline: cpu}
+"""
+
+
+def test_bench_times_a_files_splitting_steps_on_its_cluster(tmp_path):
+    """A benchmark file with a cluster: section is a scale-out case: the steps that split their
+    work run on the cluster (started once for the file), cluster: false steps here; the case's
+    baseline is the one-process row."""
+    from graphops.cli.bench import rows_as_table, run_bench
+
+    (tmp_path / "b.yaml").write_text(SCALE_OUT)
+    report = run_bench([tmp_path / "b.yaml"])
+    here, spread, stats = report.rows
+    assert (here.workers, spread.workers, stats.workers) == (0, 2, 0)
+    assert here.median and spread.median and spread.baseline == "cpu" and here.speedup == 1.0
+    assert spread.speedup == pytest.approx(here.median / spread.median)
+    assert rows_as_table(report)[2][1] == "cpu (Dask 2 workers)"
+
+
+def test_pipeline_step_cluster_false_runs_here(tmp_path):
+    from graphops.pipeline import run_pipeline
+
+    (tmp_path / "p.yaml").write_text(SCALE_OUT.replace("bench: {repeat: 2, warmup: 1, baseline: cpu}\n", ""))
+    here, spread, stats = run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o").steps
+    assert "the step says cluster: false" in here.reason and "Dask, 2 worker(s)" in spread.reason
+    assert "does not split its work" in stats.reason
+
+
+@pytest.mark.rapids
+def test_cugraph_dask_peer_on_one_cuda_worker():
+    """The cugraph_dask peer (cugraph.dask's Jaccard, a whole call on the cluster) scores the
+    same pairs as graphops' gpu backend, in its own order."""
+    pytest.importorskip("cugraph.dask")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    g = rmat(12, 8, seed=4).to("gpu")
+    want = go.run("jaccard", g, backend="gpu").to_pandas()
+    with dask_cuda.LocalCUDACluster(n_workers=1, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        out = go.execute_call("jaccard", g, backend="cugraph_dask", client=c)
+    got = out.result.to_pandas().sort_values(["first", "second"]).reset_index(drop=True)
+    want = want.sort_values(["first", "second"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got[["first", "second"]], want[["first", "second"]], check_dtype=False)
+    np.testing.assert_allclose(got["jaccard_coeff"], want["jaccard_coeff"], rtol=1e-6)

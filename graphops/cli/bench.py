@@ -4,9 +4,14 @@ Each step runs ``warmup`` times untimed (building CSR views, compiling kernels,
 converting inputs for peers), then ``repeat`` times timed; the median is reported
 with the speed-up over the case's baseline and, where the algorithm declares its
 least memory traffic, the distance from the memory-bandwidth floor measured here.
+
+A file with a ``cluster:`` section is a scale-out case: its steps whose algorithm splits its
+work run on that Dask cluster (started once for the file), beside steps saying
+``cluster: false`` that run on this process's device; the rows say how many workers ran them.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import json
@@ -19,10 +24,10 @@ from typing import Any, Iterable
 
 from graphops.host.algorithm import load_target
 from graphops.base.device import Device, gpu_available
-from graphops.engine.dispatch import execute_plan, plan
+from graphops.engine.dispatch import execute
 from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
-from graphops.pipeline.run import step_backend
+from graphops.pipeline.run import cluster_settings, on_cluster, open_cluster, step_backend
 from graphops.pipeline.schema import BenchSettings
 from graphops.base.timing import timed
 from graphops.host.registry import Registry
@@ -47,6 +52,7 @@ class BenchRow:
     floor: float | None = None
     rates: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    workers: int = 0  # Dask workers that ran it (0: this process)
 
 
 @dataclass
@@ -107,32 +113,37 @@ def _skip_reason(exc: BaseException) -> str:
 
 
 def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repeat: int | None,
-               warmup: int | None) -> BenchRow:
-    """One row: the step timed, or skipped (cannot run here) or failed, with the reason."""
+               warmup: int | None, client: Any = None) -> BenchRow:
+    """One row: the step timed (on ``client``'s workers when given), or skipped (cannot run
+    here) or failed, with the reason."""
     algo = loaded.registry.algorithm(step.algorithm)
     name = step_backend(loaded, step, None)
     spec = algo.backends.get(name)
     row = BenchRow(loaded.file, _case(step), step.id, name, bool(spec and spec.peer),
                    spec.device if spec else "?")
-    try:
-        inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
-        planned = plan(algo, inputs, name, step.params, loaded.registry)
-    except (GraphopsError, OSError) as exc:  # data, packages or a device this machine lacks
-        row.note = "skipped: " + _skip_reason(exc)
-        return row
-    row.backend, row.device = planned.backend, algo.backends[planned.backend].device
+    inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
+    planned: list[Any] = []
     try:
         for _ in range(settings.warmup if warmup is None else warmup):
-            execute_plan(planned)
-        outcomes = [execute_plan(planned) for _ in range(settings.repeat if repeat is None else repeat)]
-    except (GraphopsError, MemoryError) as exc:
+            execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
+        outcomes = [execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
+                    for _ in range(settings.repeat if repeat is None else repeat)]
+    except (GraphopsError, OSError) as exc:  # data, packages or a device this machine lacks
+        if not planned:
+            row.note = "skipped: " + _skip_reason(exc)
+            return row
         row.note = f"failed: {type(exc).__name__}: {exc}"
         return row
+    except MemoryError as exc:
+        row.note = f"failed: {type(exc).__name__}: {exc}"
+        return row
+    row.backend, row.device, row.workers = planned[0].backend, algo.backends[planned[0].backend].device, \
+        planned[0].workers
     row.times = [o.seconds for o in outcomes]
     row.median = statistics.median(row.times)
     row.note = details_text(outcomes[len(outcomes) // 2].details)
     if algo.cost:
-        cost = load_target(algo.cost)(inputs, planned.params)
+        cost = load_target(algo.cost)(inputs, planned[0].params)
         row.floor = cost.get("bytes")
         row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
     return row
@@ -140,7 +151,7 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
 
 def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, float]) -> None:
     timed = [r for r in rows if r.median]
-    named = [r for r in timed if r.backend == settings.baseline]
+    named = sorted((r for r in timed if r.backend == settings.baseline), key=lambda r: r.workers)
     base = (named or timed or [None])[0]
     for r in timed:
         r.baseline = base.backend
@@ -163,11 +174,25 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
                                         note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
             continue
         settings = loaded.model.bench or BenchSettings()
-        rows = [_time_step(loaded, s, settings, repeat, warmup) for s in loaded.model.steps]
+        rows = _time_file(loaded, settings, repeat, warmup)
         for case in dict.fromkeys(r.case for r in rows):
             _ratios([r for r in rows if r.case == case], settings, rates)
         report.rows += rows
     return report
+
+
+def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None,
+               warmup: int | None) -> list[BenchRow]:
+    """Every step of a file; with a ``cluster:`` section, the steps that split their work on it."""
+    with contextlib.ExitStack() as stack:
+        try:
+            client, _ = open_cluster(stack, loaded, cluster_settings(loaded))
+        except (GraphopsError, OSError) as exc:  # no Dask here, or no scheduler answering
+            return [BenchRow(loaded.file, _case(s), s.id, step_backend(loaded, s, None), False, "-",
+                             note=f"skipped: the file's cluster: {str(exc).splitlines()[0]}")
+                    for s in loaded.model.steps]
+        return [_time_step(loaded, s, settings, repeat, warmup, client if on_cluster(loaded, s) else None)
+                for s in loaded.model.steps]
 
 
 def details_text(details: Any) -> str:
@@ -220,6 +245,8 @@ def rows_as_table(report: BenchReport) -> list[list[str]]:
     body = []
     for r in report.rows:
         speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
-        body.append([r.case, r.backend + (" (peer)" if r.peer else ""), median_ms(r), speed,
+        where = f", Dask {r.workers} worker{'s' if r.workers > 1 else ''}" if r.workers else ""
+        body.append([r.case, r.backend + (" (peer" + where + ")" if r.peer else f" ({where[2:]})" if where else ""),
+                     median_ms(r), speed,
                      floor_text(r), rates_text(r), r.note])
     return [head, *body]

@@ -19,6 +19,8 @@ __all__ = ["choose_backend", "check_backend_name", "backend_status"]
 
 def _usable(spec: Backend) -> tuple[bool, str]:
     """Whether a backend can run in this process, and what was checked."""
+    if spec.cluster:
+        return False, "it runs a whole call on a Dask cluster, and no client was given"
     if spec.device == "gpu":
         ok, why = gpu_status()
         if not ok:
@@ -37,11 +39,23 @@ def backend_status(algo: Algorithm, workers: Mapping[str, tuple[bool, str]] | No
     no_gpu = {addr: why for addr, (ok, why) in workers.items() if not ok}
     shown = "; ".join(f"{addr}: {why}" for addr, why in sorted(no_gpu.items())[:4])
     return {name: (False, f"{len(no_gpu)} of {len(workers)} worker(s) have no usable GPU ({shown})")
-            if spec.device == "gpu" and no_gpu else (True, "every worker can run it")
+            if spec.device == "gpu" and no_gpu else _usable_on_cluster(spec)
             for name, spec in algo.backends.items()}
 
 
+def _usable_on_cluster(spec: Backend) -> tuple[bool, str]:
+    """A cluster backend calls its library here (with the client): it needs its modules here."""
+    if spec.cluster:
+        missing = [m for m in spec.requires if not module_available(m)]
+        if missing:
+            return False, f"the package(s) {', '.join(repr(m) for m in missing)} could not be imported here"
+    return True, "every worker can run it"
+
+
 def _fix_hint(spec: Backend, cluster: bool) -> str:
+    if spec.cluster and not cluster:
+        return ("pass client=<dask.distributed.Client> (in a pipeline or benchmark file: a cluster: section), "
+                "or ask for another backend")
     if spec.device == "gpu" and cluster:
         return ("start the workers with dask_cuda (LocalCUDACluster or dask-cuda-worker), or ask for "
                 "backend='cpu' or 'auto'")

@@ -38,6 +38,7 @@ import uuid
 import weakref
 from typing import Any, Callable, Iterator, Mapping
 
+from graphops.base.device import Device
 from graphops.engine.parts import Distributed, Split
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import InputError
@@ -136,6 +137,8 @@ def run_on_cluster(planned: Plan) -> Outcome:
     from graphops.engine.wire import register_on
 
     algo, client, t0 = planned.algorithm, planned.client, time.perf_counter()
+    if algo.backends[planned.backend].cluster:
+        return _run_whole(planned)
     register_on(client)  # inputs travel field by field (device buffers over ucx), not pickled whole
     n_workers = max(planned.workers, 1)
     inputs, params, name = dict(planned.inputs), planned.params, planned.backend
@@ -223,6 +226,49 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
     return finish(), {"workers": workers, "tasks": len(stream.data)}
 
 
+_PREPARED: "weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Any]]]" = weakref.WeakKeyDictionary()
+
+
+def _prepared_for(client: Any, obj: Any, target: str) -> Any:
+    """A cluster backend's ``prepare(obj, client)``, once per input and client."""
+    kept = _PREPARED.setdefault(client, {})
+    key = (id(obj), target)
+    hit = kept.get(key)
+    if hit is not None and hit[0]() is obj:
+        return hit[1]
+    value = load_target(target)(obj, client)
+    kept[key] = (weakref.ref(obj), value)
+    return value
+
+
+def _run_whole(planned: Plan) -> Outcome:
+    """A backend that runs the whole call on the cluster itself (``Backend(cluster=True)``, a
+    distributed library's own code): ``fn(client, *args, params)``, called here, its arguments
+    prepared once per input and client (pair slots as pair indexes on its device), its result
+    wrapped as any backend's."""
+    from graphops.engine.local import prepare
+    from graphops.host.algorithm import Result
+
+    from graphops.model.daskgraph import DaskGraph
+
+    algo, client = planned.algorithm, planned.client
+    spec = algo.backends[planned.backend]
+    if any(isinstance(obj, DaskGraph) for obj in planned.inputs.values()):
+        raise InputError(f"{algo.name}: backend {planned.backend!r} takes graphs held here; a DaskGraph (edge files "
+                         f"read by the workers) runs on graphops' own backends: {', '.join(algo.own_backends())}")
+    t0 = time.perf_counter()
+    args = prepare(planned, lambda obj, spec: obj.csr(Device(spec.device)) if spec.prepare is None
+                   else _prepared_for(client, obj, spec.prepare))
+    t1 = time.perf_counter()
+    raw = load_target(spec.target)(client, *args, planned.params)
+    details = dict(raw.details) if isinstance(raw, Result) else {}
+    raw = raw.value if isinstance(raw, Result) else raw
+    result = wrap_result(algo, planned.backend, raw, planned.inputs, args)
+    details.setdefault("note", f"{algo.name} by {planned.backend} on the cluster's {planned.workers} worker(s)")
+    return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1, planned.reason,
+                   t1 - t0, details)
+
+
 def cuda_protocol(protocol: str | None = None) -> str:
     """How a local GPU cluster's processes move data: ``ucx`` (NVLink / CUDA IPC between GPUs, no
     copy through host sockets) when asked, or when not said and ``distributed-ucxx`` is installed;
@@ -245,7 +291,8 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
     must answer within ``timeout`` seconds, default :data:`CONNECT_TIMEOUT`, else a
     :class:`~graphops.errors.ClusterUnavailableError` naming it), or to a cluster started here and
     closed after: ``local`` (CPU worker processes, one thread each; ``workers`` of them, default
-    one per core) or ``local-cuda`` (dask-cuda, a worker per GPU, talking :func:`cuda_protocol`)."""
+    one per core) or ``local-cuda`` (dask-cuda, a worker per GPU, talking :func:`cuda_protocol`;
+    ``workers``: the first that many GPUs, default all)."""
     from graphops.base.device import require
 
     distributed = require("distributed", "running steps on a Dask cluster")
@@ -258,7 +305,7 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         protocol = cuda_protocol(protocol)
         if protocol == "ucx":
             require("distributed_ucxx", "a local-cuda cluster with protocol ucx")
-        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol)
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol, n_workers=workers)
     else:
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=":0")

@@ -22,9 +22,9 @@ def _prepare(obj: Any, spec: Backend) -> Any:
     return obj.csr(Device(spec.device))
 
 
-def _slot_view(planned: "Plan", slot: Any, spec: Backend) -> Any:
-    """What a backend receives for one slot: a CSR view, a peer's prepared object, a
-    PairIndex for a pairs slot, or ``None`` for an optional slot left empty."""
+def _slot_view(planned: "Plan", slot: Any, spec: Backend, prepared: Any = _prepare) -> Any:
+    """What a backend receives for one slot: a CSR view, a peer's prepared object (``prepared(obj,
+    spec)``), a PairIndex for a pairs slot, or ``None`` for an optional slot left empty."""
     graph = next(iter(planned.inputs.values()))
     if "pairs" in slot.kinds:
         pairs = planned.inputs.get(slot.name)
@@ -33,14 +33,14 @@ def _slot_view(planned: "Plan", slot: Any, spec: Backend) -> Any:
         return None if pairs is None else pairs.index(graph, Device(spec.device))
     if slot.name not in planned.inputs:
         return None
-    return _prepare(planned.inputs[slot.name], spec)
+    return prepared(planned.inputs[slot.name], spec)
 
 
-def prepare(planned: Plan) -> list[Any]:
+def prepare(planned: Plan, prepared: Any = _prepare) -> list[Any]:
     """The backend's arguments in slot order: CSR views on its device, or a peer's prepared
-    objects (cached); ``None`` for an optional slot left empty."""
+    objects (cached; ``prepared(obj, spec)`` makes them); ``None`` for an optional slot left empty."""
     spec = planned.algorithm.backends[planned.backend]
-    return [_slot_view(planned, slot, spec) for slot in planned.algorithm.inputs]
+    return [_slot_view(planned, slot, spec, prepared) for slot in planned.algorithm.inputs]
 
 
 def run_here(planned: Plan) -> Outcome:

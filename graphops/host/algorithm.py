@@ -106,10 +106,31 @@ class Result:
 class Backend:
     """A backend: ``"module:function"``, the device it computes on and modules it needs.
 
+    The contract, the same for every backend: the function is called as
+    ``fn(*args, params)``, one argument per input slot in slot order, then the validated Params
+    instance. A graph or graph-set slot's argument is
+
+    * without ``prepare``: the input's CSR view on the backend's device (``graph.csr(device)``:
+      a :class:`~graphops.model.csr.CSR`, or a batched CSR for a graph set), built once and
+      cached on the input;
+    * with ``prepare="module:function"``: what ``prepare(input)`` returns for the whole
+      :class:`Graph`/:class:`GraphSet` — any structure the backend wants (a peer library's own
+      graph, a plugin's packed arrays); it is called once per input, cached on it, and kept out
+      of the backend's timings (``Outcome.prepare_seconds``);
+
+    a pairs slot's argument is a :class:`~graphops.model.pairs.PairIndex` on the backend's
+    device, and an optional slot left empty is ``None``. The function returns what the algorithm
+    declares (an array, or a dict of its output columns), optionally inside a
+    :class:`Result` with ``details``.
+
     ``peer=True`` marks another library's implementation offered for comparison
     (networkx, cuGraph, ...): never chosen by ``auto``, shown as a peer in benchmarks.
-    ``prepare`` (optional ``"module:function"``) converts an input once into the
-    peer's own structure; the result is cached on the graph and kept out of timings.
+
+    ``cluster=True`` marks a backend that runs a whole call on a Dask cluster itself (a
+    multi-GPU library's own distributed code): it is offered only when a client is given, and it
+    is called as ``fn(client, *args, params)``, its ``prepare`` as ``prepare(input, client)``
+    (cached per input and client). The algorithm must declare how it distributes (``split`` or
+    ``gram``), as for any call on a cluster.
     """
 
     target: str
@@ -117,6 +138,7 @@ class Backend:
     requires: tuple[str, ...] = ()
     peer: bool = False
     prepare: str | None = None
+    cluster: bool = False
 
     def __post_init__(self) -> None:
         for t in (self.target, self.prepare):
@@ -248,6 +270,13 @@ class Algorithm:
             raise ValueError(f"algorithm {self.name!r} offers no backend")
         if self.gram is not None:
             self._check_gram(slots)
+        on_cluster = [k for k, b in self.backends.items() if b.cluster]
+        if on_cluster and not self.distributes:
+            raise ValueError(f"algorithm {self.name!r}: backend(s) {on_cluster} run on a Dask cluster "
+                             f"(cluster=True), but the algorithm declares no split or gram")
+        if on_cluster and len(on_cluster) == len(self.backends):
+            raise ValueError(f"algorithm {self.name!r}: every backend needs a Dask cluster; offer one that runs "
+                             f"here too")
 
     def _check_gram(self, slots: tuple) -> None:
         g, fields = self.gram, self.params.model_fields

@@ -90,14 +90,15 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
               client: Any = None) -> None:
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
-    here = client is not None and not algo.distributes
+    here = client is not None and not on_cluster(loaded, step)
     validated: dict[str, Any] = {}
 
     def started(planned: Any) -> None:  # the backend is chosen: the step is about to run
         validated["params"] = planned.params
         rec.backend, rec.device, rec.reason = planned.backend, algo.backends[planned.backend].device, planned.reason
         if here:
-            rec.reason += "; here, not on the cluster: the algorithm does not split its work"
+            rec.reason += ("; here, not on the cluster: " + ("the step says cluster: false" if algo.distributes
+                                                             else "the algorithm does not split its work"))
         call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
 
     done = execute(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry,
@@ -151,39 +152,45 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
-    settings = {"address": cluster} if cluster else (loaded.model.cluster.model_dump(exclude_none=True)
-                                                     if loaded.model.cluster else None)
+    settings = cluster_settings(loaded, cluster, cluster_timeout)
     if settings is None:
-        _need_no_cluster(loaded)
-    elif cluster_timeout is not None:
-        settings["timeout"] = cluster_timeout
+        need_no_cluster(loaded)
     return _run_all(loaded, backend, out, keep_going, settings)
 
 
-def _splitting_steps(loaded: LoadedPipeline) -> list[str]:
-    """The steps that can use a cluster: those whose algorithm splits its work."""
-    return [s.id for s in loaded.model.steps if loaded.registry.algorithm(s.algorithm).distributes]
+def on_cluster(loaded: LoadedPipeline, step: Any) -> bool:
+    """Whether a step runs on the file's cluster (when it has one): its algorithm splits its work
+    and the step does not say ``cluster: false``."""
+    return step.cluster and loaded.registry.algorithm(step.algorithm).distributes
 
 
-def _cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict | None,
-             summary: RunSummary) -> Any:
-    """A client when a step can use the cluster asked for (connected here), else ``None``; the
-    summary says which it was."""
+def open_cluster(stack: contextlib.ExitStack, loaded: LoadedPipeline, settings: dict | None) -> tuple[Any, str]:
+    """A client when a step runs on the cluster asked for (connected here and closed with
+    ``stack``), else ``None``; and a line saying which it was (a run's ``summary.cluster``)."""
     if settings is None:
-        return None
+        return None, ""
     where = settings.get("address") or f"a {settings.get('kind', 'local')} cluster started for the run"
-    users = _splitting_steps(loaded)
+    users = [s.id for s in loaded.model.steps if on_cluster(loaded, s)]
     if not users:
-        summary.cluster = f"not used: no step splits its work (asked for {where})"
-        return None
+        return None, f"not used: no step splits its work (asked for {where})"
     from graphops.engine.cluster import connect
 
     client = stack.enter_context(connect(**settings))
-    summary.cluster = f"{where}, for steps {', '.join(users)}"
-    return client
+    return client, f"{where}, for steps {', '.join(users)}"
 
 
-def _need_no_cluster(loaded: LoadedPipeline) -> None:
+def cluster_settings(loaded: LoadedPipeline, address: str | None = None,
+                     timeout: float | None = None) -> dict | None:
+    """The cluster a run uses: ``address`` (the command line's ``--cluster``) or the file's
+    ``cluster:`` section, with ``timeout`` when given; ``None`` for none."""
+    settings = {"address": address} if address else (loaded.model.cluster.model_dump(exclude_none=True)
+                                                      if loaded.model.cluster else None)
+    if settings is not None and timeout is not None:
+        settings["timeout"] = timeout
+    return settings
+
+
+def need_no_cluster(loaded: LoadedPipeline) -> None:
     """Partitioned graphs are read by a Dask cluster's workers: without one, say so before any step."""
     from graphops.errors import ConfigError, ConfigIssue
 
@@ -208,7 +215,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     failure: tuple[StepRecord | None, BaseException] | None = None
     try:
         with contextlib.ExitStack() as stack:
-            client = _cluster(stack, loaded, settings, summary)
+            client, summary.cluster = open_cluster(stack, loaded, settings)
             for step, rec in zip(loaded.model.steps, summary.steps):
                 if failure is not None and not keep_going:
                     break

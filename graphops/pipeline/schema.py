@@ -39,18 +39,21 @@ A pipeline file is a YAML mapping::
         backend: cpu            # optional; overrides `device` (case-insensitive)
         params: {}              # checked against the algorithm's Params model
         output: stats.csv       # optional, under output_dir: .parquet/.csv (frames), .npy/.csv (matrices)
+        cluster: false          # optional: run here even when the file has a cluster: section
     bench:                      # optional: how `graphops bench` times this file
       repeat: 5
       warmup: 1
       baseline: cpu             # backend whose time the others are compared with
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
                                 #   {kind: local, workers: 4} (CPU worker processes),
-                                #   {kind: local-cuda} (a worker per GPU, dask-cuda; protocol:
+                                #   {kind: local-cuda} (a worker per GPU, dask-cuda; workers: N
+                                #   takes the first N GPUs; protocol:
                                 #   auto (ucx when distributed-ucxx is installed: GPU data
                                 #   over NVLink / CUDA IPC) | ucx | tcp),
                                 #   {address: tcp://host:8786, timeout: 10} (a running scheduler,
                                 #   which must answer within timeout seconds). No step that splits
-                                #   its work: no cluster is started or connected to
+                                #   its work: no cluster is started or connected to. graphops
+                                #   bench times such steps on the cluster too (scale-out cases)
 """
 from __future__ import annotations
 
@@ -160,6 +163,7 @@ class Step(_Model):
     params: dict[str, Any] = Field(default_factory=dict)
     output: str | None = None
     plot: bool = False  # also write the algorithm's picture beside the output (gram.npy -> gram.png)
+    cluster: bool = True  # false: run here even when the file has a cluster: section (one device vs the cluster)
 
     _lower_backend = field_validator("backend", mode="before")(_lower)  # CPU, Gpu: as on the CLI
 
@@ -190,7 +194,8 @@ class ClusterSettings(_Model):
             raise ValueError("give either kind (local | local-cuda) or address (e.g. tcp://host:8786), not both "
                              "and not neither")
         if self.address is not None and self.workers is not None:
-            raise ValueError("workers applies to a local cluster (kind: local), not to a running scheduler's address")
+            raise ValueError("workers applies to a local cluster (kind: local or local-cuda), not to a running "
+                             "scheduler's address")
         if self.timeout is not None and self.address is None:
             raise ValueError("timeout is how long a running scheduler (address) has to answer; a local cluster "
                              "is started here")
