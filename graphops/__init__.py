@@ -20,7 +20,8 @@ from graphops.base.device import Device, gpu_available, rapids_available
 from graphops.model.daskgraph import DaskGraph
 from graphops.model.graph import Graph
 from graphops.model.graphset import GraphSet
-from graphops.host.algorithm import Algorithm, Backend, Command, Generator, Gram, Input, Params, Reader, Result
+from graphops.host.algorithm import (Algorithm, Backend, Command, Generator, Gram, Input, Params, ReadOptions, Reader,
+                                     Result)
 from graphops.host.hookspecs import hookimpl
 from graphops.io import datasets
 from graphops.io.files import read_graph
@@ -30,7 +31,8 @@ from graphops.pipeline import load_pipeline, run_pipeline
 from graphops.version import __version__
 
 __all__ = [
-    "Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params", "Reader", "Result", "Device", "Graph", "GraphSet", "DaskGraph",
+    "Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params", "Reader", "ReadOptions", "Result",
+    "Device", "Graph", "GraphSet", "DaskGraph",
     "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",

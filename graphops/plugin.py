@@ -7,8 +7,8 @@ are looked up on first use, so ``from graphops.plugin import Algorithm, hookimpl
 plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
 
 * **Registering** (the hooks in :mod:`graphops.host.hookspecs`): ``hookimpl``, ``Algorithm``,
-  ``Backend``, ``Input``, ``Reader``, ``Command``, ``Generator``, ``Gram``, ``Params``,
-  ``GeneratorParams``, ``Result``.
+  ``Backend``, ``Input``, ``Reader``, ``ReadOptions``, ``Command``, ``Generator``, ``Gram``,
+  ``Params``, ``GeneratorParams``, ``Result``.
 * **Errors**: ``GraphopsError``, ``InputError``, ``InputTypeError``, ``BackendUnavailableError``,
   ``PluginError``, and the message helpers ``choices``, ``did_you_mean``.
 * **Graphs**: ``Graph``, ``GraphSet``, ``DaskGraph``, ``CSR`` (what a backend receives),
@@ -38,8 +38,8 @@ from typing import Any
 
 _WHERE = {
     "graphops.host.hookspecs": ("hookimpl",),
-    "graphops.host.algorithm": ("Algorithm", "Backend", "Input", "Reader", "Command", "Generator", "Gram", "Params",
-                                "Result"),
+    "graphops.host.algorithm": ("Algorithm", "Backend", "Input", "Reader", "ReadOptions", "Command", "Generator",
+                                "Gram", "Params", "Result"),
     "graphops.io.generators": ("GeneratorParams",),
     "graphops.errors": ("GraphopsError", "InputError", "InputTypeError", "BackendUnavailableError", "PluginError",
                         "choices", "did_you_mean"),

@@ -184,3 +184,59 @@ def test_the_checks_catch_a_wrong_import(module, source, rule):
     assert not layer_violations(fine, "graphops.model.graph", known)
     assert not plugin_violations("from graphops.plugin import CSR\nimport graphops\nfrom graphops import Graph\n",
                                  "graphops_jaccard.cpu")
+
+
+# Plugins of one shape: what a plugin registers lives in the module of its role, so a reader finds
+# the CPU backend in cpu.py and a plugin's commands in cli.py in every plugin. Other modules of a
+# plugin are helpers named for what they hold (sp_kernel's paths, mg_kernel's tiles, euler's
+# merge), imported by these.
+ROLES = {
+    "backend cpu": "cpu", "backend gpu": "gpu", "backend hybrid": "hybrid", "peer backend": "peer",
+    "params": "params", "split": "dist", "command": "cli", "reader": "io", "writer": "io",
+    "generator": "io", "estimator": "estimator", "plot": "common",
+}
+
+
+def _roles(registry):
+    """(plugin package, role, target) for everything an in-tree plugin registered."""
+    for a in registry.algorithms.values():
+        pkg = a.params.__module__.split(".")[0]
+        yield pkg, "params", f"{a.params.__module__}:{a.params.__name__}"
+        for name, b in a.backends.items():
+            yield pkg, "peer backend" if b.peer else f"backend {name}", b.target
+        for role, target in (("split", a.split), ("estimator", a.estimator_class), ("plot", a.plot)):
+            if target and target.startswith(pkg + "."):
+                yield pkg, role, target
+        for target in a.writers.values():
+            yield pkg, "writer", target
+    for kind, items in (("reader", registry.readers), ("generator", registry.generators),
+                        ("command", registry.commands)):
+        for item in items.values():
+            if not item.target.startswith("graphops."):
+                yield item.target.split(".")[0], kind, item.target
+
+
+def test_plugins_have_one_shape():
+    from graphops.host.registry import get_registry
+
+    wrong = [f"{pkg}: {role} {target} (belongs in {pkg}.{ROLES[role]})"
+             for pkg, role, target in _roles(get_registry())
+             if pkg.startswith("graphops_") and role in ROLES
+             and target.split(":")[0] != f"{pkg}.{ROLES[role]}"]
+    assert not wrong, "\n".join(wrong)
+    for pkg in {p for p, _, _ in _roles(get_registry()) if p.startswith("graphops_")}:
+        common = ROOT / "plugins" / pkg / "common.py"
+        if common.exists():  # device-neutral: no backend module, no CuPy at import
+            mods = [m for _, m in imported(common.read_text(), f"{pkg}.common")]
+            assert not [m for m in mods if m.split(".")[:2] in ([pkg, "cpu"], [pkg, "gpu"], [pkg, "hybrid"])
+                        or m == "cupy"], (pkg, mods)
+
+
+def test_every_algorithm_has_a_reference_and_an_example():
+    """tests/reference/<algorithm>.py (the slow, obvious check) and configs/<algorithm>_example.yaml
+    (a pipeline a user runs first) for every algorithm graphops ships."""
+    from graphops.host.registry import get_registry
+
+    names = sorted(get_registry().algorithms)
+    assert not [n for n in names if not (ROOT / "tests" / "reference" / f"{n}.py").exists()]
+    assert not [n for n in names if not (ROOT / "configs" / f"{n}_example.yaml").exists()]

@@ -152,7 +152,7 @@ def test_dense_marginalized_reference_reproduces_the_published_values(shared_dat
     """The float64 dense solve in GraphDot's convention gives the spec's MUTAG values, so the
     backends can be checked against it (and the base kernels are what the spec means)."""
     import graphops as go
-    from tests.reference.marginalized import mg_kernel_matrix
+    from tests.reference.mg_kernel import mg_kernel_matrix
 
     gs = go.read_tu(shared_data / "tu" / "MUTAG")
     kd = KroneckerDelta(0.5, on="label")

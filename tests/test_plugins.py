@@ -200,10 +200,12 @@ def test_algorithm_declaration_is_checked():
         Algorithm(name="ok", params=dict, inputs=("graph",), backends={"cpu": "a.b:c"})
 
 
-def test_backend_signatures_match():
+@pytest.mark.parametrize("name", sorted(get_registry().algorithms))
+def test_backend_signatures_match(name):
+    """Every registered algorithm: its backends follow the one backend contract."""
     from graphops.engine.testing import check_signatures
 
-    check_signatures(get_registry().algorithm("describe"))
+    check_signatures(get_registry().algorithm(name))
 
 
 def test_signature_mismatch_is_reported(tmp_path, monkeypatch):
@@ -214,6 +216,11 @@ def test_signature_mismatch_is_reported(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     algo = Algorithm(name="sig", params=Params, inputs=("graph",),
                      backends={"cpu": "sig_a:run", "gpu": "sig_b:run"})
+    with pytest.raises(AssertionError, match="sig: backend 'gpu' .* takes 3 argument.*params: 2"):
+        check_signatures(algo)
+    (tmp_path / "sig_c.py").write_text("def run(graph, params):\n    pass\n")
+    algo = Algorithm(name="sig", params=Params, inputs=("graph",),
+                     backends={"cpu": "sig_a:run", "gpu": "sig_c:run"})
     with pytest.raises(AssertionError, match="sig: backend 'gpu' .* differs from 'cpu'"):
         check_signatures(algo)
 
@@ -254,3 +261,35 @@ def test_plugin_command_runs_and_reports_errors_like_graphops_own(third_party, c
     assert "adds a command 'run', which is graphops' own" in str(third_party.failures["command run"])
     assert main(["plugins"]) == 0
     assert "command: graphops sample-hello — greet someone (sample plugin)" in capsys.readouterr().out
+
+
+def _two_args(path, device):
+    return pd.DataFrame({"src": [0], "dst": [1]})
+
+
+def _three_args(path, device, options):
+    assert options.columns is None and options.header == "auto" and options.roles["src"] is None
+    return pd.DataFrame({"src": [0], "dst": [1]})
+
+
+def test_readers_take_path_device_options_or_are_not_used(fresh_pm, tmp_path):
+    """One reader contract, checked when the registry is built: (path, device, options). A reader
+    of another signature is not used, and the registry's failures say why; a format that lists no
+    text options refuses header=/ids= before reading."""
+    from graphops import Reader
+
+    class Formats:
+        @staticmethod
+        @hookimpl
+        def graphops_register_readers():
+            return [Reader("old", (".old",), "tests.test_plugins:_two_args"),
+                    Reader("new", (".new",), "tests.test_plugins:_three_args")]
+
+    fresh_pm.register(Formats(), name="formats")
+    reg = Registry(fresh_pm)
+    assert "new" in reg.readers and "old" not in reg.readers
+    assert "takes (path, device); a reader takes (path, device, options)" in str(reg.failures["reader old"])
+    (tmp_path / "g.new").write_text("x")
+    assert go.read_graph(tmp_path / "g.new", registry=reg).n_edges == 1
+    with pytest.raises(go.InputError, match="header= apply to text files; format 'new' has typed columns"):
+        go.read_graph(tmp_path / "g.new", registry=reg, header=False)

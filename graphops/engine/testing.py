@@ -12,13 +12,12 @@ that can run here on small graphs (pandas in), checks that it returns the declar
 from __future__ import annotations
 
 import ast
-import importlib.util
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from graphops.host.algorithm import Algorithm
+from graphops.host.algorithm import target_arguments, Algorithm
 
 __all__ = ["check_signatures", "backend_signature", "check_algorithm", "tiny_graphs"]
 
@@ -30,16 +29,14 @@ def backend_signature(target: str) -> str:
 
     Reading the source keeps this check possible where the GPU backend's imports would fail.
     """
-    module, _, name = target.partition(":")
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise AssertionError(f"backend module {module!r} cannot be found")
-    with open(spec.origin, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.unparse(node.args)
-    raise AssertionError(f"backend function {target!r} is not defined at the top of its module")
+    return ast.unparse(_backend_args(target))
+
+
+def _backend_args(target: str) -> ast.arguments:
+    try:
+        return target_arguments(target)
+    except ValueError as exc:
+        raise AssertionError(f"backend {exc}") from None
 
 
 def _algorithm(algorithm: Algorithm | str, registry: Any = None) -> Algorithm:
@@ -51,9 +48,20 @@ def _algorithm(algorithm: Algorithm | str, registry: Any = None) -> Algorithm:
 
 
 def check_signatures(algorithm: Algorithm | str, registry: Any = None) -> None:
-    """Assert that every own (non-peer) backend of ``algorithm`` (or the algorithm registered under
-    that name) has the same signature."""
+    """Assert the backend contract (:class:`~graphops.host.algorithm.Backend`) on every backend of
+    ``algorithm`` (or the algorithm registered under that name): each takes one argument per input
+    slot and then the params (a cluster backend the client first), and every own (non-peer)
+    backend has the same signature."""
     algorithm = _algorithm(algorithm, registry)
+    want = len(algorithm.inputs) + 1
+    for name, b in algorithm.backends.items():
+        args = _backend_args(b.target)
+        n = len(args.posonlyargs) + len(args.args) - (1 if b.cluster else 0)
+        if n != want and args.vararg is None:
+            raise AssertionError(f"{algorithm.name}: backend {name!r} ({b.target}) takes {n} argument(s) "
+                                 f"({ast.unparse(args)}); the contract is one per input slot "
+                                 f"({', '.join(algorithm.slot_names)}) and then params: {want}"
+                                 + (", after the client" if b.cluster else ""))
     own = {name: algorithm.backends[name] for name in algorithm.own_backends()}
     sigs = {name: backend_signature(b.target) for name, b in own.items()}
     first = next(iter(sigs))

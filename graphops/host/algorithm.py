@@ -6,11 +6,12 @@ Numba kernels. They are imported (and cached) on first use by :func:`load_target
 """
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, ClassVar, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -368,15 +369,24 @@ class Generator:
 
 @dataclass(frozen=True)
 class Reader:
-    """A graph file format: name, file suffixes, and ``"module:function"`` ``(path, device) -> frame``.
+    """A graph file format: name, file suffixes, and the ``"module:function"`` reading one file.
 
-    The function returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns
-    are then picked by name or position as the caller asks. A format whose graphs come as
-    two files names a ``nodes`` function too, ``(path, device) -> node frame`` with an ``id``
-    column (used for ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a
-    convenience ``function``, published as ``graphops.read_<name>``. A format whose edges
-    have a direction by nature (k-mers: prefix -> suffix) sets ``directed``; reading it with
-    the other directedness is then an error, and leaving it out gives the format's.
+    The contract, one signature for every reader (checked when the registry is built; a reader
+    that does not follow it is not used, and ``graphops plugins`` says why)::
+
+        def read(path: pathlib.Path, device: graphops.Device, options: graphops.ReadOptions) -> frame
+
+    It returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns are then picked
+    by name or position as the caller asks (``options.roles``). ``options.columns`` names the
+    leading columns of a file without a header row. ``options.header`` and ``options.ids`` are
+    for text formats: a format lists the options it honours in ``options`` (graphops' text
+    formats: ``("header", "ids")``), and asking another format for them is an error before
+    anything is read. A format whose graphs come as two files names a ``nodes`` function too, of
+    the same signature, returning a node frame with an ``id`` column (used for
+    ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a convenience
+    ``function``, published as ``graphops.read_<name>``. A format whose edges have a direction
+    by nature (k-mers: prefix -> suffix) sets ``directed``; reading it with the other
+    directedness is then an error, and leaving it out gives the format's.
     """
 
     name: str
@@ -386,6 +396,7 @@ class Reader:
     nodes: str | None = None
     function: str | None = None
     directed: bool | None = None  # graphs of the format are directed (True) or not (False) by nature
+    options: tuple[str, ...] = ()  # the ReadOptions beyond columns it honours: "header", "ids"
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -393,6 +404,67 @@ class Reader:
             if t is not None and not _TARGET.match(t):
                 raise ValueError(f"reader {self.name!r}: target must look like 'package.module:function'; "
                                  f"got {t!r}")
+        bad = [o for o in self.options if o not in ReadOptions.TEXT]
+        if bad:
+            raise ValueError(f"reader {self.name!r}: options are among {list(ReadOptions.TEXT)}; got {bad}")
+
+    def check_contract(self) -> None:
+        """A :class:`ValueError` unless ``target`` (and ``nodes``) take ``(path, device, options)``,
+        read from their source without importing them."""
+        for what, target in (("target", self.target), ("nodes", self.nodes)):
+            if target is None:
+                continue
+            args = target_arguments(target)
+            names = [a.arg for a in (*args.posonlyargs, *args.args)]
+            required = len(names) - len(args.defaults)
+            if len(names) < 3 or required > 3 or args.vararg is not None:
+                raise ValueError(f"reader {self.name!r}: {what} {target} takes ({', '.join(names)}); a reader "
+                                 f"takes (path, device, options) (graphops.ReadOptions)")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the caller of a reader asked for (:class:`Reader`'s third argument).
+
+    :param columns: names of the leading columns of a file without a header row (``None``: the
+        file's own names, or ``"0"``, ``"1"``, ... without a header)
+    :param header: text formats: ``"auto"`` (the first line is a header only when it cannot be
+        data), ``True`` or ``False``
+    :param ids: text formats: ``"auto"``, ``"integer"`` or ``"string"``
+    :param roles: ``{"src": .., "dst": .., "weight": ..}`` as the caller picks them (names,
+        positions or ``None``): a text reader checks and converts those columns
+    """
+
+    TEXT: ClassVar[tuple[str, ...]] = ("header", "ids")
+
+    columns: tuple[str, ...] | None = None
+    header: Any = "auto"
+    ids: str = "auto"
+    roles: Mapping[str, Any] = field(default_factory=dict)
+
+    def asked(self) -> list[str]:
+        """The text options given other than their defaults."""
+        return [k for k, default in (("header", "auto"), ("ids", "auto")) if getattr(self, k) != default]
+
+
+def target_arguments(target: str) -> ast.arguments:
+    """The parameters of the top-level function ``"module:function"``, read from its source
+    without importing the module (its package is imported to find it)."""
+    import importlib.util
+
+    module, _, name = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        raise ValueError(f"{target}: module {module!r} cannot be found")
+    with open(spec.origin, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node.args
+    raise ValueError(f"{target}: no function {name!r} at the top of {spec.origin}")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,11 @@ hookimpl = pluggy.HookimplMarker("graphops")
 def graphops_register_algorithms() -> "list[Algorithm]":
     """Return the algorithms this plugin offers.
 
-    Called once when the registry is built. Names must be unique across all plugins;
-    a duplicate is a startup error naming both plugins.
+    Called once when the registry is built. Names must be unique across all plugins: a name
+    two plugins register is given to neither (the other algorithms load as usual), ``graphops
+    plugins`` lists the conflict naming both plugins, and using the name raises a
+    :class:`~graphops.errors.PluginError` saying so (uninstall one, or choose plugins with
+    ``GRAPHOPS_PLUGINS``). The same holds for readers, generators and commands.
 
     :returns: a list of :class:`graphops.Algorithm`
 
@@ -40,8 +43,14 @@ def graphops_register_algorithms() -> "list[Algorithm]":
 def graphops_register_readers() -> "list[Reader]":
     """Return extra graph file formats this plugin can read.
 
-    A reader's function takes ``(path, device)`` and returns an edge frame; columns are
-    picked afterwards by name or position. Format names and suffixes must be unique.
+    A reader's function takes ``(path, device, options)``: the file's :class:`pathlib.Path`, the
+    :class:`graphops.Device` the frame is wanted on, and a :class:`graphops.ReadOptions`
+    (``columns``, and for the formats that list them in ``Reader.options``, ``header`` and
+    ``ids``); it returns an edge frame (pandas, or cuDF on a GPU device), whose columns are then
+    picked by name or position. A reader's ``nodes`` function has the same signature. The
+    signature is checked when the registry is built: a reader that does not follow it is not
+    used, and ``graphops plugins`` says why. Format names and suffixes must be unique (a name or
+    suffix two plugins register is given to neither).
 
     :returns: a list of :class:`graphops.Reader`
 
@@ -50,7 +59,11 @@ def graphops_register_readers() -> "list[Reader]":
         @hookimpl
         def graphops_register_readers():
             return [Reader(name="graphml", suffixes=(".graphml",),
-                           target="graphops_graphml.read:read_graphml")]
+                           target="graphops_graphml.io:read_graphml")]
+
+        def read_graphml(path, device, options):
+            frame = ...  # src, dst and attribute columns, read from path
+            return graphops.plugin.to_family(frame, device)
     """
 
 

@@ -52,7 +52,8 @@ class Registry:
         self.algorithms: dict[str, Algorithm] = self._index(
             _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", lambda a: (a.name,))
         self.readers: dict[str, Reader] = self._index(
-            _collect(pm, "graphops_register_readers", Reader), "reader format", lambda r: (r.name,))
+            self._keeping_contract(_collect(pm, "graphops_register_readers", Reader)), "reader format",
+            lambda r: (r.name,))
         self._by_suffix = self._index(list(self.readers.values()), "file suffix",
                                       lambda r: tuple(s.lower() for s in r.suffixes))
         self.commands: dict[str, Command] = self._commands(_collect(pm, "graphops_register_commands", Command))
@@ -67,6 +68,20 @@ class Registry:
                 f"plugin {cmd.plugin!r} ({self.pm.distributions.get(cmd.plugin, '?')}) adds a command "
                 f"{name!r}, which is graphops' own; it is not used. Rename it in the plugin", plugin=cmd.plugin)
         return out
+
+    def _keeping_contract(self, readers: list[Reader]) -> list[Reader]:
+        """The readers whose functions take ``(path, device, options)``; the others are recorded."""
+        kept = []
+        for r in readers:
+            try:
+                r.check_contract()
+            except ValueError as exc:
+                self.conflicts[f"reader {r.name}"] = PluginError(
+                    f"plugin {r.plugin!r} ({self.pm.distributions.get(r.plugin, '?')}): {exc}; it is not used. "
+                    f"Change the function's signature in the plugin", plugin=r.plugin)
+                continue
+            kept.append(r)
+        return kept
 
     def _index(self, items: list[Any], what: str, keys: Any) -> dict[str, Any]:
         """Items by each of their keys; a key claimed twice goes to neither (recorded)."""

@@ -9,7 +9,6 @@ Results are written by :mod:`graphops.io.outputs`.
 from __future__ import annotations
 
 import errno
-import inspect
 import os
 import warnings
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from graphops.host.algorithm import load_target
+from graphops.host.algorithm import ReadOptions, load_target
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError, choices, did_you_mean
 from graphops.io.textio import TextLayout, resolve_column
@@ -31,8 +30,9 @@ def _local(frame: pd.DataFrame, device: Device) -> Any:
     return frame if device is Device.CPU else device.xdf.from_pandas(frame)
 
 
-def read_parquet(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
+def read_parquet(path: Path, device: Device, options: ReadOptions) -> Any:
     """A Parquet file as a pandas (CPU) or cuDF (GPU) frame."""
+    names = options.columns
     try:
         frame = device.xdf.read_parquet(path)
     except (OSError, ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -73,9 +73,10 @@ def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
     raise InputError(f"{path}: MatrixMarket file has no size line")
 
 
-def read_mtx(path: Path, device: Device, names: Sequence[str] | None = None) -> Any:
+def read_mtx(path: Path, device: Device, options: ReadOptions) -> Any:
     """A MatrixMarket coordinate file as a frame with columns ``row``, ``col`` [, ``value``]:
     indices from 1 up to the size line's, values finite numbers, the promised number of entries."""
+    names = options.columns
     field, skip, (n_rows, n_cols, nnz) = _mtx_header(path)
     cols = ["row", "col"] + ([] if field == "pattern" else ["value"])
     layout = TextLayout(path, comment="%", skip=skip, sep=r"\s+")
@@ -179,14 +180,13 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
     fn = load_target(reader.target)
     directed = format_directedness(reader, directed, str(path))
-    roles = {"src": src, "dst": dst, "weight": weight}
-    if "roles" in inspect.signature(fn).parameters:
-        frame = fn(path, Device.parse(device), columns, header=header, ids=ids, roles=roles)
-    else:
-        if header != "auto" or ids != "auto":
-            raise InputError(f"{str(path)!r}: header= and ids= apply to text files; format "
-                             f"{reader.name!r} has typed columns")
-        frame = fn(path, Device.parse(device), columns)
+    options = ReadOptions(None if columns is None else tuple(columns), header, ids,
+                          {"src": src, "dst": dst, "weight": weight})
+    unfit = [k for k in options.asked() if k not in reader.options]
+    if unfit:
+        raise InputError(f"{str(path)!r}: {' and '.join(k + '=' for k in unfit)} apply to text files; format "
+                         f"{reader.name!r} has typed columns")
+    frame = fn(path, Device.parse(device), options)
     if len(frame) == 0:
         raise InputError(f"{str(path)!r} holds no edge rows; a graph file needs at least one edge")
     s, d = resolve_column(frame, src, 0, "src", path), resolve_column(frame, dst, 1, "dst", path)
@@ -220,11 +220,10 @@ def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, regist
     path = Path(path)
     _check_file(path)
     if edge_reader.nodes is not None:
-        return load_target(edge_reader.nodes)(path, device)
+        return load_target(edge_reader.nodes)(path, device, ReadOptions())
     reader = registry.reader(infer_format(path, registry))
-    fn = load_target(reader.target)
-    if "roles" in inspect.signature(fn).parameters:  # a text format: a table with a header row
+    if "header" in reader.options:  # a text format: a table with a header row
         from graphops.io.textio import read_node_text
 
         return read_node_text(path, device)
-    return fn(path, device, None)
+    return load_target(reader.target)(path, device, ReadOptions())

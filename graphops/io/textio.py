@@ -38,6 +38,7 @@ import numpy as np
 
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError
+from graphops.host.algorithm import ReadOptions
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -200,19 +201,22 @@ def _check_sample_fields(layout: TextLayout, names: Sequence[str] | None) -> Non
             raise layout.ragged(row, len(fields), want, at_least=bool(names))
 
 
-def read_text(path: Path, device: Device, names: Sequence[str] | None = None, *, header: Any = "auto",
-              ids: str = "auto", roles: dict[str, Any] | None = None) -> Any:
-    """A delimited text edge list as a frame, by the module's reading rule.
+def read_text(path: Path, device: Device, options: Any = None) -> Any:
+    """A delimited text edge list as a frame, by the module's reading rule (the reader of the
+    csv, tsv, txt and edges formats).
 
-    :param names: ``columns=``: names of the leading columns to read (a file without a header)
-    :param roles: ``{"src": .., "dst": .., "weight": ..}`` as given to ``read_graph`` (names,
-        positions or ``None``); those columns are checked and converted, naming bad lines
+    :param options: a :class:`~graphops.host.algorithm.ReadOptions`: ``columns`` names the leading
+        columns to read (a file without a header), ``header`` and ``ids`` as for ``read_graph``,
+        ``roles`` (``{"src": .., "dst": .., "weight": ..}``: names, positions or ``None``) the
+        columns that are checked and converted, naming bad lines
     """
+    options = options or ReadOptions()
+    names, header, ids = options.columns, options.header, options.ids
     layout = TextLayout(Path(path))
     if not layout.rows:
         raise InputError(f"{layout.path}: no edge rows (the file holds only comments or blank lines); an "
                          f"edge list needs at least one 'src dst' line")
-    roles = dict(roles or {})
+    roles = dict(options.roles)
     has_header = first_line_is_header(layout, header, roles, names)
     _check_sample_fields(layout, names)
     frame = _parse(layout, has_header, names, str if ids == "string" else None)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.plugin import Device, Graph, InputError, distinct, host_pandas, to_device, to_family
+from graphops.plugin import Device, Graph, InputError, ReadOptions, distinct, host_pandas, to_device, to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -160,12 +160,12 @@ def _edge_frame(src: np.ndarray, dst: np.ndarray, a: np.ndarray) -> pd.DataFrame
     return pd.DataFrame({"src": src, "dst": dst, **_named(a)})
 
 
-def read_vertex_frame(path: Path, device: Device, names: Any = None) -> Any:
+def read_vertex_frame(path: Path, device: Device, options: ReadOptions) -> Any:
     """Reader hook (node frames): ``id`` plus feature columns ``f0, f1, ...``."""
     return to_family(_vertex_frame(read_vertices(path)), device)
 
 
-def read_edge_frame(path: Path, device: Device, names: Any = None) -> Any:
+def read_edge_frame(path: Path, device: Device, options: ReadOptions) -> Any:
     """Reader hook (edge frames): ``src``, ``dst`` plus feature columns ``f0, f1, ...``."""
     return to_family(_edge_frame(*read_edges(path)), device)
 

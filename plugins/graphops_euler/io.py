@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.plugin import Device, Graph, InputError, device_of, host_pandas, new_frame, to_family
+from graphops.plugin import Device, Graph, InputError, ReadOptions, device_of, host_pandas, new_frame, to_family
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -17,7 +17,7 @@ __all__ = ["read_kmers", "spell", "write_fasta", "random_cycles", "symmetric", "
 WIDTH = 80  # FASTA line length
 
 
-def read_kmers(path: str | Path, device: Device = Device.CPU, names: Any = None) -> Any:
+def read_kmers(path: str | Path, device: Device = Device.CPU, options: ReadOptions | None = None) -> Any:
     """A k-mer file (whitespace-separated k-mers, all of one length k >= 2; lines starting
     with '#' or '>' are skipped) as the edge frame of its de Bruijn graph: ``src`` (the
     k-mer's first k-1 letters), ``dst`` (its last k-1), ``kmer``, one row per k-mer in file order."""

@@ -53,4 +53,4 @@ def _sweep_arguments(parser) -> None:
 @hookimpl
 def graphops_register_commands() -> list[Command]:
     return [Command(name="jaccard-sweep", summary="time the hybrid backend against its CPU share and plot it",
-                    target="graphops_jaccard.sweep:main", arguments=_sweep_arguments)]
+                    target="graphops_jaccard.cli:main", arguments=_sweep_arguments)]

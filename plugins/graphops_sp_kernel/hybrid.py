@@ -4,7 +4,7 @@ The work of a pair is the product of the two graphs' shortest-path counts; pairs
 threshold T go to the CPU (all cores but one: that one drives the GPU). T comes from a short
 calibration, kept with the graphs' GPU CSR view per input shape and parameters: the CPU's cost per pair and
 per unit of work on the light end and the GPU's rate on a random sample give the T that
-balances both sides (``split.choose_split``); when the whole job is short, that T and half
+balances both sides (``common.choose_split``); when the whole job is short, that T and half
 of it are then tried for real against GPU only, and kept only if measured at least 1%
 faster. ``hybrid_threshold`` overrides it. The GPU part is queued in ranges while the CPU
 part runs in chunks (:func:`graphops.base.cuda.interleave`), then both are gathered. The split
@@ -22,10 +22,9 @@ from graphops.plugin import (CSR, Result, chunks, even_ranges, gpu_attribute, in
                              timed)
 
 from . import cpu, gpu
-from .common import lengths
+from .common import Split, choose_split, lengths, split_for_threshold
 from .params import SPKernelParams
 from .paths import PathLists
-from .split import Split, choose_split, split_for_threshold
 
 log = logging.getLogger("graphops")
 MIN_GAIN = 0.01  # a split is kept only when measured this much faster than GPU only

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import graphops as go
 from graphops import InputError
 from graphops_euler.common import NotEulerianError
+from tests.reference import euler as reference
 
 OWN = ["cpu", "cpu-merge", pytest.param("gpu", marks=pytest.mark.gpu)]
 WITH_PEER = [*OWN, "networkx"]
@@ -35,8 +36,14 @@ def run(name, g, backend="cpu", **params):
 
 
 def valid(g, tour, kind="circuit", source=None):
+    """The tour is one by the published validator and by the slow reference (integer ids)."""
     problem = go.euler_tour_problem(g, tour, kind, source)
     assert problem is None, problem
+    if g.ids.kind != "string":
+        edges = g.edges
+        steps = list(zip(tour["src"].tolist(), tour["dst"].tolist(), tour["edge_id"].tolist()))
+        assert reference.tour_problem(edges["src"].tolist(), edges["dst"].tolist(), g.directed, steps, kind,
+                                      source) is None
     return True
 
 
@@ -111,8 +118,36 @@ def test_agrees_with_networkx_on_which_graphs_are_eulerian(n, edges, directed):
         except NotEulerianError:
             return False
 
-    assert works("circuit") == nx.is_eulerian(G)
-    assert works("auto") == nx.has_eulerian_path(G)
+    assert works("circuit") == nx.is_eulerian(G) == reference.has_euler(6, *map(list, zip(*edges)), directed, "circuit")
+    assert works("auto") == nx.has_eulerian_path(G) == reference.has_euler(6, *map(list, zip(*edges)), directed, "path")
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=eulerian(), change=st.sampled_from(["swap", "repeat", "reverse", "drop", "source"]),
+       at=st.integers(0, 10 ** 6))
+def test_the_validator_agrees_with_the_reference_on_broken_tours(case, change, at):
+    """A valid tour, broken one way: the published validator and the reference say the same."""
+    src, dst, directed, _ = case
+    g = graph(src, dst, directed)
+    tour = go.run("euler", g, backend="cpu")
+    steps = list(zip(tour["src"].tolist(), tour["dst"].tolist(), tour["edge_id"].tolist()))
+    i = at % len(steps)
+    j = (i + 1) % len(steps)
+    source = None
+    if change == "swap":
+        steps[i], steps[j] = steps[j], steps[i]
+    elif change == "repeat":
+        steps[i] = steps[j]
+    elif change == "reverse":
+        steps[i] = (steps[i][1], steps[i][0], steps[i][2])
+    elif change == "drop":
+        del steps[i]
+    else:
+        source = steps[i][0]
+    frame = pd.DataFrame(steps, columns=["src", "dst", "edge_id"], dtype="int64")
+    mine = go.euler_tour_problem(g, frame, "circuit", source)
+    want = reference.tour_problem(src, dst, directed, steps, "circuit", source)
+    assert (mine is None) == (want is None), (mine, want, steps)
 
 
 @pytest.mark.parametrize("backend", OWN)
@@ -302,5 +337,5 @@ def test_the_shipped_de_bruijn_example_rebuilds_its_genome(tmp_path):
     from graphops_euler.io import read_fasta
 
     configs = Path(__file__).resolve().parents[2] / "configs"
-    go.run_pipeline(configs / "euler_debruijn.yaml", backend="cpu", out=tmp_path)
+    go.run_pipeline(configs / "euler_example.yaml", backend="cpu", out=tmp_path)
     assert read_fasta(tmp_path / "assembled.fa") == read_fasta(configs / "data" / "genome.fa")

@@ -13,7 +13,7 @@ import graphops as go
 from graphops import InputError
 from graphops.host.registry import get_registry
 from graphops.kernels import Constant, KroneckerDelta, SquareExponential, TensorProduct
-from tests.reference.marginalized import mg_kernel_matrix
+from tests.reference.mg_kernel import mg_kernel_matrix
 
 # backend variants: (run options, relative tolerance against the float64 dense solve)
 VARIANTS = {
@@ -363,7 +363,7 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
     """Σ_t F_t ⊗ G_t from the per-term CSRs equals A_× ∘ E_× for every pair, across two sets."""
     from graphops_mg_kernel.common import prepare_cpu
     from graphops_mg_kernel.lowrank import side, terms
-    from tests.reference.marginalized import _graph, product_adjacency
+    from tests.reference.mg_kernel import _graph, product_adjacency
 
     node_kernel, edge_kernel = kernels
     a = random_set(11, n_graphs=7, weighted=True)
@@ -445,7 +445,7 @@ def test_diagonal(backend):
 
 @pytest.mark.parametrize("backend", MODE_BACKENDS)
 def test_nodewise_blocks_are_the_dense_solution(backend):
-    from tests.reference.marginalized import _graph, mg_kernel_pair
+    from tests.reference.mg_kernel import _graph, mg_kernel_pair
 
     gs = random_set(14, n_graphs=6, weighted=True)
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")

@@ -35,7 +35,7 @@ def degree_cpu(csr, params):
     return {"vertex": np.arange(csr.n_vertices), "degree": np.diff(csr.indptr) * params.scale}
 
 
-def read_pairs(path, device, names=None):
+def read_pairs(path, device, options):
     with open(path) as fh:
         rows = [line.strip().split("-") for line in fh if line.strip()]
     return pd.DataFrame({"src": [int(a) for a, _ in rows], "dst": [int(b) for _, b in rows]})
