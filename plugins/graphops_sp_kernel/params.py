@@ -6,7 +6,64 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from graphops.plugin import Params, did_you_mean
+from graphops.plugin import (BaseKernel, Constant, KroneckerDelta, Params, Product, SquareExponential, TensorProduct,
+                             did_you_mean, from_spec)
+
+# The YAML names of graphops' base kernels (graphops.kernels), taken as sp_kernel's kernels too.
+_BASE_NAMES = ("kronecker_delta", "square_exponential", "constant", "product", "tensor_product")
+_LABEL, _ATTRS = (None, "label"), (None, "attr", "attributes")
+
+
+def _base(value: Any, where: str) -> BaseKernel | None:
+    """A base-kernel object, or its YAML form (``{kronecker_delta: {h: 0}}``), as a kernel; else None."""
+    if isinstance(value, BaseKernel):
+        return value
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _BASE_NAMES:
+        return from_spec(value, where)
+    return None
+
+
+def _parts(kernel: BaseKernel) -> list[BaseKernel]:
+    if isinstance(kernel, TensorProduct):
+        return list(kernel.parts)
+    return [p for k in kernel.parts for p in _parts(k)] if isinstance(kernel, Product) else [kernel]
+
+
+def _gamma(k: SquareExponential) -> float:
+    """exp(-d²/(2ℓ²)) = exp(-gamma d²): gamma = 1/(2ℓ²)."""
+    return 1.0 / (2.0 * k.value * k.value)
+
+
+def _unfit(kernel: BaseKernel, role: str, allowed: str) -> ValueError:
+    return ValueError(f"sp_kernel's {role} kernel is {allowed}; got {kernel!r}. Other base kernels run in "
+                      f"mg_kernel")
+
+
+def node_kernel_from_base(kernel: BaseKernel) -> dict[str, Any]:
+    """sp_kernel's node kernel from base kernels: ``KroneckerDelta(0)`` on the labels (exact
+    equality, the ``"delta"`` shorthand), ``SquareExponential(ℓ)`` on the node attributes
+    (``{"gaussian": {"gamma": 1/(2ℓ²)}}``), their product, or ``Constant(1)`` (``"none"``)."""
+    allowed = ("KroneckerDelta(0) on 'label', SquareExponential(length_scale) on the attributes, their product, "
+               "or Constant(1)")
+    out: dict[str, Any] = {}
+    for k in _parts(kernel):
+        if isinstance(k, KroneckerDelta) and k.value == 0 and k.on in _LABEL and "delta" not in out:
+            out["delta"] = True
+        elif isinstance(k, SquareExponential) and k.on in _ATTRS and "gaussian" not in out:
+            out.update(gaussian={"gamma": _gamma(k)}, attributes=True)
+        elif not (isinstance(k, Constant) and k.value == 1.0):
+            raise _unfit(kernel, "node", allowed)
+    return out
+
+
+def length_kernel_from_base(kernel: BaseKernel) -> dict[str, Any]:
+    """sp_kernel's length kernel from a base kernel: ``KroneckerDelta(0)`` (``"delta"``) or
+    ``SquareExponential(ℓ)`` (``{"gaussian": {"gamma": 1/(2ℓ²)}}``), on the path length."""
+    if isinstance(kernel, KroneckerDelta) and kernel.value == 0 and kernel.on in (None, "length"):
+        return {}
+    if isinstance(kernel, SquareExponential) and kernel.on in (None, "length"):
+        return {"gaussian": {"gamma": _gamma(kernel)}}
+    raise _unfit(kernel, "length", "KroneckerDelta(0) or SquareExponential(length_scale) on the path length")
 
 
 class Gaussian(BaseModel):
@@ -19,9 +76,13 @@ class Gaussian(BaseModel):
 class NodeKernel(BaseModel):
     """Kernel on vertex pairs: label delta, Gaussian on node attributes, their product, or 1.
 
-    Accepts ``"delta"``, ``"none"`` (constant 1), ``"gaussian"`` (gamma 1 on attributes),
-    or a mapping such as ``{"gaussian": {"gamma": 0.5}, "attributes": True}`` or
-    ``{"delta": True, "gaussian": {"gamma": 0.5}}`` (the product).
+    Accepts the base kernels mg_kernel takes (:func:`node_kernel_from_base`):
+    ``KroneckerDelta(0, on="label")``, ``SquareExponential(ℓ)`` on the attributes, their product
+    (``*`` or ``{product: [...]}``), ``Constant(1)``, as objects or in their YAML form
+    (``{kronecker_delta: {h: 0}}``); and the shorthands ``"delta"`` (= ``KroneckerDelta(0)``),
+    ``"none"`` (= ``Constant(1)``), ``"gaussian"`` (gamma 1 on attributes), or a mapping such as
+    ``{"gaussian": {"gamma": 0.5}, "attributes": True}`` or ``{"delta": True, "gaussian":
+    {"gamma": 0.5}}`` (the product), with identical values.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -32,6 +93,9 @@ class NodeKernel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, value: Any) -> Any:
+        base = _base(value, "node_kernel")
+        if base is not None:
+            return node_kernel_from_base(base)
         names = {"delta": {"delta": True}, "none": {}, "gaussian": {"gaussian": {"gamma": 1.0}}}
         if isinstance(value, str):
             if value not in names:
@@ -58,7 +122,9 @@ class NodeKernel(BaseModel):
 
 
 class LengthKernel(BaseModel):
-    """Kernel on path lengths: ``"delta"`` (exact equality) or ``{"gaussian": {"gamma": g}}``."""
+    """Kernel on path lengths: ``"delta"`` (exact equality, = ``KroneckerDelta(0)``) or
+    ``{"gaussian": {"gamma": g}}`` (= ``SquareExponential(ℓ)`` with ``g = 1/(2ℓ²)``); the base-kernel
+    objects and their YAML form are taken too (:func:`length_kernel_from_base`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     gaussian: Gaussian | None = None
@@ -66,6 +132,9 @@ class LengthKernel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, value: Any) -> Any:
+        base = _base(value, "length_kernel")
+        if base is not None:
+            return length_kernel_from_base(base)
         if isinstance(value, str):
             if value not in ("delta", "gaussian"):
                 raise ValueError(f"length kernel must be 'delta', 'gaussian' or a mapping; got {value!r}."

@@ -388,3 +388,33 @@ def test_progress_bar_does_not_change_results():
     params = {"node_kernel": {"gaussian": {"gamma": 0.5}}, "tile": 2}
     np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu", progress=True, **params),
                                   go.run("sp_kernel", gs, backend="cpu", progress=False, **params))
+
+
+def test_one_kernel_vocabulary_with_mg_kernel():
+    """sp_kernel takes the base-kernel objects mg_kernel takes (and their YAML form); its strings are
+    shorthands with identical values."""
+    from graphops.kernels import Constant, KroneckerDelta, SquareExponential, TensorProduct
+
+    gs = go.datasets.load("MUTAG")[:25]
+
+    def same(a, b):
+        np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="cpu", **a),
+                                      go.run("sp_kernel", gs, backend="cpu", **b))
+
+    same(dict(node_kernel="delta", length_kernel="delta"),
+         dict(node_kernel=KroneckerDelta(0, on="label"), length_kernel=KroneckerDelta(0)))
+    same(dict(node_kernel="delta"), dict(node_kernel=TensorProduct(label=KroneckerDelta(0))))
+    same(dict(node_kernel="none"), dict(node_kernel=Constant(1.0)))
+    same(dict(length_kernel={"gaussian": {"gamma": 2.0}}), dict(length_kernel=SquareExponential(0.5)))
+    same(dict(length_kernel={"gaussian": {"gamma": 2.0}}),
+         dict(length_kernel={"square_exponential": {"length_scale": 0.5}}))
+    attributed = go.generate.gnp_set({8: 6, 11: 6}, p=0.3, n_attrs=2, seed=1)
+    a = go.run("sp_kernel", attributed, backend="cpu", node_kernel={"delta": True, "gaussian": {"gamma": 2.0}})
+    b = go.run("sp_kernel", attributed, backend="cpu", node_kernel=KroneckerDelta(0, on="label") * SquareExponential(0.5))
+    np.testing.assert_array_equal(a, b)
+    assert a.any()
+    for bad, role in ((KroneckerDelta(0.5, on="label"), "node"), (SquareExponential(1.0, on="label"), "node"),
+                      (Constant(0.5), "length")):
+        with pytest.raises(go.InputError, match=f"sp_kernel's {role} kernel is .*got .*Other base kernels run in "
+                                             f"mg_kernel"):
+            go.run("sp_kernel", gs, backend="cpu", **{f"{role}_kernel": bad})
