@@ -300,6 +300,25 @@ def _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, ta
     return total + comp
 
 
+@njit
+def _pair(t, rows, cols, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len, a_cnt, b_cnt, form, ga_ptr, gb_ptr,
+          lab_a, lab_b, att_a, att_b, use_delta, node_gamma, table, length_delta):
+    """Graph pair ``t``: its node-kernel matrix V, its path ranges, and its value when the matrix
+    form is the cheaper (computed here, sequentially), else NaN (the walk is the caller's)."""
+    a, b = rows[t], cols[t]
+    oa, ob = ga_ptr[a], gb_ptr[b]
+    na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
+    V = np.empty((na, nb))
+    for i in range(na):
+        for m in range(nb):
+            V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
+    a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
+    value = np.nan
+    if _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, a1 - a0, b1 - b0, length_delta):
+        value = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table, length_delta)
+    return V, a0, a1, b0, b1, value
+
+
 @njit(parallel=True)
 def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
                  a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta, node_gamma, lens, table,
@@ -310,23 +329,16 @@ def _fcsp_inside(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_ds
     whose matrix form is cheaper take it, sequentially, as in ``_fcsp_pairs``).
     """
     for t in range(len(rows)):
-        a, b = rows[t], cols[t]
-        oa, ob = ga_ptr[a], gb_ptr[b]
-        na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
-        V = np.empty((na, nb))
-        for i in prange(na):
-            for m in range(nb):
-                V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
-        a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
-        if _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, a1 - a0, b1 - b0, length_delta):
-            out[t] = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table,
-                                  length_delta)
-        else:
+        V, a0, a1, b0, b1, value = _pair(t, rows, cols, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
+                                         a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta,
+                                         node_gamma, table, length_delta)
+        if np.isnan(value):
             sums = np.empty(a1 - a0)
             for k in prange(a1 - a0):
                 sums[k] = _path_sum(V, a0 + k, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
                                     length_delta, length_gamma)
-            out[t] = _compensated(sums)
+            value = _compensated(sums)
+        out[t] = value
 
 
 def fcsp_values(rows: np.ndarray, cols: np.ndarray, setup: dict[str, Any], progress: bool | None = None) -> np.ndarray:
@@ -363,20 +375,13 @@ def _fcsp_pairs(rows, cols, out, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst
                 length_delta, length_gamma):
     """FCSP over a list of graph pairs, in parallel over pairs (the "Out" decomposition)."""
     for t in prange(len(rows)):
-        a, b = rows[t], cols[t]
-        oa, ob = ga_ptr[a], gb_ptr[b]
-        na, nb = ga_ptr[a + 1] - oa, gb_ptr[b + 1] - ob
-        V = np.empty((na, nb))
-        for i in range(na):
-            for m in range(nb):
-                V[i, m] = _node_kernel(oa + i, ob + m, lab_a, lab_b, att_a, att_b, use_delta, node_gamma)
-        a0, a1, b0, b1 = a_ptr[a], a_ptr[a + 1], b_ptr[b], b_ptr[b + 1]
-        if _use_matrix(form, a, b, a_cnt, b_cnt, na, nb, a1 - a0, b1 - b0, length_delta):
-            out[t] = _matrix_walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, table,
-                                  length_delta)
-        else:
-            out[t] = _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table,
-                           length_delta, length_gamma)
+        V, a0, a1, b0, b1, value = _pair(t, rows, cols, a_ptr, a_src, a_dst, a_len, b_ptr, b_src, b_dst, b_len,
+                                         a_cnt, b_cnt, form, ga_ptr, gb_ptr, lab_a, lab_b, att_a, att_b, use_delta,
+                                         node_gamma, table, length_delta)
+        if np.isnan(value):
+            value = _walk(V, a0, a1, b0, b1, a_src, a_dst, a_len, b_src, b_dst, b_len, lens, table, length_delta,
+                          length_gamma)
+        out[t] = value
 
 
 def cost(inputs: dict[str, Any], params: SPKernelParams) -> dict[str, Any]:

@@ -46,15 +46,45 @@ __device__ __forceinline__ real precond(real r, real P) {
     if constexpr (sizeof(real) == 4) return __fdividef(r, P); else return r / P;
 }
 
+// The node data of a graph, or of a whole set in global memory, in both solvers' layouts.
+struct Nodes {
+    const real* nf;            // n x NFN node features
+    const real* deg;           // n weighted degrees (1 for a node without edges)
+    const real* st;            // n start probabilities
+
+    __device__ __forceinline__ Nodes from(int first) const {  // the nodes of a set's graph from its first node
+        return Nodes{nf + (long long)first * NFN, deg + first, st + first};
+    }
+};
+
+__device__ __forceinline__ real node_value(const Nodes& A, const Nodes& B, int i, int k, const double* pn) {
+    const real* x = A.nf + i * NFN;
+    const real* y = B.nf + k * NFN;
+    return (real)(NODE_KERNEL(x, y, pn));
+}
+
+// The diagonal D of a pair's system at (i, k) (the product of degrees over (1 - q)^2, c) and the
+// Jacobi preconditioner P = D / V.
+__device__ __forceinline__ void diagonal(const Nodes& A, const Nodes& B, int i, int k, real c, const double* pn,
+                                         real& D, real& P) {
+    D = A.deg[i] * B.deg[k] * c;
+    P = D / node_value(A, B, i, k, pn);
+}
+
+// A pair's share of K (or its node-wise value) at (i, k): p_i p'_k (x_ik - [lmin = 1] V_ik).
+__device__ __forceinline__ double k_term(const Nodes& A, const Nodes& B, int i, int k, double x, int lmin,
+                                         const double* pn) {
+    if (lmin) x -= (double)node_value(A, B, i, k, pn);
+    return x * ((double)A.st[i] * (double)B.st[k]);
+}
+
 // One graph of a pair, in global or shared memory (same layout; see stage()).
 struct Graph {
     int n, nt;                 // nodes; tile rows = ceil(n / 8)
     const u64* mask;           // per tile: bit (ii * 8 + jj) set when node 8I+ii links to 8J+jj
     const real* w;             // per tile: 64 weights (0 where no edge)
     const real* ef;            // per tile: NFE x 64 edge feature values
-    const real* nf;            // n x NFN node features
-    const real* deg;           // n weighted degrees (1 for a node without edges)
-    const real* st;            // n start probabilities
+    Nodes v;
     const int* trp;            // nt + 1: tiles of row I are trp[I] .. trp[I+1]-1
     const int* tcol;           // per tile: its tile column J
 };
@@ -67,9 +97,7 @@ struct GraphSet {
     const u64* mask;
     const real* w;
     const real* ef;
-    const real* nf;
-    const real* deg;
-    const real* st;
+    Nodes v;
 
     __device__ Graph global(int g) const {
         int4 in = info[g];
@@ -82,9 +110,7 @@ struct GraphSet {
         G.w = w + (long long)t0 * 64;
         G.ef = ef + (long long)t0 * 64 * NFE;
         G.tcol = tcol + t0;
-        G.nf = nf + (long long)in.w * NFN;
-        G.deg = deg + in.w;
-        G.st = st + in.w;
+        G.v = v.from(in.w);
         return G;
     }
 };
@@ -117,12 +143,12 @@ __device__ Graph stage(const Graph& G, char* at, int rank, int size) {
     copy(mask, G.mask, tiles, rank, size);
     copy(w, G.w, 64 * tiles, rank, size);
     copy(ef, G.ef, 64 * tiles * NFE, rank, size);
-    copy(nf, G.nf, G.n * NFN, rank, size);
-    copy(deg, G.deg, G.n, rank, size);
-    copy(st, G.st, G.n, rank, size);
+    copy(nf, G.v.nf, G.n * NFN, rank, size);
+    copy(deg, G.v.deg, G.n, rank, size);
+    copy(st, G.v.st, G.n, rank, size);
     copy(trp, G.trp, G.nt + 1, rank, size);
     copy(tcol, G.tcol, tiles, rank, size);
-    S.mask = mask; S.w = w; S.ef = ef; S.nf = nf; S.deg = deg; S.st = st; S.trp = trp; S.tcol = tcol;
+    S.mask = mask; S.w = w; S.ef = ef; S.v = Nodes{nf, deg, st}; S.trp = trp; S.tcol = tcol;
     return S;
 }
 
@@ -152,12 +178,6 @@ __device__ __forceinline__ void team_sum2(double& a, double& b, double (*red)[32
 template <int W>
 __device__ __forceinline__ void team_sync() {
     if constexpr (W > 1) __syncthreads(); else __syncwarp();
-}
-
-__device__ __forceinline__ real node_value(const Graph& A, const Graph& B, int i, int k, const double* pn) {
-    const real* x = A.nf + i * NFN;
-    const real* y = B.nf + k * NFN;
-    return (real)(NODE_KERNEL(x, y, pn));
 }
 
 // (A × A' ∘ E)·p for the entries (i0, k) and (i0 + 4, k) of output tile (I, K), i0 = 8I + ii.
@@ -247,6 +267,33 @@ __device__ __forceinline__ void record(const Launch& L, int2 ij, double total, i
     }
 }
 
+// The preconditioned conjugate-gradient iteration, the same for every solver: each solver passes
+// how its storage forms the mat-vec (returning its threads' share of p·Ap), updates x and r (adding
+// its share of r·z and r·r), and sets the next direction p = z + beta p. rz and rr hold the starting
+// residual's products (already summed over the team); returns the iterations, done when converged.
+template <int W, class MatVec, class Update, class Direction>
+__device__ __forceinline__ int pcg(double& rz, double rr, double bound, int limit, bool& done, double (*red)[32][2],
+                                   int& flip, int warp, int lane, MatVec matvec, Update update, Direction direction) {
+    int its = 0;
+    done = rr <= bound;
+    while (!done && its < limit) {
+        team_sync<W>();  // p written
+        double pAp = matvec(), unused = 0.0;
+        team_sum2<W>(pAp, unused, red, flip, warp, lane);
+        const double alpha = rz / pAp;
+        double rz_new = 0.0;
+        rr = 0.0;
+        update(alpha, rz_new, rr);
+        team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every mat-vec read of p is done
+        const real beta = (real)(rz_new / rz);
+        rz = rz_new;
+        direction(beta);
+        ++its;
+        done = rr <= bound;
+    }
+    return its;
+}
+
 template <int W, int SL, bool SPARSE, bool STAGED>
 __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, const double* pn, const double* pe,
                       double q, double tol, int max_iter, int lmin) {
@@ -306,10 +353,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
                 if (ot >= nOT) { if (STAGED) { XV(h, s, o) = 0.0; RV(h, s, o) = 0; PV(h, s, o) = 1; } continue; }
                 const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
                 real D = 0, P = 1;
-                if (i < A.n && k < B.n) {
-                    D = A.deg[i] * B.deg[k] * c;
-                    P = D / node_value(A, B, i, k, pn);
-                }
+                if (i < A.n && k < B.n) diagonal(A.v, B.v, i, k, c, pn, D, P);
                 XV(h, s, o) = 0.0;
                 RV(h, s, o) = D;
                 PV(h, s, o) = P;
@@ -323,59 +367,54 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
         const double bound = tol * tol * rr;
         const int N = A.n * B.n;
         const int limit = max_iter > 0 ? max_iter : N + 100;
-        int its = 0;
-        bool done = rr <= bound;
-        while (!done && its < limit) {
-            team_sync<W>();  // p written
-            double pAp = 0.0, unused = 0.0;
+        bool done;
+        const int its = pcg<W>(rz, rr, bound, limit, done, red, flip, warp, lane,
+            [&]() {  // Ap = (D/V - A x A' o E) p, tile by tile
+                double pAp = 0.0;
 #pragma unroll
-            for (int s = 0; s < nslots; ++s) {
-                const int ot = warp + s * W;
-                if (ot >= nOT) continue;
-                const int I = ot / B.nt, K = ot % B.nt;
-                real acc0 = 0, acc1 = 0;
-                adjacency_product<SPARSE>(A, B, p, I, K, lane >> 3, lane & 7, pe, acc0, acc1);
-                const int o = ot * 64 + lane;
-                const real p0 = p[o], p1 = p[o + 32];
-                const real a0 = PV(0, s, o) * p0 - acc0, a1 = PV(1, s, o + 32) * p1 - acc1;
-                AV(0, s, o) = a0;
-                AV(1, s, o + 32) = a1;
-                pAp += (double)p0 * a0 + (double)p1 * a1;
-            }
-            team_sum2<W>(pAp, unused, red, flip, warp, lane);
-            const double alpha = rz / pAp;
-            double rz_new = 0.0;
-            rr = 0.0;
-#pragma unroll
-            for (int s = 0; s < nslots; ++s) {
-                const int ot = warp + s * W;
-                if (ot >= nOT) continue;
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int o = ot * 64 + lane + 32 * h;
-                    XV(h, s, o) += alpha * (double)p[o];
-                    const real r = RV(h, s, o) - (real)alpha * AV(h, s, o);
-                    RV(h, s, o) = r;
-                    rz_new += (double)r * precond(r, PV(h, s, o));
-                    rr += (double)r * r;
+                for (int s = 0; s < nslots; ++s) {
+                    const int ot = warp + s * W;
+                    if (ot >= nOT) continue;
+                    const int I = ot / B.nt, K = ot % B.nt;
+                    real acc0 = 0, acc1 = 0;
+                    adjacency_product<SPARSE>(A, B, p, I, K, lane >> 3, lane & 7, pe, acc0, acc1);
+                    const int o = ot * 64 + lane;
+                    const real p0 = p[o], p1 = p[o + 32];
+                    const real a0 = PV(0, s, o) * p0 - acc0, a1 = PV(1, s, o + 32) * p1 - acc1;
+                    AV(0, s, o) = a0;
+                    AV(1, s, o + 32) = a1;
+                    pAp += (double)p0 * a0 + (double)p1 * a1;
                 }
-            }
-            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every mat-vec read of p is done
-            const real beta = (real)(rz_new / rz);
-            rz = rz_new;
+                return pAp;
+            },
+            [&](double alpha, double& rz_new, double& rr) {
 #pragma unroll
-            for (int s = 0; s < nslots; ++s) {
-                const int ot = warp + s * W;
-                if (ot >= nOT) continue;
+                for (int s = 0; s < nslots; ++s) {
+                    const int ot = warp + s * W;
+                    if (ot >= nOT) continue;
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int o = ot * 64 + lane + 32 * h;
-                    p[o] = precond(RV(h, s, o), PV(h, s, o)) + beta * p[o];
+                    for (int h = 0; h < 2; ++h) {
+                        const int o = ot * 64 + lane + 32 * h;
+                        XV(h, s, o) += alpha * (double)p[o];
+                        const real r = RV(h, s, o) - (real)alpha * AV(h, s, o);
+                        RV(h, s, o) = r;
+                        rz_new += (double)r * precond(r, PV(h, s, o));
+                        rr += (double)r * r;
+                    }
                 }
-            }
-            ++its;
-            done = rr <= bound;
-        }
+            },
+            [&](real beta) {
+#pragma unroll
+                for (int s = 0; s < nslots; ++s) {
+                    const int ot = warp + s * W;
+                    if (ot >= nOT) continue;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int o = ot * 64 + lane + 32 * h;
+                        p[o] = precond(RV(h, s, o), PV(h, s, o)) + beta * p[o];
+                    }
+                }
+            });
         // K = sum of p_i p'_k (x_ik - [lmin = 1] V_ik)
         double total = 0.0, unused = 0.0;
         const long long noff = L.nodal ? L.nodal_off[job] : 0;
@@ -388,9 +427,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
                 const int e = lane + 32 * h, o = ot * 64 + e;
                 const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
                 if (i >= A.n || k >= B.n) continue;
-                double v = XV(h, s, o);
-                if (lmin) v -= (double)node_value(A, B, i, k, pn);
-                v *= (double)A.st[i] * (double)B.st[k];
+                const double v = k_term(A.v, B.v, i, k, XV(h, s, o), lmin, pn);
                 total += v;
                 if (L.nodal) L.nodal[noff + (long long)i * B.n + k] = v;
             }
@@ -418,25 +455,20 @@ struct Side {
     const int* rptr;
     const int* col;
     const real* val;
-    const real* nf;
-    const real* deg;
-    const real* st;
+    Nodes v;
 };
 
-struct Factor {   // one graph as terms x CSR (global or shared memory)
+struct Factor {   // one graph as terms x CSR (global memory)
     int n;
     const int* rptr;  // terms x (n + 1), relative to val/col
     const int* col;
     const real* val;
-    const real* nf;
-    const real* deg;
-    const real* st;
+    Nodes v;
 };
 
 __device__ __forceinline__ Factor factor(const Side& S, int g) {
     int4 in = S.info[g];
-    return Factor{in.x, S.rptr + in.y, S.col + in.z, S.val + in.z, S.nf + (long long)in.w * NFN, S.deg + in.w,
-                  S.st + in.w};
+    return Factor{in.x, S.rptr + in.y, S.col + in.z, S.val + in.z, S.v.from(in.w)};
 }
 
 // Bytes of one staged factor (lowrank.py's factor_bytes computes the same).
@@ -465,18 +497,16 @@ __device__ Staged stage(const Factor& G, int terms, int at, int rank, int size) 
     S.rptr = S.st + (int)sizeof(real) * G.n;
     S.col = S.rptr + 4 * terms * (G.n + 1);
     copy(SH(real, S.val), G.val, nnz, rank, size);
-    copy(SH(real, S.nf), G.nf, G.n * NFN, rank, size);
-    copy(SH(real, S.deg), G.deg, G.n, rank, size);
-    copy(SH(real, S.st), G.st, G.n, rank, size);
+    copy(SH(real, S.nf), G.v.nf, G.n * NFN, rank, size);
+    copy(SH(real, S.deg), G.v.deg, G.n, rank, size);
+    copy(SH(real, S.st), G.v.st, G.n, rank, size);
     copy(SH(int, S.rptr), G.rptr, terms * (G.n + 1), rank, size);
     copy(SH(int, S.col), G.col, nnz, rank, size);
     return S;
 }
 
-__device__ __forceinline__ real node_value(const Staged& A, const Staged& B, int i, int k, const double* pn) {
-    const real* x = SH(real, A.nf) + i * NFN;
-    const real* y = SH(real, B.nf) + k * NFN;
-    return (real)(NODE_KERNEL(x, y, pn));
+__device__ __forceinline__ Nodes nodes(const Staged& S) {  // its node data as pointers, where used
+    return Nodes{SH(real, S.nf), SH(real, S.deg), SH(real, S.st)};
 }
 
 template <int W, int SLOTS>
@@ -517,10 +547,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         for (int s = 0; s < SLOTS; ++s) {
             const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
             real D = 0, P = 1;
-            if (o < N && k < n2) {
-                D = SH(real, A.deg)[i] * SH(real, B.deg)[k] * c;
-                P = D / node_value(A, B, i, k, pn);
-            }
+            if (o < N && k < n2) diagonal(nodes(A), nodes(B), i, k, c, pn, D, P);
             rr_[s] = D;
             Pr[s] = P;
             if (o < N) {
@@ -533,88 +560,81 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         team_sum2<W>(rz, rr, red, flip, warp, lane);
         const double bound = tol * tol * rr;
         const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
-        int its = 0;
-        bool done = rr <= bound;
         const int* ra0 = SH(int, A.rptr);
         const int* rb0 = SH(int, B.rptr);
-        while (!done && its < limit) {
-            team_sync<W>();  // p written
-            // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row;
-            // nested loops: no integer division in the mat-vec)
-            for (int t = 0; t < terms; ++t) {
-                const int* ra = ra0 + t * (n1 + 1);
-                const int* rb = rb0 + t * (n2 + 1);
-                if (ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
-                real* Ut = SH(real, U0) + t * Npad;
-                const int i0 = (warp - (t * n1) % W + W) % W;  // the rows of all terms dealt round-robin
-                for (int i = i0; i < n1; i += W) {
-                    const int e0 = ra[i], e1 = ra[i + 1];
-                    for (int l = lane; l < n2; l += 32) {
+        bool done;
+        const int its = pcg<W>(rz, rr, bound, limit, done, red, flip, warp, lane,
+            [&]() {
+                // step 1, every term at once: U_t = F_t P (a warp per row i of F_t, lanes along the row;
+                // nested loops: no integer division in the mat-vec)
+                for (int t = 0; t < terms; ++t) {
+                    const int* ra = ra0 + t * (n1 + 1);
+                    const int* rb = rb0 + t * (n2 + 1);
+                    if (ra[0] == ra[n1] || rb[0] == rb[n2]) continue;  // a term without edges in a graph
+                    real* Ut = SH(real, U0) + t * Npad;
+                    const int i0 = (warp - (t * n1) % W + W) % W;  // the rows of all terms dealt round-robin
+                    for (int i = i0; i < n1; i += W) {
+                        const int e0 = ra[i], e1 = ra[i + 1];
+                        for (int l = lane; l < n2; l += 32) {
+                            real acc = 0;
+                            for (int e = e0; e < e1; ++e) acc += SH(real, A.val)[e] * p[SH(int, A.col)[e] * n2p + l];
+                            Ut[i * n2p + l] = acc;
+                        }
+                    }
+                }
+                team_sync<W>();
+                // step 2: Y = Σ_t U_t G_tᵀ (a warp per row k of the G_t, lanes down the column)
+                for (int k = warp; k < n2; k += W) {
+                    for (int i = lane; i < n1; i += 32) {
                         real acc = 0;
-                        for (int e = e0; e < e1; ++e) acc += SH(real, A.val)[e] * p[SH(int, A.col)[e] * n2p + l];
-                        Ut[i * n2p + l] = acc;
+                        for (int t = 0; t < terms; ++t) {
+                            const int* ra = ra0 + t * (n1 + 1);
+                            const int* rb = rb0 + t * (n2 + 1);
+                            if (ra[0] == ra[n1]) continue;
+                            const real* Ut = SH(real, U0) + t * Npad + i * n2p;
+                            for (int e = rb[k]; e < rb[k + 1]; ++e) acc += SH(real, B.val)[e] * Ut[SH(int, B.col)[e]];
+                        }
+                        Y[i * n2p + k] = acc;
                     }
                 }
-            }
-            team_sync<W>();
-            // step 2: Y = Σ_t U_t G_tᵀ (a warp per row k of the G_t, lanes down the column)
-            for (int k = warp; k < n2; k += W) {
-                for (int i = lane; i < n1; i += 32) {
-                    real acc = 0;
-                    for (int t = 0; t < terms; ++t) {
-                        const int* ra = ra0 + t * (n1 + 1);
-                        const int* rb = rb0 + t * (n2 + 1);
-                        if (ra[0] == ra[n1]) continue;
-                        const real* Ut = SH(real, U0) + t * Npad + i * n2p;
-                        for (int e = rb[k]; e < rb[k + 1]; ++e) acc += SH(real, B.val)[e] * Ut[SH(int, B.col)[e]];
-                    }
-                    Y[i * n2p + k] = acc;
+                team_sync<W>();
+                double pAp = 0.0;
+#pragma unroll
+                for (int s = 0; s < SLOTS; ++s) {
+                    const int o = rank + s * T;
+                    if (o >= N) continue;
+                    const real a = Pr[s] * p[o] - Y[o];
+                    pAp += (double)p[o] * a;
                 }
-            }
-            team_sync<W>();
-            double pAp = 0.0, unused = 0.0;
+                return pAp;
+            },
+            [&](double alpha, double& rz_new, double& rr) {  // Ap recomputed from Y: no register for it
 #pragma unroll
-            for (int s = 0; s < SLOTS; ++s) {
-                const int o = rank + s * T;
-                if (o >= N) continue;
-                const real a = Pr[s] * p[o] - Y[o];
-                pAp += (double)p[o] * a;
-            }
-            team_sum2<W>(pAp, unused, red, flip, warp, lane);
-            const double alpha = rz / pAp;
-            double rz_new = 0.0;
-            rr = 0.0;
+                for (int s = 0; s < SLOTS; ++s) {
+                    const int o = rank + s * T;
+                    if (o >= N) continue;
+                    const real a = Pr[s] * p[o] - Y[o];
+                    X[o] += (real)alpha * p[o];
+                    const real r = rr_[s] - (real)alpha * a;
+                    rr_[s] = r;
+                    rz_new += (double)r * precond(r, Pr[s]);
+                    rr += (double)r * r;
+                }
+            },
+            [&](real beta) {
 #pragma unroll
-            for (int s = 0; s < SLOTS; ++s) {
-                const int o = rank + s * T;
-                if (o >= N) continue;
-                const real a = Pr[s] * p[o] - Y[o];
-                X[o] += (real)alpha * p[o];
-                const real r = rr_[s] - (real)alpha * a;
-                rr_[s] = r;
-                rz_new += (double)r * precond(r, Pr[s]);
-                rr += (double)r * r;
-            }
-            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of p and Y is done
-            const real beta = (real)(rz_new / rz);
-            rz = rz_new;
-#pragma unroll
-            for (int s = 0; s < SLOTS; ++s) {
-                const int o = rank + s * T;
-                if (o < N) p[o] = precond(rr_[s], Pr[s]) + beta * p[o];
-            }
-            ++its;
-            done = rr <= bound;
-        }
+                for (int s = 0; s < SLOTS; ++s) {
+                    const int o = rank + s * T;
+                    if (o < N) p[o] = precond(rr_[s], Pr[s]) + beta * p[o];
+                }
+            });
         double total = 0.0, unused = 0.0;
         const long long noff = L.nodal ? L.nodal_off[job] : 0;
 #pragma unroll
         for (int s = 0; s < SLOTS; ++s) {
             const int o = rank + s * T, i = o / n2p, k = o - i * n2p;
             if (o >= N || k >= n2) continue;
-            double v = X[o];
-            if (lmin) v -= (double)node_value(A, B, i, k, pn);
-            v *= (double)SH(real, A.st)[i] * (double)SH(real, B.st)[k];
+            const double v = k_term(nodes(A), nodes(B), i, k, X[o], lmin, pn);
             total += v;
             if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
         }
@@ -642,9 +662,9 @@ __device__ int cg_global(const Graph& A, const Graph& B, bool adjoint, real* p, 
         const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
         real b = 0, Pv = 1;
         if (i < A.n && k < B.n) {
-            const real D = A.deg[i] * B.deg[k] * c;
-            Pv = D / node_value(A, B, i, k, pn);
-            b = adjoint ? A.st[i] * B.st[k] : D;
+            real D;
+            diagonal(A.v, B.v, i, k, c, pn, D, Pv);
+            b = adjoint ? A.v.st[i] * B.v.st[k] : D;
         }
         v[o] = 0.0;
         r[o] = b;
@@ -653,40 +673,33 @@ __device__ int cg_global(const Graph& A, const Graph& B, bool adjoint, real* p, 
         rz += (double)b * precond(b, Pv);
         rr += (double)b * b;
     }
-    team_sum2<W>(rz, rr, red, flip, 0 + warp, lane);
-    const double bound = tol * tol * rr;
-    int its = 0;
-    done = rr <= bound;
-    while (!done && its < limit) {
-        team_sync<W>();  // p written
-        double pAp = 0.0, unused = 0.0;
-        for (int ot = warp; ot < nOT; ot += W) {
-            real acc0 = 0, acc1 = 0;
-            adjacency_product<true>(A, B, p, ot / B.nt, ot % B.nt, lane >> 3, lane & 7, pe, acc0, acc1);
-            const int o = ot * 64 + lane;
-            const real a0 = P[o] * p[o] - acc0, a1 = P[o + 32] * p[o + 32] - acc1;
-            Ap[o] = a0;
-            Ap[o + 32] = a1;
-            pAp += (double)p[o] * a0 + (double)p[o + 32] * a1;
-        }
-        team_sum2<W>(pAp, unused, red, flip, warp, lane);
-        const double alpha = rz / pAp;
-        double rz_new = 0.0;
-        rr = 0.0;
-        for (int o = rank; o < E; o += T) {
-            v[o] += alpha * (double)p[o];
-            const real rv = r[o] - (real)alpha * Ap[o];
-            r[o] = rv;
-            rz_new += (double)rv * precond(rv, P[o]);
-            rr += (double)rv * rv;
-        }
-        team_sum2<W>(rz_new, rr, red, flip, warp, lane);
-        const real beta = (real)(rz_new / rz);
-        rz = rz_new;
-        for (int o = rank; o < E; o += T) p[o] = precond(r[o], P[o]) + beta * p[o];
-        ++its;
-        done = rr <= bound;
-    }
+    team_sum2<W>(rz, rr, red, flip, warp, lane);
+    const int its = pcg<W>(rz, rr, tol * tol * rr, limit, done, red, flip, warp, lane,
+        [&]() {
+            double pAp = 0.0;
+            for (int ot = warp; ot < nOT; ot += W) {
+                real acc0 = 0, acc1 = 0;
+                adjacency_product<true>(A, B, p, ot / B.nt, ot % B.nt, lane >> 3, lane & 7, pe, acc0, acc1);
+                const int o = ot * 64 + lane;
+                const real a0 = P[o] * p[o] - acc0, a1 = P[o + 32] * p[o + 32] - acc1;
+                Ap[o] = a0;
+                Ap[o + 32] = a1;
+                pAp += (double)p[o] * a0 + (double)p[o + 32] * a1;
+            }
+            return pAp;
+        },
+        [&](double alpha, double& rz_new, double& rr) {
+            for (int o = rank; o < E; o += T) {
+                v[o] += alpha * (double)p[o];
+                const real rv = r[o] - (real)alpha * Ap[o];
+                r[o] = rv;
+                rz_new += (double)rv * precond(rv, P[o]);
+                rr += (double)rv * rv;
+            }
+        },
+        [&](real beta) {
+            for (int o = rank; o < E; o += T) p[o] = precond(r[o], P[o]) + beta * p[o];
+        });
     team_sync<W>();  // v complete
     return its;
 }
@@ -771,14 +784,14 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
             const int ot = o >> 6, e = o & 63;
             const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
             if (i >= A.n || k >= B.n) continue;
-            const double V = (double)node_value(A, B, i, k, pn);
-            const double D = (double)(A.deg[i] * B.deg[k] * c);
-            const double s = (double)A.st[i] * (double)B.st[k], x = X[o], y = Yv[o];
-            g[H] += s * (lmin ? x - V : x);
+            const double V = (double)node_value(A.v, B.v, i, k, pn);
+            const double D = (double)(A.v.deg[i] * B.v.deg[k] * c);
+            const double s = (double)A.v.st[i] * (double)B.v.st[k], x = X[o], y = Yv[o];
+            g[H] += k_term(A.v, B.v, i, k, x, lmin, pn);
             g[0] += y * 2.0 * D / (1.0 - q) * (1.0 - x / V);
 #if NHN > 0
-            const real* xf = A.nf + i * NFN;
-            const real* yf = B.nf + k * NFN;
+            const real* xf = A.v.nf + i * NFN;
+            const real* yf = B.v.nf + k * NFN;
             double dv[NHN];
             NODE_GRAD(xf, yf, pn, dv);
 #pragma unroll
@@ -833,8 +846,8 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
 #define MGK_KERNEL(NAME, W, SL, SPARSE, STAGED)                                                                  \
     extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32))  \
         NAME(MGK_ARGS) {                                                                                        \
-        GraphSet SA{ia, trpa, tcola, maska, wa, efa, nfa, dega, sta};                                           \
-        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, nfb, degb, stb};                                           \
+        GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
+        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
         Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, scratch,   \
                  xscratch};                                                                                     \
         solve<W, SL, SPARSE, STAGED>(SA, SB, L, pn, pe, q, tol, max_iter, lmin);                                \
@@ -854,8 +867,8 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
                           const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out,          \
                           long long ld, int row0, double *nodal, const long long *nodal_off, u64 *stats,        \
                           int team_bytes, const double *pn, double q, double tol, int max_iter, int lmin) {     \
-        Side SA{ia, rpa, cola, va, nfa, dega, sta};                                                             \
-        Side SB{ib, rpb, colb, vb, nfb, degb, stb};                                                             \
+        Side SA{ia, rpa, cola, va, {nfa, dega, sta}};                                                           \
+        Side SB{ib, rpb, colb, vb, {nfb, degb, stb}};                                                           \
         Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr,   \
                  nullptr};                                                                                      \
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
@@ -868,8 +881,8 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
         const int2 *pairs, const int *class_ptr, int *counter, double *out, u64 *stats, int team_bytes,         \
         real *scratch, double *xscratch, double *grad, const double *pn, const double *pe, double q, double tol, \
         int max_iter, int lmin) {                                                                               \
-        GraphSet SA{ia, trpa, tcola, maska, wa, efa, nfa, dega, sta};                                           \
-        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, nfb, degb, stb};                                           \
+        GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
+        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
         Launch L{pairs, class_ptr, 0, counter, out, 0, 0, nullptr, nullptr, stats, team_bytes, scratch,         \
                  xscratch};                                                                                     \
         gradient_pairs<W>(SA, SB, L, grad, pn, pe, q, tol, max_iter, lmin);                                     \
