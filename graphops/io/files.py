@@ -158,8 +158,9 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
                node_id: str = "id"):
     """Read an edge-list file into a :class:`Graph` (pandas on ``cpu``, cuDF on ``gpu``).
 
-    :param src, dst, weight: column names or 0-based positions (default: columns 0 and 1,
-        unweighted)
+    :param src: the source column: a name or 0-based position (default: column 0)
+    :param dst: the destination column (default: column 1)
+    :param weight: the weight column (default: none, unweighted)
     :param columns: names for the columns of a file without a header row
     :param header: text files: ``"auto"`` (the first line is a header only when it cannot be
         data), ``True`` or ``False``
