@@ -125,7 +125,7 @@ p.yaml is invalid (11 errors)
 =====> Missing required key 'algorithm'
 ==> At steps[0] (id='s1')
 ==> At key: algoritm
-=====> Unknown key 'algoritm'. Allowed keys: algorithm, backend, id, inputs, output, params, plot. Did you mean 'algorithm'?
+=====> Unknown key 'algoritm'. Allowed keys: algorithm, backend, cluster, id, inputs, output, params, plot. Did you mean 'algorithm'?
 ==> At steps[1] (id='s2', algorithm='describ')
 ==> At key: algorithm
 =====> Unknown algorithm 'describ'. Installed: describe. Did you mean 'describe'?

@@ -121,9 +121,9 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
     spec = algo.backends.get(name)
     row = BenchRow(loaded.file, _case(step), step.id, name, bool(spec and spec.peer),
                    spec.device if spec else "?")
-    inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
     planned: list[Any] = []
     try:
+        inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
         for _ in range(settings.warmup if warmup is None else warmup):
             execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
         outcomes = [execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
