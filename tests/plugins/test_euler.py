@@ -40,7 +40,8 @@ def valid(g, tour, kind="circuit", source=None):
     problem = go.euler_tour_problem(g, tour, kind, source)
     assert problem is None, problem
     if g.ids.kind != "string":
-        edges = g.edges
+        edges = g.edges.to_pandas() if hasattr(g.edges, "to_pandas") else g.edges  # cuDF: on the host
+        tour = tour.to_pandas() if hasattr(tour, "to_pandas") else tour
         steps = list(zip(tour["src"].tolist(), tour["dst"].tolist(), tour["edge_id"].tolist()))
         assert reference.tour_problem(edges["src"].tolist(), edges["dst"].tolist(), g.directed, steps, kind,
                                       source) is None
