@@ -27,7 +27,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
 * **Pictures**: ``histogram``, ``gram_picture``, ``pyplot``.
 * **Dask**: ``Split``, ``Part``, ``Distributed``, ``rows_by_cost``, ``stoppable``,
   ``PARTS_PER_WORKER``, ``run_part`` (a part on a worker), the column slices of Dask edge frames
-  ``column_slices``, ``add_up``, ``frame_on``, ``in_input_order``.
+  ``column_slices``, ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
+  client graphops opened closes).
 * **Calls, files and tests**: ``run``, ``execute_call``, ``Sources`` (a pipeline file's graphs),
   ``check_algorithm``, ``check_signatures``, ``tiny_graphs``.
 """
@@ -65,6 +66,7 @@ _WHERE = {
     "graphops.io.plots": ("histogram", "gram_picture", "pyplot"),
     "graphops.engine.parts": ("Split", "Part", "Distributed", "rows_by_cost", "stoppable", "PARTS_PER_WORKER"),
     "graphops.engine.local": ("run_part",),
+    "graphops.engine.cluster": ("when_closing",),
     "graphops.engine.slices": ("column_slices", "add_up", "frame_on", "in_input_order"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),

@@ -816,3 +816,16 @@ def test_cugraph_dask_peer_on_one_cuda_worker():
     want = want.sort_values(["first", "second"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got[["first", "second"]], want[["first", "second"]], check_dtype=False)
     np.testing.assert_allclose(got["jaccard_coeff"], want["jaccard_coeff"], rtol=1e-6)
+
+
+def test_when_closing_runs_before_a_client_graphops_opened_closes():
+    """A cluster backend's tidy-up (e.g. a communicator it started) runs while the workers still
+    answer; a failing one does not hide the run's outcome."""
+    from graphops.engine.cluster import connect
+    from graphops.plugin import when_closing
+
+    seen = []
+    with connect(kind="local", workers=1) as c:
+        when_closing(c, lambda: seen.append(len(c.scheduler_info()["workers"])))
+        when_closing(c, lambda: 1 / 0)
+    assert seen == [1]

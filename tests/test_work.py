@@ -85,7 +85,6 @@ def test_ctrl_c_stops_a_long_step_within_a_second(tmp_path, backend, size):
     (tmp_path / "warm.yaml").write_text(warm)
     subprocess.run([sys.executable, "-m", "graphops.cli", "run", str(tmp_path / "warm.yaml"), "--out",
                     str(tmp_path / "w")], env=env, check=True, capture_output=True)
-    stopped, rest = None, []
     # the CLI as a terminal starts it: Ctrl-C not ignored (a test run started in the background
     # by a shell without job control has SIGINT ignored, and children inherit that)
     with subprocess.Popen([sys.executable, "-m", "graphops.cli", "-v", "run", str(tmp_path / "long.yaml"),
@@ -97,13 +96,7 @@ def test_ctrl_c_stops_a_long_step_within_a_second(tmp_path, backend, size):
                 if f"sp_kernel: backend '{backend}'" in line:
                     break
             time.sleep(1.5)
-            sent = time.perf_counter()
-            proc.send_signal(signal.SIGINT)
-            for line in proc.stderr:  # the step stops, the summary is written, the CLI says so
-                rest.append(line)
-                if line.startswith("graphops: interrupted"):
-                    stopped = time.perf_counter() - sent
-            proc.wait(timeout=30)
+            rest, stopped = _interrupt(proc)  # the step stops, the summary is written, the CLI says so
         finally:
             proc.kill()
     err = "".join(rest)
@@ -164,6 +157,19 @@ steps: [{id: stats, algorithm: describe, inputs: {graph: big}, backend: cpu}]
 """
 
 
+def _interrupt(proc):
+    """Ctrl-C to the CLI: its stderr lines, and the seconds until it said it stopped (``None``:
+    it never did); the process has exited."""
+    sent, lines, stopped = time.perf_counter(), [], None
+    proc.send_signal(signal.SIGINT)
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("graphops: interrupted"):
+            stopped = time.perf_counter() - sent
+    proc.wait(timeout=30)
+    return lines, stopped
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 @pytest.mark.parametrize("after", [2.5, 4.0])
 def test_ctrl_c_stops_graph_generation_within_a_second(tmp_path, after):
@@ -179,14 +185,7 @@ def test_ctrl_c_stops_graph_generation_within_a_second(tmp_path, after):
                           text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
         try:
             time.sleep(after)
-            sent = time.perf_counter()
-            proc.send_signal(signal.SIGINT)
-            lines, stopped = [], None
-            for line in proc.stderr:  # the CLI says it stopped (the process then exits)
-                lines.append(line)
-                if line.startswith("graphops: interrupted"):
-                    stopped = time.perf_counter() - sent
-            proc.wait(timeout=30)
+            lines, stopped = _interrupt(proc)
         finally:
             proc.kill()
     err = "".join(lines)

@@ -44,7 +44,7 @@ from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import InputError
 from graphops.host.algorithm import Algorithm, load_target
 
-__all__ = ["run_on_cluster", "worker_status", "connect", "cuda_protocol", "CONNECT_TIMEOUT"]
+__all__ = ["run_on_cluster", "worker_status", "connect", "cuda_protocol", "when_closing", "CONNECT_TIMEOUT"]
 
 _SENT: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
 _PLACED: "weakref.WeakKeyDictionary[Any, dict[tuple, dict[Any, str]]]" = weakref.WeakKeyDictionary()
@@ -283,6 +283,25 @@ def cuda_protocol(protocol: str | None = None) -> str:
 
 CONNECT_TIMEOUT = 10.0  # seconds a pipeline waits for a running scheduler to answer
 
+_CLOSING: "weakref.WeakKeyDictionary[Any, list[Callable[[], Any]]]" = weakref.WeakKeyDictionary()
+
+
+def when_closing(client: Any, fn: Callable[[], Any]) -> None:
+    """Run ``fn()`` before ``client`` closes, while its workers still answer, when graphops opened
+    it (:func:`connect`: pipelines, ``graphops bench``): e.g. a distributed library's communicator
+    that a cluster backend started. A caller's own client is the caller's to tidy."""
+    _CLOSING.setdefault(client, []).append(fn)
+
+
+def _closing(client: Any) -> None:
+    import logging
+
+    for fn in reversed(_CLOSING.pop(client, [])):
+        try:
+            fn()
+        except Exception as exc:  # tidying up must not hide the run's own outcome
+            logging.getLogger("graphops").debug("closing the Dask client: %s: %s", type(exc).__name__, exc)
+
 
 @contextlib.contextmanager
 def connect(kind: str | None = None, workers: int | None = None, address: str | None = None,
@@ -298,7 +317,10 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
     distributed = require("distributed", "running steps on a Dask cluster")
     if address is not None:
         with _client(distributed, address, timeout or CONNECT_TIMEOUT) as client:
-            yield client
+            try:
+                yield client
+            finally:
+                _closing(client)
         return
     if kind == "local-cuda":
         dask_cuda = require("dask_cuda", "a local-cuda cluster (a Dask worker per GPU)")
@@ -310,7 +332,10 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=":0")
     with cluster, distributed.Client(cluster) as client:
-        yield client
+        try:
+            yield client
+        finally:
+            _closing(client)
 
 
 def _client(distributed: Any, address: str, timeout: float) -> Any:

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from graphops.plugin import Device, Graph, InputError, PairIndex, to_device
+from graphops.plugin import Device, Graph, InputError, PairIndex, to_device, when_closing
 
 from .common import adjacency, result
 from .params import JaccardParams
@@ -83,6 +83,7 @@ def to_cugraph_dask(graph: Graph, client: Any) -> Any:
 
     if not comms.is_initialized():
         comms.initialize(p2p=True)
+        when_closing(client, comms.destroy)  # while the workers still answer
     import cudf
 
     src, dst, w = _half_edges(graph, Device.GPU)
