@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from graphops.errors import InputTypeError
+from graphops.errors import InputError, InputTypeError
 from graphops.host.algorithm import Algorithm, Input
 from graphops.model.daskgraph import DaskGraph, is_dask_frame
 from graphops.model.graph import Graph
@@ -84,6 +84,8 @@ def as_graphset(obj: Any, who: str) -> GraphSet:
     """``obj`` as a :class:`GraphSet` the way a Gram input slot reads it (a GraphSet, or a
     list, tuple or object array of networkx graphs or of Graphs); ``who`` names the caller in
     the error for anything else."""
+    if not isinstance(obj, (str, bytes, GraphSet)) and hasattr(obj, "__len__") and len(obj) == 0:
+        raise InputError(f"{who}: no graphs (an empty {type(obj).__name__}); it needs at least one")
     got = _converted(Input("graphs", kinds=("graphset",)), obj)
     if not isinstance(got, GraphSet):
         raise InputTypeError(f"{who} takes {_accepted(Input('graphs', kinds=('graphset',)))}; got {_given(obj)}")

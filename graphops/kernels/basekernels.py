@@ -74,6 +74,25 @@ class BaseKernel:
         raise NotImplementedError
 
     @property
+    def hyperparameter_names(self) -> list[str]:
+        """A unique name for each of :attr:`hyperparameters`, in their order, as scikit-learn's
+        nested parameters write them below the kernel's own name: ``h``; ``label__h`` inside a
+        tensor product (the feature's name first); ``0__h``, ``1__h`` for the parts of a product or
+        sum only where two parts would give the same name."""
+        return [h.name for h in self.hyperparameters]
+
+    def with_named(self, **values: float) -> "BaseKernel":
+        """This kernel with some hyperparameters set by :attr:`hyperparameter_names` (unknown names
+        are an error naming the known ones)."""
+        names = self.hyperparameter_names
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise InputError(f"{self!r} has no hyperparameter {unknown[0]!r}; its hyperparameters: "
+                             f"{', '.join(names) or '(none)'}.{did_you_mean(unknown[0], names)}")
+        current = [h.value for h in self.hyperparameters]
+        return self.with_values([float(values.get(n, v)) for n, v in zip(names, current)])
+
+    @property
     def features(self) -> tuple[str, ...]:
         """The feature names read, in first-use order."""
         raise NotImplementedError
@@ -345,6 +364,14 @@ class _Composite(BaseKernel):
         return [h for k in self.parts for h in k.hyperparameters]
 
     @property
+    def hyperparameter_names(self) -> list[str]:
+        parts = [k.hyperparameter_names for k in self.parts]
+        flat = [n for names in parts for n in names]
+        if len(set(flat)) == len(flat):
+            return flat
+        return [f"{i}__{n}" for i, names in enumerate(parts) for n in names]
+
+    @property
     def features(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f for k in self.parts for f in k.features))
 
@@ -429,6 +456,10 @@ class _PerFeature(_Composite):
     def _rebuild(self, parts: list[BaseKernel]) -> "BaseKernel":
         return type(self)(**dict(zip(self.names, parts)))
 
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        return [f"{f}__{n}" for f, k in zip(self.names, self.parts) for n in k.hyperparameter_names]
+
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={type(k).__name__}({k.value!r}{', fixed' if k.fixed else ''})"
                           for n, k in zip(self.names, self.parts))
@@ -452,6 +483,10 @@ class Normalized(BaseKernel):
     @property
     def hyperparameters(self) -> list[Hyper]:
         return self.kernel.hyperparameters
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        return self.kernel.hyperparameter_names
 
     @property
     def features(self) -> tuple[str, ...]:

@@ -17,6 +17,8 @@ import numpy as np
 from graphops.plugin import (BaseKernel, Graph, GraphKernelEstimator, GraphSet, InputError, KroneckerDelta,
                              from_spec, run)
 
+from .params import MGKernelParams
+
 __all__ = ["MarginalizedGraphKernel"]
 
 try:  # scikit-learn's GP code takes only its own Kernel subclasses
@@ -40,47 +42,30 @@ class MarginalizedGraphKernel(*_BASES):
     """
 
     algorithm = "mg_kernel"
+    fields = tuple(f for f in MGKernelParams.model_fields if f not in ("diagonal", "nodewise", "eval_gradient"))
+    defaults = {"node_kernel": KroneckerDelta(0.5, on="label"), "edge_kernel": KroneckerDelta(0.5, on="label"),
+                "q": 0.05, "q_bounds": (1e-4, 1.0 - 1e-4)}
 
-    def __init__(self, node_kernel: Any = KroneckerDelta(0.5, on="label"),
-                 edge_kernel: Any = KroneckerDelta(0.5, on="label"), q: float = 0.05,
-                 q_bounds: Any = (1e-4, 1.0 - 1e-4), backend: str = "auto", **params: Any):
-        super().__init__(backend, **params)
-        self.node_kernel = from_spec(node_kernel, "node_kernel")
-        self.edge_kernel = from_spec(edge_kernel, "edge_kernel")
-        self.q = q
-        self.q_bounds = q_bounds  # as given: scikit-learn's clone checks that parameters are kept
+    def __init__(self, node_kernel: Any = defaults["node_kernel"], edge_kernel: Any = defaults["edge_kernel"],
+                 q: float = 0.05, q_bounds: Any = defaults["q_bounds"], backend: str = "auto", **params: Any):
+        # stored as given (scikit-learn's contract); kernels are read when used (a YAML mapping too).
+        # The signature scikit-learn reads names every field (set after the class).
+        super().__init__(backend, node_kernel=node_kernel, edge_kernel=edge_kernel, q=q, q_bounds=q_bounds, **params)
 
-    # scikit-learn estimator API ------------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {"node_kernel": self.node_kernel, "edge_kernel": self.edge_kernel, "q": self.q,
-                "q_bounds": self.q_bounds, **super().get_params(deep)}
-
-    def set_params(self, **params: Any) -> "MarginalizedGraphKernel":
-        for key in ("node_kernel", "edge_kernel"):
-            if key in params:
-                setattr(self, key, from_spec(params.pop(key), key))
-        if "q" in params:
-            self.q = params.pop("q")
-        if "q_bounds" in params:
-            self.q_bounds = params.pop("q_bounds")
-        return super().set_params(**params)
-
-    def __repr__(self) -> str:
-        return (f"MarginalizedGraphKernel(node_kernel={self.node_kernel!r}, edge_kernel={self.edge_kernel!r}, "
-                f"q={self.q!r})")
+    def _kernel(self, role: str) -> BaseKernel:
+        return from_spec(getattr(self, role), role)
 
     def _all(self) -> dict[str, Any]:
-        return {"node_kernel": self.node_kernel, "edge_kernel": self.edge_kernel, "q": self.q,
-                "q_bounds": self.q_bounds, **self.params}
+        return self._call_params()
 
     # hyperparameters (scikit-learn's kernel API) --------------------------------------------
     def _hypers(self) -> list[tuple[str, float, Any, BaseKernel | None, int]]:
         """(name, value, bounds or 'fixed', kernel or None for q, index within the kernel)."""
         out: list[tuple[str, float, Any, BaseKernel | None, int]] = [("q", self.q, self.q_bounds, None, 0)]
         for role in ("node_kernel", "edge_kernel"):
-            kernel = getattr(self, role)
-            out += [(f"{role}__{h.name}", h.value, "fixed" if h.fixed else h.bounds, kernel, k)
-                    for k, h in enumerate(kernel.hyperparameters)]
+            kernel = self._kernel(role)
+            out += [(f"{role}__{name}", h.value, "fixed" if h.fixed else h.bounds, kernel, k)
+                    for k, (name, h) in enumerate(zip(kernel.hyperparameter_names, kernel.hyperparameters))]
         return out
 
     @property
@@ -100,15 +85,14 @@ class MarginalizedGraphKernel(*_BASES):
         if theta.shape != (len(free),):
             raise InputError(f"theta has {theta.shape} entries; this kernel has {len(free)} free hyperparameters "
                              f"({', '.join(h[0] for h in free)})")
-        values = {"node_kernel": [h.value for h in self.node_kernel.hyperparameters],
-                  "edge_kernel": [h.value for h in self.edge_kernel.hyperparameters]}
+        values = {role: [h.value for h in self._kernel(role).hyperparameters] for role in ("node_kernel", "edge_kernel")}
         for (name, _, _, kernel, k), t in zip(free, np.exp(theta)):
             if kernel is None:
                 self.q = float(t)
             else:
                 values[name.split("__")[0]][k] = float(t)
-        self.node_kernel = self.node_kernel.with_values(values["node_kernel"])
-        self.edge_kernel = self.edge_kernel.with_values(values["edge_kernel"])
+        self.node_kernel = self._kernel("node_kernel").with_values(values["node_kernel"])
+        self.edge_kernel = self._kernel("edge_kernel").with_values(values["edge_kernel"])
 
     @property
     def bounds(self) -> np.ndarray:
@@ -128,27 +112,17 @@ class MarginalizedGraphKernel(*_BASES):
         return False
 
     def clone_with_theta(self, theta: Sequence[float]) -> "MarginalizedGraphKernel":
-        clone = type(self)(**self.get_params())
+        clone = type(self)(**self.get_params(deep=False))
         clone.theta = theta
         return clone
 
     # values ---------------------------------------------------------------------------------
-    def _graphs(self, X: Any) -> GraphSet:
-        if isinstance(X, GraphSet):
-            return X
-        graphs = list(X)
-        if not graphs:
-            raise InputError("MarginalizedGraphKernel: X holds no graphs")
-        if isinstance(graphs[0], GraphSet):
-            raise InputError("MarginalizedGraphKernel: pass a GraphSet or a sequence of networkx graphs as X; a "
-                             "sequence of GraphSets is not joined")
-        nodes, edges = list(self.node_kernel.features), list(self.edge_kernel.features)
-        names = dict(node_label="label" if "label" in nodes else None, edge_label="label" if "label" in edges else None,
-                     node_features=[f for f in nodes if f != "label"] or None,
-                     edge_features=[f for f in edges if f != "label"] or None)
-        if isinstance(graphs[0], Graph):  # e.g. a GraphSet that scikit-learn turned into an array of graphs
-            return GraphSet.from_graphs(graphs, **names)
-        return GraphSet.from_networkx(graphs, **names)
+    def _names(self) -> dict[str, Any]:
+        """How a sequence of graphs becomes a GraphSet: the features the base kernels name."""
+        nodes, edges = list(self._kernel("node_kernel").features), list(self._kernel("edge_kernel").features)
+        return dict(node_label="label" if "label" in nodes else None, edge_label="label" if "label" in edges else None,
+                    node_features=[f for f in nodes if f != "label"] or None,
+                    edge_features=[f for f in edges if f != "label"] or None)
 
     def __call__(self, X: Any, Y: Any = None, eval_gradient: bool = False) -> Any:
         """``K(X, Y)`` (``Y`` None: ``K(X, X)``); with ``eval_gradient`` also ``dK`` by ``theta``
@@ -163,12 +137,32 @@ class MarginalizedGraphKernel(*_BASES):
         return np.asarray(run(self.algorithm, self._graphs(X), backend=self.backend, diagonal=True,
                               **self._all()))
 
-    def fit_transform(self, graphs: GraphSet, y: Any = None) -> Any:
-        self.fit(graphs)
-        return run(self.algorithm, graphs, backend=self.backend, **self._all())
+    def _graphs(self, X: Any, where: str = "__call__") -> GraphSet:
+        """X as a GraphSet: as given, or a sequence of Graphs or networkx graphs with the features
+        the base kernels name."""
+        if isinstance(X, GraphSet):
+            return X
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__") or not hasattr(X, "__len__"):
+            return super()._graphs(X, where)  # names what is accepted
+        graphs = list(X)
+        if graphs and all(isinstance(g, Graph) for g in graphs):
+            return GraphSet.from_graphs(graphs, **self._names())
+        if graphs and all(type(g).__module__.split(".")[0] == "networkx" for g in graphs):
+            return GraphSet.from_networkx(graphs, **self._names())
+        return super()._graphs(X, where)  # empty, mixed or not graphs: the shared message
 
-    def transform(self, graphs: GraphSet) -> Any:
-        if self.train_ is None:
-            raise InputError("MarginalizedGraphKernel is not fitted yet; call fit(train_graphs) first")
-        return run(self.algorithm, graphs, self.train_, backend=self.backend, **self._all())
 
+def _init_signature() -> Any:
+    import inspect
+
+    P = inspect.Parameter
+    head = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    head += [P(n, P.POSITIONAL_OR_KEYWORD, default=MarginalizedGraphKernel.defaults[n])
+             for n in ("node_kernel", "edge_kernel", "q", "q_bounds")]
+    head.append(P("backend", P.POSITIONAL_OR_KEYWORD, default="auto"))
+    rest = [P(f, P.KEYWORD_ONLY, default=None) for f in MarginalizedGraphKernel.fields
+            if f not in ("node_kernel", "edge_kernel", "q", "q_bounds")]
+    return inspect.Signature(head + rest)
+
+
+MarginalizedGraphKernel.__init__.__signature__ = _init_signature()
