@@ -25,6 +25,7 @@ from graphops.host.algorithm import (Algorithm, Backend, Command, Generator, Gra
 from graphops.host.hookspecs import hookimpl
 from graphops.io import datasets
 from graphops.io.files import read_graph
+from graphops.io.molecules import read_smiles
 from graphops.io.tu import read_tu
 from graphops.engine.dispatch import execute, execute_call, run
 from graphops.pipeline import load_pipeline, run_pipeline
@@ -34,7 +35,7 @@ __all__ = [
     "Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params", "Reader", "ReadOptions", "Result",
     "Device", "Graph", "GraphSet", "DaskGraph",
     "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
-    "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu",
+    "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu", "read_smiles",
     "gpu_available", "rapids_available", "generate", "datasets", "__version__",
 ]
 

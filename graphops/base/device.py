@@ -42,6 +42,7 @@ _INSTALL_HINT = {
     "distributed": "pip install 'graphops[dask]' (or distributed)",
     "dask_cuda": "pip install dask-cuda (RAPIDS)",
     "distributed_ucxx": "pip install distributed-ucxx-cu13 (RAPIDS), or leave protocol out (tcp)",
+    "rdkit": "pip install 'graphops[chem]' (or rdkit)",
 }
 
 

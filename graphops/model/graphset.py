@@ -293,6 +293,29 @@ class GraphSet(CSRViews):
                    edge_features=_feature_columns([g.edges for g in graphs], edge_features, "edge"), **arrays)
 
     @classmethod
+    def from_rdkit(cls, mols: Sequence[Any], name: str = "molecules", labels: Any = None) -> "GraphSet":
+        """RDKit molecules as a GraphSet: atoms are nodes, bonds undirected edges, with GraphDot's
+        feature names (``atomic_number``, ``charge``, ``hcount``, ``hybridization``,
+        ``aromatic``, ``chiral``; bonds ``order``, ``aromatic``, ``conjugated``, ``in_ring``,
+        ``stereo``); the atomic number is the node label and the bond type the edge label
+        (:mod:`graphops.model.molecules`; ``pip install 'graphops[chem]'``).
+
+        :param labels: optional per-molecule labels (``graph_labels``)"""
+        from graphops.model.molecules import molecule_arrays
+
+        return cls(**molecule_arrays(mols, name, labels))
+
+    @classmethod
+    def from_smiles(cls, strings: Sequence[Any], name: str = "molecules", labels: Any = None,
+                    where: Sequence[str] | None = None) -> "GraphSet":
+        """SMILES strings as a GraphSet (as :meth:`from_rdkit`). Strings that do not parse, or
+        whose molecule RDKit rejects, are all named in one error with RDKit's reason (``where``
+        names each row, e.g. ``file.csv, line 7``); none is dropped silently."""
+        from graphops.model.molecules import molecule_arrays, parse_smiles
+
+        return cls(**molecule_arrays(parse_smiles(strings, where), name, labels, where))
+
+    @classmethod
     def from_networkx(cls, graphs: Sequence[Any], node_label: str | None = None,
                       edge_label: str | None = None, node_attrs: Sequence[str] | None = None,
                       weight: str | None = None, name: str = "graphset",

@@ -28,6 +28,10 @@ A pipeline file is a YAML mapping::
         generate: {kind: grid2d, rows: 4096, cols: 4096}
       molecules:                # a GraphSet of G(n, p) graphs
         generate: {kind: gnp_set, sizes: {10: 180, 50: 76}, p: 0.5, seed: 20261121}
+      mols:                     # molecules from SMILES (the chem extra): a GraphSet, atoms and bonds
+        smiles: data/molecules.csv  # with GraphDot's feature names; column: the SMILES column
+        column: smiles          # (default smiles), label: a column of per-molecule labels
+        label: active
       big:                      # edge files read by the cluster's workers (needs cluster:), never
         path: edges/*.parquet   # in one place: a pattern or a folder of .parquet (or .csv) files;
         partitioned: true       # integer ids, no weights; jaccard runs on it, its output is written
@@ -70,7 +74,7 @@ __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings",
            "SOURCE_KINDS", "load_yaml"]
 
 SCHEMA_VERSION = 1
-SOURCE_KINDS = ("path", "generate", "dataset")
+SOURCE_KINDS = ("path", "generate", "dataset", "smiles")
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 
 
@@ -108,6 +112,9 @@ class GraphSource(_Model):
     nodes: str | None = Field(None, min_length=1)  # a node file beside a path: id + feature columns
     generate: dict[str, Any] | None = None  # {kind: <a registered generator>, its parameters}
     dataset: str | None = Field(None, min_length=1)
+    smiles: str | None = Field(None, min_length=1)  # a CSV/TSV of SMILES strings: a GraphSet of molecules
+    column: str | None = Field(None, min_length=1)  # smiles: the column of SMILES strings (default smiles)
+    label: str | None = Field(None, min_length=1)  # smiles: a column of per-molecule labels
     format: str | None = None
     src: str | int | None = None
     dst: str | int | None = None
@@ -135,7 +142,10 @@ class GraphSource(_Model):
         given = [k for k in SOURCE_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
-                             "{kind: rmat, scale: 18}) and 'dataset' (e.g. karate)")
+                             "{kind: rmat, scale: 18}), 'dataset' (e.g. karate) and 'smiles' (a CSV of SMILES "
+                             "strings)")
+        if self.smiles is None and (self.column is not None or self.label is not None):
+            raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
         if self.nodes is not None and self.path is None:
             raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
         if self.partitioned:

@@ -66,7 +66,8 @@ class Sources:
     def path(self, name: str) -> Path | None:
         """The file or folder a graph is read from; ``None`` for a generated graph or data set."""
         src = self.sources[name]
-        return None if src.path is None else self.base / src.path
+        given = src.path if src.path is not None else src.smiles
+        return None if given is None else self.base / given
 
     def format(self, name: str) -> str:
         """``tu``, ``generated``, ``dataset``, a reader's name, or ``""`` when unknown."""
@@ -75,6 +76,8 @@ class Sources:
             return "generated"
         if src.dataset is not None:
             return "dataset"
+        if src.smiles is not None:
+            return "smiles"
         if src.format:
             return src.format
         path = self.path(name)
@@ -96,7 +99,7 @@ class Sources:
         if src.dataset is not None:
             known = datasets.entry(src.dataset)
             return known.kind if known is not None else "graph"
-        return "graphset" if self.format(name) == "tu" else "graph"
+        return "graphset" if self.format(name) in ("tu", "smiles") else "graph"
 
     # generated graphs ---------------------------------------------------------------
     def generator(self, name: str) -> tuple[Any, Any]:
@@ -178,11 +181,15 @@ class Sources:
         if src.partitioned:
             yield from self._partitioned_problems(name, src, path)
             return
+        key, given = ("smiles", src.smiles) if src.smiles is not None else ("path", src.path)
         if not path.exists():
-            yield "path", f"File not found: {src.path!r} (resolved to {str(path)!r})"
+            yield key, f"File not found: {given!r} (resolved to {str(path)!r})"
             return
         if not os.access(path, os.R_OK):
-            yield "path", f"Cannot read {src.path!r}: permission denied"
+            yield key, f"Cannot read {given!r}: permission denied"
+            return
+        if src.smiles is not None:
+            yield from _smiles_problems(path, src)
             return
         if src.nodes is not None and not (self.base / src.nodes).is_file():
             yield "nodes", f"File not found: {src.nodes!r} (resolved to {str(self.base / src.nodes)!r})"
@@ -303,6 +310,10 @@ class Sources:
             return read_edge_files(self.path(name), self.format(name), src=src.src, dst=src.dst,
                                    columns=src.columns, header=src.header, directed=bool(src.directed),
                                    device=device)
+        if src.smiles is not None:
+            from graphops.io.molecules import read_smiles
+
+            return read_smiles(self.path(name), src.column or "smiles", src.label, device)
         if self.format(name) == "tu":
             from graphops.io.tu import read_tu
 
@@ -313,6 +324,26 @@ class Sources:
                           columns=src.columns, header=src.header, ids=src.ids, device=device,
                           registry=self.registry, nodes=None if src.nodes is None else self.base / src.nodes,
                           **_read_options(src))
+
+
+def _smiles_problems(path: Path, src: GraphSource) -> Iterator[tuple[str, str]]:
+    """The SMILES file's header names the columns asked for (read before any molecule is)."""
+    from graphops.base.device import module_available
+
+    if not module_available("rdkit"):
+        yield "smiles", "reading SMILES needs RDKit: pip install 'graphops[chem]' (or rdkit)"
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = fh.readline().rstrip("\r\n").split("\t" if path.suffix.lower() == ".tsv" else ",")
+    except (OSError, UnicodeDecodeError) as exc:
+        yield "smiles", f"Cannot read {src.smiles!r}: {exc}"
+        return
+    header = [h.strip().strip('"') for h in header]
+    for key, name in (("column", src.column or "smiles"), ("label", src.label)):
+        if name is not None and name not in header:
+            yield key, (f"{src.smiles!r} has no column {name!r}; its header: {', '.join(map(repr, header))}."
+                        f"{did_you_mean(name, header)}")
 
 
 def _read_options(src: GraphSource) -> dict[str, Any]:
