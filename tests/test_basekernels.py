@@ -116,7 +116,11 @@ def test_yaml_forms():
     ({"kronecker_delta": {"on": "x"}}, "h is required"),
     ({"square_exponential": {"length_scale": 0}}, "length_scale=0.0 is outside (0.0, inf]"),
     ({"square_exponential": {"length_scale": "big"}}, "length_scale must be a number"),
-    ({"tensor_product": {"a": {"sum": [{"constant": 0.5}]}}}, "takes a KroneckerDelta"),
+    ({"tensor_product": {"a": {"tensor_product": {"b": {"constant": 0.5}}}}}, "names its own features"),
+    ({"power": {"kernel": {"constant": 0.5}}}, "expected {kernel: ..., exponent: ...}"),
+    ({"power": {"kernel": {"constant": 0.5}, "exponent": -1}}, "c=-1.0 is outside"),
+    ({"power": {"kernel": {"constant": 0.5}, "exponent": 0}}, "must be > 0"),
+    ({"rational_quadratic": {"length_scale": 1.0}}, "alpha is required"),
     ({"constant": 0.5, "sum": []}, "one key"),
     ("kronecker_delta", "a mapping with one key"),
 ])

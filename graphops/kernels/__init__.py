@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Product,
-                                          SquareExponential, Sum, TensorProduct, from_spec)
+from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Power, Product,
+                                          RationalQuadratic, SquareExponential, Sum, TensorProduct, from_spec)
 from graphops.kernels.estimators import GraphKernelEstimator, estimator_for
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
-           "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized", "from_spec"]
+           "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
+           "Power"]
 
 
 def __getattr__(name: str) -> Any:

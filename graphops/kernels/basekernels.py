@@ -28,8 +28,8 @@ import numpy as np
 
 from graphops.errors import InputError, did_you_mean
 
-__all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
-           "Additive", "Product", "Sum", "Normalized", "from_spec", "compile_kernel"]
+__all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "RationalQuadratic", "Constant",
+           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "from_spec", "compile_kernel"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,20 +146,32 @@ class BaseKernel:
     def __add__(self, other: "BaseKernel") -> "BaseKernel":
         return Sum(self, _kernel(other, "+"))
 
+    def __pow__(self, exponent: Any) -> "BaseKernel":
+        """``k ** c``: a number (a fixed exponent) or a :class:`Constant` (its hyperparameter)."""
+        return Power(self, exponent)
+
+    def _on(self, on: str) -> "BaseKernel":
+        """This kernel reading feature ``on`` wherever it reads one (set by TensorProduct/Additive)."""
+        return self
+
     @property
     def normalized(self) -> "BaseKernel":
         return Normalized(self)
 
     # checks -----------------------------------------------------------------------------------
-    def check(self, role: str) -> None:
-        """A node kernel must lie in (0, 1], an edge kernel in [0, 1] (the system is then
-        symmetric positive definite); say which bound fails and how to fix it."""
+    def check(self, role: str, limit: float = 1.0) -> None:
+        """A node kernel must be > 0 (the system divides by it) and an edge kernel >= 0; an edge
+        kernel at most 1 and a node kernel at most ``limit`` keep the marginalized kernel's system
+        diagonally dominant, so that it converges (mg_kernel passes ``limit = 1 / (1 - q)**2``:
+        ``D/V`` then stays above the row sums of ``A x A' o E``). Say which bound fails and the fix."""
         positive, upper = self._range()
         node = role == "node_kernel"
-        if upper > 1 + 1e-12:
-            raise InputError(f"{self!r} can reach {upper:g}, above 1; {'a node' if node else 'an edge'} kernel "
-                             f"must stay in {'(0, 1]' if node else '[0, 1]'} (use .normalized, or smaller "
-                             f"constants)")
+        bound = limit if node else 1.0
+        if upper > bound + 1e-12:
+            where = (f"(0, {bound:.6g}] (1/(1-q)^2 at this q: the system's diagonal then dominates)" if node and
+                     bound != 1.0 else "(0, 1]" if node else "[0, 1]")
+            raise InputError(f"{self!r} can reach {upper:g}, above {bound:.6g}; {'a node' if node else 'an edge'} "
+                             f"kernel must stay in {where} (use .normalized, or smaller constants)")
         if node and not positive:
             raise InputError(f"{self!r} can be 0; a node kernel must stay in (0, 1] (e.g. KroneckerDelta(h) "
                              f"with h > 0)")
@@ -168,6 +180,10 @@ class BaseKernel:
     def theta(self) -> np.ndarray:
         """Log of the free hyperparameters (scikit-learn's convention)."""
         return np.log([h.value for h in self.hyperparameters if not h.fixed])
+
+    def _bare(self) -> str:
+        """The repr without the feature a TensorProduct/Additive binds."""
+        return repr(self)
 
     def __eq__(self, other: Any) -> bool:
         return type(self) is type(other) and repr(self) == repr(other)
@@ -257,6 +273,9 @@ class _Elementary(BaseKernel):
         fixed = ", fixed" if self.fixed else ""
         return f"{type(self).__name__}({self.value!r}{on}{fixed})"
 
+    def _bare(self) -> str:
+        return f"{type(self).__name__}({self.value!r}{', fixed' if self.fixed else ''})"
+
     def _on(self, on: str) -> "_Elementary":
         """This kernel reading feature ``on`` (set by TensorProduct/Additive)."""
         if self.on is not None and self.on != on:
@@ -324,13 +343,16 @@ class SquareExponential(_Elementary):
 
 
 class Constant(_Elementary):
-    """``c`` everywhere (``c`` in [0, 1])."""
+    """``c`` everywhere (``c >= 0``; a node or edge kernel as a whole must still stay in its range,
+    e.g. ``SquareExponential(1.0) + Constant(0.01)`` under ``.normalized``)."""
 
     param = "c"
     needs_feature = False
+    high = math.inf
+    bound_high = math.inf
 
     def default_bounds(self) -> tuple[float, float]:
-        return (min(1e-3, self.value), 1.0)
+        return (min(1e-3, self.value), max(1.0, self.value))
 
     def __init__(self, c: float, c_bounds: Any = None):
         super().__init__(c, None, c_bounds)
@@ -386,6 +408,9 @@ class _Composite(BaseKernel):
     def _rebuild(self, parts: list[BaseKernel]) -> "BaseKernel":
         return type(self)(*parts)
 
+    def _on(self, on: str) -> "BaseKernel":
+        return self._rebuild([k._on(on) for k in self.parts])
+
     def _eval(self, x, y):
         evals = [k._eval(x, y) for k in self.parts]
         if self.symbol == "+":
@@ -424,6 +449,9 @@ class _Composite(BaseKernel):
     def __repr__(self) -> str:
         return "(" + f" {self.symbol} ".join(map(repr, self.parts)) + ")"
 
+    def _bare(self) -> str:
+        return "(" + f" {self.symbol} ".join(k._bare() for k in self.parts) + ")"
+
 
 class Product(_Composite):
     """``k1 * k2 * ...``."""
@@ -445,12 +473,8 @@ class _PerFeature(_Composite):
             raise InputError(f"{type(self).__name__} needs at least one feature=kernel")
         self.names = tuple(kernels)
         parts = []
-        for name, k in kernels.items():
-            k = _kernel(k, self.symbol)
-            if not isinstance(k, _Elementary):
-                raise InputError(f"{type(self).__name__}({name}=...) takes a KroneckerDelta, SquareExponential or "
-                                 f"Constant; got {k!r}")
-            parts.append(k._on(name))
+        for name, k in kernels.items():  # any kernel: elementary or composite, of that feature
+            parts.append(_kernel(k, self.symbol)._on(name))
         super().__init__(*parts)
 
     def _rebuild(self, parts: list[BaseKernel]) -> "BaseKernel":
@@ -460,9 +484,11 @@ class _PerFeature(_Composite):
     def hyperparameter_names(self) -> list[str]:
         return [f"{f}__{n}" for f, k in zip(self.names, self.parts) for n in k.hyperparameter_names]
 
+    def _on(self, on: str) -> "BaseKernel":
+        raise InputError(f"{self!r} names its own features; it cannot sit under the feature {on!r}")
+
     def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={type(k).__name__}({k.value!r}{', fixed' if k.fixed else ''})"
-                          for n, k in zip(self.names, self.parts))
+        inner = ", ".join(f"{n}={k._bare()}" for n, k in zip(self.names, self.parts))
         return f"{type(self).__name__}({inner})"
 
 
@@ -472,6 +498,158 @@ class TensorProduct(_PerFeature, Product):
 
 class Additive(_PerFeature, Sum):
     """The sum of per-feature kernels (normalize it to keep values in [0, 1])."""
+
+
+class Power(BaseKernel):
+    """``k ** c`` (GraphDot's exponentiation): ``c`` a number (a fixed exponent) or a
+    :class:`Constant` whose value is a hyperparameter. ``d(k^c)/dθ = c k^(c-1) dk/dθ`` for the
+    base's hyperparameters, ``k^c log k`` for the exponent's (0 where k is 0)."""
+
+    def __init__(self, kernel: BaseKernel, exponent: Any):
+        self.kernel = _kernel(kernel, "**")
+        if isinstance(exponent, Constant):
+            self.exponent = exponent
+        elif isinstance(exponent, (int, float, np.integer, np.floating)) and not isinstance(exponent, bool):
+            self.exponent = Constant(float(exponent), c_bounds="fixed")
+        else:
+            raise InputError(f"the exponent of {kernel!r} ** ... must be a number or a Constant; got {exponent!r}")
+        if not self.exponent.value > 0:
+            raise InputError(f"the exponent of {kernel!r} ** ... must be > 0; got {self.exponent.value}")
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return [*self.kernel.hyperparameters, *self.exponent.hyperparameters]
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        names = self.kernel.hyperparameter_names
+        return [*names, "exponent__c" if "c" in names else "c"]
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.kernel.features
+
+    def with_values(self, values):
+        values = list(values)
+        n = len(self.kernel.hyperparameters)
+        return Power(self.kernel.with_values(values[:n]), self.exponent.with_values(values[n:]))
+
+    def unnamed(self) -> BaseKernel | None:
+        return self.kernel.unnamed()
+
+    def _on(self, on: str) -> "BaseKernel":
+        return Power(self.kernel._on(on), self.exponent)
+
+    def _range(self) -> tuple[bool, float]:
+        positive, upper = self.kernel._range()
+        return positive, upper ** self.exponent.value
+
+    def _eval(self, x, y):
+        k, grads = self.kernel._eval(x, y)
+        c = self.exponent.value
+        value = np.power(k, c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dc = np.where(np.asarray(k) > 0, value * np.log(np.where(np.asarray(k) > 0, k, 1.0)), 0.0)
+        return value, [c * np.power(k, c - 1) * g for g in grads] + [dc]
+
+    def source(self, lang, x, y, p="p", first=0):
+        k, grads = self.kernel.source(lang, x, y, p, first)
+        c = f"{p}[{first + len(self.kernel.hyperparameters)}]"
+        if _lang(lang) == "c":
+            value = f"pow({k}, {c})"
+            dc = f"(({k}) > 0 ? pow({k}, {c}) * log({k}) : 0.0)"
+            return value, [f"({c} * pow({k}, {c} - 1.0) * ({g}))" for g in grads] + [dc]
+        value = f"(({k}) ** {c})"
+        dc = f"((({k}) ** {c}) * math.log({k}) if ({k}) > 0 else 0.0)"
+        return value, [f"({c} * ({k}) ** ({c} - 1.0) * ({g}))" for g in grads] + [dc]
+
+    def __repr__(self) -> str:
+        return f"({self.kernel!r} ** {self._exp()})"
+
+    def _bare(self) -> str:
+        return f"({self.kernel._bare()} ** {self._exp()})"
+
+    def _exp(self) -> str:
+        return repr(self.exponent.value) if self.exponent.fixed else repr(self.exponent)
+
+
+class RationalQuadratic(BaseKernel):
+    """``(1 + (x - y)**2 / (2 alpha length_scale**2)) ** -alpha`` on a float feature (GraphDot's
+    RationalQuadratic: many square exponentials of different length scales; SquareExponential as
+    ``alpha`` grows)."""
+
+    def __init__(self, length_scale: float, alpha: float, on: str | None = None, length_scale_bounds: Any = None,
+                 alpha_bounds: Any = None):
+        what = "RationalQuadratic"
+        self.length_scale = _number("length_scale", length_scale, 0.0, math.inf, what, open_low=True)
+        self.alpha = _number("alpha", alpha, 0.0, math.inf, what, open_low=True)
+        self.on = _name(on, what)
+        self.length_scale_bounds = _bounds("length_scale", self.length_scale, length_scale_bounds if
+                                           length_scale_bounds is not None else
+                                           (min(1e-2, self.length_scale), max(1e2, self.length_scale)),
+                                           0.0, math.inf, what)
+        self.alpha_bounds = _bounds("alpha", self.alpha, alpha_bounds if alpha_bounds is not None else
+                                    (min(1e-3, self.alpha), max(1e3, self.alpha)), 0.0, math.inf, what)
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return [Hyper("length_scale", self.length_scale, self.length_scale_bounds,
+                      self.length_scale_bounds[0] == self.length_scale_bounds[1]),
+                Hyper("alpha", self.alpha, self.alpha_bounds, self.alpha_bounds[0] == self.alpha_bounds[1])]
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return () if self.on is None else (self.on,)
+
+    def with_values(self, values):
+        ell, alpha = values
+        return RationalQuadratic(float(ell), float(alpha), self.on, "fixed" if self.hyperparameters[0].fixed
+                                 else self.length_scale_bounds, "fixed" if self.hyperparameters[1].fixed
+                                 else self.alpha_bounds)
+
+    def unnamed(self) -> BaseKernel | None:
+        return self if self.on is None else None
+
+    def _on(self, on: str) -> "BaseKernel":
+        if self.on is not None and self.on != on:
+            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        return RationalQuadratic(self.length_scale, self.alpha, on, self.length_scale_bounds, self.alpha_bounds)
+
+    def _range(self) -> tuple[bool, float]:
+        return True, 1.0
+
+    def _eval(self, x, y):
+        name = self.on
+        if name is None:
+            raise InputError(f"{self!r} names no feature: write RationalQuadratic(..., on='x') or use it inside "
+                             f"TensorProduct(x=...)")
+        d = np.asarray(x[name], float) - np.asarray(y[name], float)
+        ell, a = self.length_scale, self.alpha
+        r = d * d / (2 * a * ell * ell)
+        u = 1 + r
+        k = u ** -a
+        return k, [k * d * d / (ell ** 3 * u), k * (r / u - np.log(u))]
+
+    def source(self, lang, x, y, p="p", first=0):
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature")
+        a_, b_ = x[self.on], y[self.on]
+        ell, alpha = f"{p}[{first}]", f"{p}[{first + 1}]"
+        d2 = f"(({a_}) - ({b_})) * (({a_}) - ({b_}))"
+        r = f"({d2} / (2.0 * {alpha} * {ell} * {ell}))"
+        u = f"(1.0 + {r})"
+        if _lang(lang) == "c":
+            k = f"pow({u}, -{alpha})"
+            return k, [f"({k} * {d2} / ({ell} * {ell} * {ell} * {u}))", f"({k} * ({r} / {u} - log({u})))"]
+        k = f"({u} ** -{alpha})"
+        return k, [f"({k} * {d2} / ({ell} * {ell} * {ell} * {u}))", f"({k} * ({r} / {u} - math.log({u})))"]
+
+    def __repr__(self) -> str:
+        on = f", on={self.on!r}" if self.on is not None else ""
+        return f"RationalQuadratic({self.length_scale!r}, {self.alpha!r}{on})"
+
+    def _bare(self) -> str:
+        return f"RationalQuadratic({self.length_scale!r}, {self.alpha!r})"
 
 
 class Normalized(BaseKernel):
@@ -524,14 +702,21 @@ class Normalized(BaseKernel):
     def __repr__(self) -> str:
         return f"{self.kernel!r}.normalized"
 
+    def _bare(self) -> str:
+        return f"{self.kernel._bare()}.normalized"
+
+    def _on(self, on: str) -> "BaseKernel":
+        return Normalized(self.kernel._on(on))
+
 
 # YAML -------------------------------------------------------------------------------------
 _ELEMENTARY: dict[str, tuple[type, tuple[str, ...]]] = {
     "kronecker_delta": (KroneckerDelta, ("h", "on", "h_bounds")),
     "square_exponential": (SquareExponential, ("length_scale", "on", "length_scale_bounds")),
     "constant": (Constant, ("c", "c_bounds")),
+    "rational_quadratic": (RationalQuadratic, ("length_scale", "alpha", "on", "length_scale_bounds", "alpha_bounds")),
 }
-_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized")
+_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized", "power")
 
 
 def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
@@ -554,8 +739,10 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
         if unknown:
             raise InputError(f"{where}.{name}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
                              f"{', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
-        if allowed[0] not in body:
-            raise InputError(f"{where}.{name}: {allowed[0]} is required")
+        required = allowed[:2] if cls is RationalQuadratic else allowed[:1]
+        missing = [k for k in required if k not in body]
+        if missing:
+            raise InputError(f"{where}.{name}: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
         return _built(where, name, lambda: cls(**body))
     if name in ("tensor_product", "additive"):
         if not isinstance(body, Mapping) or not body:
@@ -571,6 +758,13 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
     if name == "normalized":
         inner = from_spec(body, f"{where}.normalized")
         return _built(where, name, lambda: Normalized(inner))
+    if name == "power":  # {power: {kernel: k, exponent: 2}} (exponent: a number, or {constant: {c: 2}})
+        if not isinstance(body, Mapping) or set(body) != {"kernel", "exponent"}:
+            raise InputError(f"{where}.power: expected {{kernel: ..., exponent: ...}}; got {body!r}")
+        inner = from_spec(body["kernel"], f"{where}.power.kernel")
+        exp = body["exponent"]
+        exp = from_spec(exp, f"{where}.power.exponent") if isinstance(exp, Mapping) else exp
+        return _built(where, name, lambda: Power(inner, exp))
     raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
 
 

@@ -84,7 +84,8 @@ class MGKernelParams(Params):
     @classmethod
     def _kernel(cls, value: Any, info: Any) -> BaseKernel:
         kernel = from_spec(value, info.field_name)
-        kernel.check(info.field_name)
+        if info.field_name == "edge_kernel":
+            kernel.check("edge_kernel")
         return kernel
 
     @field_validator("p", mode="before")
@@ -112,8 +113,9 @@ class MGKernelParams(Params):
         hyperparameters, in the order of the solvers' raw derivatives."""
         out = [("q", self.q, self.q_bounds)]
         for role in ("node_kernel", "edge_kernel"):
-            out += [(f"{role}.{h.name}", h.value, "fixed" if h.fixed else h.bounds)
-                    for h in getattr(self, role).hyperparameters]
+            kernel = getattr(self, role)
+            out += [(f"{role}.{name}", h.value, "fixed" if h.fixed else h.bounds)
+                    for name, h in zip(kernel.hyperparameter_names, kernel.hyperparameters)]
         return out
 
     def free(self) -> tuple[list[int], list[float]]:
@@ -131,6 +133,11 @@ class MGKernelParams(Params):
             if not 0 < low <= self.q <= high < 1:
                 raise ValueError(f"q_bounds={list(self.q_bounds)} must satisfy 0 < low <= q={self.q} <= high < 1 "
                                  f"(or be 'fixed')")
+        return self
+
+    @model_validator(mode="after")
+    def _node_kernel_range(self) -> "MGKernelParams":
+        self.node_kernel.check("node_kernel", limit=1.0 / (1.0 - self.q) ** 2)
         return self
 
     @model_validator(mode="after")

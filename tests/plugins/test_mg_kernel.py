@@ -12,7 +12,7 @@ import pytest
 import graphops as go
 from graphops import InputError
 from graphops.host.registry import get_registry
-from graphops.kernels import Constant, KroneckerDelta, SquareExponential, TensorProduct
+from graphops.kernels import Constant, KroneckerDelta, RationalQuadratic, SquareExponential, TensorProduct
 from tests.reference.mg_kernel import mg_kernel_matrix
 
 # backend variants: (run options, relative tolerance against the float64 dense solve)
@@ -79,12 +79,17 @@ KERNEL_CASES = [
     (KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")),
     (TensorProduct(element=KroneckerDelta(0.3), charge=SquareExponential(1.5)), Constant(0.8)),
     ((KroneckerDelta(0.2, on="element") + Constant(0.5)).normalized, KroneckerDelta(0.1, on="order")),
+    # GraphDot composes freely: composites inside a feature, powers, rational quadratics
+    (TensorProduct(element=KroneckerDelta(0.3) ** 2, charge=SquareExponential(1.0) + Constant(0.01)),
+     TensorProduct(order=KroneckerDelta(0.5) * Constant(0.9))),
+    (TensorProduct(element=KroneckerDelta(0.5), charge=RationalQuadratic(0.8, 2.0)), KroneckerDelta(0.5, on="order") ** 0.5),
 ]
+KERNEL_IDS = ["delta", "tensor", "normalized-sum", "composite-features", "rational-power"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("kernels", KERNEL_CASES, ids=["delta", "tensor", "normalized-sum"])
+@pytest.mark.parametrize("kernels", KERNEL_CASES, ids=KERNEL_IDS)
 def test_matches_the_dense_solve(backend, kernels, weighted):
     gs = random_set(1, weighted=weighted)
     node_kernel, edge_kernel = kernels
@@ -358,7 +363,7 @@ def test_gpu_graphs_give_a_cupy_matrix():
 @pytest.mark.parametrize("kernels", KERNEL_CASES + [
     (KroneckerDelta(0.5, on="element"), TensorProduct(order=KroneckerDelta(0.3), kind=KroneckerDelta(0.6))),
     (KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order") * Constant(0.5) + Constant(0.25))],
-    ids=["delta", "tensor", "normalized-sum", "two-labels", "sum"])
+    ids=[*KERNEL_IDS, "two-labels", "sum"])
 def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
     """Σ_t F_t ⊗ G_t from the per-term CSRs equals A_× ∘ E_× for every pair, across two sets."""
     from graphops_mg_kernel.common import prepare_cpu
@@ -472,10 +477,13 @@ GRADIENT_CASES = [
      {"lmin": 1}),
     (KroneckerDelta(0.5, on="element", h_bounds="fixed"), KroneckerDelta(0.4, on="order"),
      {"normalize": True, "q_bounds": "fixed"}),
+    (TensorProduct(element=KroneckerDelta(0.4) ** Constant(1.5), charge=RationalQuadratic(1.0, 1.5) + Constant(0.01)),
+     TensorProduct(order=KroneckerDelta(0.6) * Constant(0.9)), {}),
 ]
+GRADIENT_IDS = ["delta", "tensor-lmin", "normalized-fixed", "composite"]
 
 
-@pytest.mark.parametrize("case", GRADIENT_CASES, ids=["delta", "tensor-lmin", "normalized-fixed"])
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=GRADIENT_IDS)
 @pytest.mark.parametrize("split", [False, True], ids=["square", "train-test"])
 def test_gradient_matches_finite_differences(case, split):
     """dK by the log of every free hyperparameter against central differences of K."""
@@ -500,7 +508,7 @@ def test_gradient_matches_finite_differences(case, split):
                 role, hname = name.split(".")
                 kernel = base[role]
                 hyper = [x.value for x in kernel.hyperparameters]
-                hyper[[x.name for x in kernel.hyperparameters].index(hname)] = v
+                hyper[kernel.hyperparameter_names.index(hname)] = v
                 kw = {**base, role: kernel.with_values(hyper)}
             moved.append(go.run("mg_kernel", *inputs, backend="cpu", **kw))
         fd = (moved[0] - moved[1]) / (2 * step)
@@ -508,7 +516,7 @@ def test_gradient_matches_finite_differences(case, split):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", GRADIENT_CASES, ids=["delta", "tensor-lmin", "normalized-fixed"])
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=GRADIENT_IDS)
 @pytest.mark.parametrize("split", [False, True], ids=["square", "train-test"])
 def test_gpu_gradient_matches_cpu(case, split):
     nk, ek, extra = case
