@@ -62,7 +62,7 @@ _WHERE = {
     "graphops.engine.gram": ("gram_rows", "normalize"),
     "graphops.kernels.basekernels": ("BaseKernel", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
                                      "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
-                                     "Power"),
+                                     "Power", "Normalize", "Convolution", "DotProduct"),
     "graphops.kernels.estimators": ("GraphKernelEstimator",),
     "graphops.io.plots": ("histogram", "gram_picture", "pyplot"),
     "graphops.engine.parts": ("Split", "Part", "Distributed", "rows_by_cost", "stoppable", "PARTS_PER_WORKER"),

@@ -1,19 +1,21 @@
 """Layer 6, kernels: the base-kernel algebra graph-kernel plugins share
-(:mod:`~graphops.kernels.basekernels`: KroneckerDelta, SquareExponential, Constant, their sums,
-products, tensor products and normalization, with hyperparameters and derivatives) and the
+(:mod:`~graphops.kernels.basekernels`: GraphDot's microkernels KroneckerDelta, SquareExponential,
+RationalQuadratic, Constant, Convolution and DotProduct, their sums, products, powers, tensor
+products and normalization, with hyperparameters and derivatives) and the
 scikit-learn style estimators that algorithms export by name (``from graphops.kernels import
 ShortestPathKernel``; :mod:`~graphops.kernels.estimators`). Imports every layer up to engine."""
 from __future__ import annotations
 
 from typing import Any
 
-from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Power, Product,
-                                          RationalQuadratic, SquareExponential, Sum, TensorProduct, from_spec)
+from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, Convolution, DotProduct, KroneckerDelta,
+                                          Normalize, Normalized, Power, Product, RationalQuadratic, SquareExponential,
+                                          Sum, TensorProduct, from_spec)
 from graphops.kernels.estimators import GraphKernelEstimator, estimator_for
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
            "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
-           "Power"]
+           "Power", "Normalize", "Convolution", "DotProduct"]
 
 
 def __getattr__(name: str) -> Any:

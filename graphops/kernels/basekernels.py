@@ -29,7 +29,8 @@ import numpy as np
 from graphops.errors import InputError, did_you_mean
 
 __all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "RationalQuadratic", "Constant",
-           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "from_spec", "compile_kernel"]
+           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "Normalize", "Convolution",
+           "DotProduct", "from_spec", "compile_kernel"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,18 +102,54 @@ class BaseKernel:
         """The same kernel with the hyperparameters set to ``values`` (all of them, in order)."""
         raise NotImplementedError
 
-    def _range(self) -> tuple[bool, float]:
-        """(whether every value is > 0, an upper bound of the values)."""
+    @property
+    def minmax(self) -> tuple[float, float]:
+        """(lowest, highest) value the kernel can take (GraphDot's ``minmax``; a sequence kernel
+        assumes non-empty sequences, which the data check enforces where it matters)."""
         raise NotImplementedError
 
-    # evaluation -------------------------------------------------------------------------
-    def __call__(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> Any:
-        """k(x, y) elementwise over arrays (NumPy broadcasting)."""
-        return self._eval(x, y)[0]
+    def _range(self) -> tuple[bool, float]:
+        """(whether every value is > 0, an upper bound of the values)."""
+        lo, hi = self.minmax
+        return lo > 0, hi
 
-    def gradient(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Any]:
+    @property
+    def sequence_features(self) -> tuple[str, ...]:
+        """The features read as sequences (variable-length: :class:`Convolution`, :class:`DotProduct`)."""
+        return tuple(dict.fromkeys(f for k in self._children() for f in k.sequence_features))
+
+    def _children(self) -> tuple["BaseKernel", ...]:
+        return ()
+
+    def helpers(self, lang: str) -> dict[str, str]:
+        """Functions the kernel's :meth:`source` calls (by name), to be defined before it: a
+        sequence kernel's loops (Numba functions for 'python', device templates for 'c')."""
+        out: dict[str, str] = {}
+        for k in self._children():
+            out.update(k.helpers(lang))
+        return out
+
+    # evaluation -------------------------------------------------------------------------
+    def __call__(self, x: Any, y: Any) -> Any:
+        """k(x, y) elementwise over arrays (NumPy broadcasting); ``x``, ``y`` are records (feature
+        name -> value), or plain values for a kernel that names no feature (GraphDot's
+        ``KroneckerDelta(0.5)(1, 2)``; a sequence for a sequence kernel)."""
+        kernel, x, y = self._bound(x, y)
+        return kernel._eval(x, y)[0]
+
+    def gradient(self, x: Any, y: Any) -> list[Any]:
         """dk/d(hyperparameter) for every hyperparameter, in order (raw, not log, scale)."""
-        return self._eval(x, y)[1]
+        kernel, x, y = self._bound(x, y)
+        return kernel._eval(x, y)[1]
+
+    def _bound(self, x: Any, y: Any) -> tuple["BaseKernel", Mapping[str, Any], Mapping[str, Any]]:
+        """(kernel, record, record): plain values become the records of a feature named '_'."""
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            return self, x, y
+        if self.features:
+            raise InputError(f"{self!r} reads the features {', '.join(map(repr, self.features))}: call it on "
+                             f"records (mappings of feature name to value), not on {x!r}, {y!r}")
+        return self._on("_"), {"_": x}, {"_": y}
 
     def _eval(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> tuple[Any, list[Any]]:
         raise NotImplementedError
@@ -124,27 +161,43 @@ class BaseKernel:
         are the variables ``x[name]``/``y[name]``, hyperparameter ``i`` is ``{p}[first + i]``."""
         raise NotImplementedError
 
-    def row_source(self, lang: str, names: Sequence[str]) -> tuple[str, list[str]]:
+    def row_source(self, lang: str, names: Sequence[str], widths: Mapping[str, int] | None = None
+                   ) -> tuple[str, list[str]]:
         """:meth:`source` for two feature rows ``x``, ``y`` holding the features ``names`` in
-        that order (``x[0]``, ``x[1]``, ...) and hyperparameters in ``p``."""
+        that order and hyperparameters in ``p``. A scalar feature is one entry; a sequence
+        feature (``widths[name]`` entries: its length, then its values padded with zeros) is passed
+        to the kernel as the row from its length on (``x + c`` in C, ``x[c:]`` in Python)."""
         names = tuple(names)
         missing = [f for f in self.features if f not in names]
         if missing:
             raise InputError(f"{self!r} reads {', '.join(map(repr, missing))}, not among the features "
                              f"{', '.join(map(repr, names)) or '(none)'}")
-        return self.source(lang, {f: f"x[{i}]" for i, f in enumerate(names)},
-                           {f: f"y[{i}]" for i, f in enumerate(names)})
+        x, y, at = {}, {}, 0
+        for f in names:
+            if widths and f in widths:
+                x[f], y[f] = (f"(x + {at})", f"(y + {at})") if lang == "c" else (f"x[{at}:]", f"y[{at}:]")
+                at += widths[f]
+            else:
+                x[f], y[f] = f"x[{at}]", f"y[{at}]"
+                at += 1
+        return self.source(lang, x, y)
 
     def unnamed(self) -> "BaseKernel | None":
         """The first elementary kernel inside that needs a feature but names none."""
         return None
 
     # composition ---------------------------------------------------------------------------
-    def __mul__(self, other: "BaseKernel") -> "BaseKernel":
+    def __mul__(self, other: Any) -> "BaseKernel":
         return Product(self, _kernel(other, "*"))
 
-    def __add__(self, other: "BaseKernel") -> "BaseKernel":
+    def __rmul__(self, other: Any) -> "BaseKernel":
+        return Product(_kernel(other, "*"), self)
+
+    def __add__(self, other: Any) -> "BaseKernel":
         return Sum(self, _kernel(other, "+"))
+
+    def __radd__(self, other: Any) -> "BaseKernel":
+        return Sum(_kernel(other, "+"), self)
 
     def __pow__(self, exponent: Any) -> "BaseKernel":
         """``k ** c``: a number (a fixed exponent) or a :class:`Constant` (its hyperparameter)."""
@@ -156,6 +209,7 @@ class BaseKernel:
 
     @property
     def normalized(self) -> "BaseKernel":
+        """``k(x, y) / sqrt(k(x, x) k(y, y))`` (normalizing twice changes nothing)."""
         return Normalized(self)
 
     # checks -----------------------------------------------------------------------------------
@@ -193,8 +247,11 @@ class BaseKernel:
 
 
 def _kernel(value: Any, op: str) -> BaseKernel:
+    """A kernel, or a number as a fixed :class:`Constant` (GraphDot's ``k + 0.01``, ``2 * k``)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return Constant(float(value), c_bounds="fixed")
     if not isinstance(value, BaseKernel):
-        raise InputError(f"base kernels combine with {op} only with base kernels; got {value!r}")
+        raise InputError(f"base kernels combine with {op} only with base kernels or numbers; got {value!r}")
     return value
 
 
@@ -270,11 +327,13 @@ class _Elementary(BaseKernel):
 
     def __repr__(self) -> str:
         on = f", on={self.on!r}" if self.on is not None and self.needs_feature else ""
-        fixed = ", fixed" if self.fixed else ""
-        return f"{type(self).__name__}({self.value!r}{on}{fixed})"
+        return f"{type(self).__name__}({self.value!r}{on}{self._fixed()})"
+
+    def _fixed(self) -> str:
+        return f", {self.param}_bounds='fixed'" if self.fixed else ""
 
     def _bare(self) -> str:
-        return f"{type(self).__name__}({self.value!r}{', fixed' if self.fixed else ''})"
+        return f"{type(self).__name__}({self.value!r}{self._fixed()})"
 
     def _on(self, on: str) -> "_Elementary":
         """This kernel reading feature ``on`` (set by TensorProduct/Additive)."""
@@ -296,8 +355,9 @@ class KroneckerDelta(_Elementary):
     def __init__(self, h: float, on: str | None = None, h_bounds: Any = None):
         super().__init__(h, on, h_bounds)
 
-    def _range(self) -> tuple[bool, float]:
-        return self.value > 0, 1.0
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return self.value, 1.0
 
     def _eval(self, x, y):
         eq = np.asarray(self._feature(x) == self._feature(y))
@@ -324,14 +384,20 @@ class SquareExponential(_Elementary):
     def __init__(self, length_scale: float, on: str | None = None, length_scale_bounds: Any = None):
         super().__init__(length_scale, on, length_scale_bounds)
 
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return 0.0, 1.0
+
     def _range(self) -> tuple[bool, float]:
-        return True, 1.0
+        return True, 1.0  # > 0 at every finite value
 
     def _eval(self, x, y):
         d = np.asarray(self._feature(x), float) - np.asarray(self._feature(y), float)
         ell = self.value
-        k = np.exp(-d * d / (2 * ell * ell))
-        return k, [k * d * d / ell ** 3]
+        with np.errstate(invalid="ignore", over="ignore"):
+            k = np.exp(-d * d / (2 * ell * ell))
+            grad = np.where(np.isfinite(d), k * d * d, 0.0) / ell ** 3  # -> 0 as |d| -> inf
+        return k, [grad[()] if grad.ndim == 0 else grad]
 
     def source(self, lang, x, y, p="p", first=0):
         a, b = self._vars(x, y)
@@ -360,8 +426,9 @@ class Constant(_Elementary):
     def _on(self, on: str) -> "_Elementary":
         return self
 
-    def _range(self) -> tuple[bool, float]:
-        return self.value > 0, self.value
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return self.value, self.value
 
     def _eval(self, x, y):
         shape = np.broadcast(*[np.asarray(v) for v in (*x.values(), *y.values())]).shape if x or y else ()
@@ -439,6 +506,15 @@ class _Composite(BaseKernel):
 
     def unnamed(self) -> BaseKernel | None:
         return next((u for u in (k.unnamed() for k in self.parts) if u is not None), None)
+
+    @property
+    def minmax(self) -> tuple[float, float]:
+        ranges = [k.minmax for k in self.parts]
+        combine = sum if self.symbol == "+" else math.prod
+        return combine(lo for lo, _ in ranges), combine(hi for _, hi in ranges)
+
+    def _children(self) -> tuple[BaseKernel, ...]:
+        return self.parts
 
     def _range(self) -> tuple[bool, float]:
         ranges = [k._range() for k in self.parts]
@@ -540,9 +616,16 @@ class Power(BaseKernel):
     def _on(self, on: str) -> "BaseKernel":
         return Power(self.kernel._on(on), self.exponent)
 
+    @property
+    def minmax(self) -> tuple[float, float]:
+        lo, hi = self.kernel.minmax
+        return lo ** self.exponent.value, hi ** self.exponent.value
+
+    def _children(self) -> tuple[BaseKernel, ...]:
+        return (self.kernel,)
+
     def _range(self) -> tuple[bool, float]:
-        positive, upper = self.kernel._range()
-        return positive, upper ** self.exponent.value
+        return self.kernel._range()[0], self.minmax[1]
 
     def _eval(self, x, y):
         k, grads = self.kernel._eval(x, y)
@@ -615,8 +698,12 @@ class RationalQuadratic(BaseKernel):
             raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
         return RationalQuadratic(self.length_scale, self.alpha, on, self.length_scale_bounds, self.alpha_bounds)
 
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return 0.0, 1.0
+
     def _range(self) -> tuple[bool, float]:
-        return True, 1.0
+        return True, 1.0  # > 0 at every finite value
 
     def _eval(self, x, y):
         name = self.on
@@ -625,10 +712,13 @@ class RationalQuadratic(BaseKernel):
                              f"TensorProduct(x=...)")
         d = np.asarray(x[name], float) - np.asarray(y[name], float)
         ell, a = self.length_scale, self.alpha
-        r = d * d / (2 * a * ell * ell)
-        u = 1 + r
-        k = u ** -a
-        return k, [k * d * d / (ell ** 3 * u), k * (r / u - np.log(u))]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            r = d * d / (2 * a * ell * ell)
+            u = 1 + r
+            k = u ** -a
+            finite = np.isfinite(d)
+            grads = [np.where(finite, k * d * d / (ell ** 3 * u), 0.0), np.where(finite, k * (r / u - np.log(u)), 0.0)]
+        return k, [g[()] if g.ndim == 0 else g for g in grads]
 
     def source(self, lang, x, y, p="p", first=0):
         if self.on is None:
@@ -655,7 +745,14 @@ class RationalQuadratic(BaseKernel):
 class Normalized(BaseKernel):
     """``k(x, y) / sqrt(k(x, x) * k(y, y))``."""
 
+    def __new__(cls, kernel: BaseKernel | None = None):
+        if isinstance(kernel, Normalized):  # normalizing again changes nothing (GraphDot's Normalize)
+            return kernel
+        return super().__new__(cls)
+
     def __init__(self, kernel: BaseKernel):
+        if isinstance(kernel, Normalized):
+            return
         self.kernel = _kernel(kernel, "normalized")
 
     @property
@@ -676,8 +773,16 @@ class Normalized(BaseKernel):
     def unnamed(self) -> BaseKernel | None:
         return self.kernel.unnamed()
 
+    @property
+    def minmax(self) -> tuple[float, float]:
+        lo, hi = self.kernel.minmax
+        return (lo / hi if lo > 0 and math.isfinite(hi) else 0.0), 1.0
+
+    def _children(self) -> tuple[BaseKernel, ...]:
+        return (self.kernel,)
+
     def _range(self) -> tuple[bool, float]:
-        return self.kernel._range()[0], 1.0
+        return self.kernel._range()[0], self.minmax[1]
 
     def _eval(self, x, y):
         kxy, gxy = self.kernel._eval(x, y)
@@ -707,6 +812,203 @@ class Normalized(BaseKernel):
 
     def _on(self, on: str) -> "BaseKernel":
         return Normalized(self.kernel._on(on))
+
+
+class _Sequence(BaseKernel):
+    """A kernel of one sequence feature (a variable-length list of numbers per node or edge)."""
+
+    on: str | None = None
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return () if self.on is None else (self.on,)
+
+    @property
+    def sequence_features(self) -> tuple[str, ...]:
+        return self.features
+
+    def unnamed(self) -> BaseKernel | None:
+        return self if self.on is None else None
+
+    def _sequences(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature: write {type(self).__name__}(..., on='rings') or use it "
+                             f"inside TensorProduct(rings=...)")
+        out = []
+        for rec in (x, y):
+            if self.on not in rec:
+                raise InputError(f"{self!r} reads the feature {self.on!r}, which is not there (features: "
+                                 f"{', '.join(map(repr, rec)) or 'none'})")
+            v = np.asarray(rec[self.on], dtype=float)
+            if v.ndim != 1:
+                raise InputError(f"{self!r} compares one sequence with one sequence; got a value of shape {v.shape}")
+            out.append(v)
+        return out[0], out[1]
+
+    def _helper(self, lang: str, kind: str, body: str) -> str:
+        import hashlib
+
+        return f"{kind}_{hashlib.sha1((lang + body).encode()).hexdigest()[:12]}"
+
+
+class Convolution(_Sequence):
+    """GraphDot's Convolution: ``kernel`` between every element of one sequence and every element
+    of the other, averaged (``mean=True``: ``Σ k(a, b) / (|X| |Y|)``, 0 for an empty sequence)
+    or summed (``mean=False``). ``Convolution(k).normalized`` is the normalized variant. Reads
+    a sequence feature: ``TensorProduct(rings=Convolution(KroneckerDelta(0.3)))``."""
+
+    def __init__(self, kernel: BaseKernel, mean: bool = True, on: str | None = None):
+        self.kernel = _kernel(kernel, "Convolution")
+        if not isinstance(mean, (bool, np.bool_)):
+            raise InputError(f"Convolution: mean must be true or false; got {mean!r}")
+        self.mean = bool(mean)
+        inner = self.kernel.features
+        if len(inner) > 1 or self.kernel.sequence_features:
+            raise InputError(f"Convolution({self.kernel!r}): the kernel compares the elements of one sequence "
+                             f"feature, so it names at most one feature and reads no sequences itself")
+        on = _name(on, "Convolution")
+        if inner and on is not None and inner[0] != on:
+            raise InputError(f"Convolution({self.kernel!r}, on={on!r}): the kernel names {inner[0]!r}; name one")
+        self.on = on if on is not None else (inner[0] if inner else None)
+        if self.on is not None:
+            self.kernel = self.kernel._on(self.on)
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return self.kernel.hyperparameters
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        return self.kernel.hyperparameter_names
+
+    def with_values(self, values):
+        return Convolution(self.kernel.with_values(values), self.mean, self.on)
+
+    def _on(self, on: str) -> "BaseKernel":
+        if self.on is not None and self.on != on:
+            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        return Convolution(self.kernel, self.mean, on)
+
+    def _children(self) -> tuple[BaseKernel, ...]:
+        return (self.kernel,)
+
+    def _range(self) -> tuple[bool, float]:
+        return self.kernel._range()[0], self.minmax[1]
+
+    @property
+    def minmax(self) -> tuple[float, float]:
+        lo, hi = self.kernel.minmax
+        return (lo, hi) if self.mean else (lo, math.inf)
+
+    def _eval(self, x, y):
+        X, Y = self._sequences(x, y)
+        f = self.on
+        shape = (len(X), len(Y))
+        value, grads = self.kernel._eval({f: X[:, None]}, {f: Y[None, :]})
+        fold = (lambda a: float(np.broadcast_to(a, shape).mean()) if X.size and Y.size else 0.0) if self.mean \
+            else (lambda a: float(np.broadcast_to(a, shape).sum()))
+        return fold(value), [fold(g) for g in grads]
+
+    def _loop(self, lang: str, expression: str) -> tuple[str, str]:
+        """(name, definition) of the helper folding ``expression`` over element pairs."""
+        if _lang(lang) == "c":
+            result = "(n * m ? s / (double)(n * m) : 0.0)" if self.mean else "s"
+            body = (f"template <typename R>\n__device__ __forceinline__ double NAME(const R* a, const R* b, "
+                    f"const double* p) {{\n    const int n = (int)a[0], m = (int)b[0];\n    double s = 0.0;\n"
+                    f"    for (int i = 0; i < n; ++i)\n        for (int j = 0; j < m; ++j)\n"
+                    f"            s += (double)({expression});\n    return {result};\n}}\n")
+        else:
+            result = "s / (n * m) if n * m else 0.0" if self.mean else "s"
+            body = (f"@njit(cache=False)\ndef NAME(a, b, p):\n    n = int(a[0])\n    m = int(b[0])\n    s = 0.0\n"
+                    f"    for i in range(n):\n        for j in range(m):\n            s += {expression}\n"
+                    f"    return {result}\n")
+        name = self._helper(lang, "conv", body)
+        return name, body.replace("NAME", name)
+
+    def _loops(self, lang: str) -> list[tuple[str, str]]:
+        f = self.on if self.on is not None else "_"
+        value, grads = self.kernel.source(lang, {f: "a[1 + i]"}, {f: "b[1 + j]"}, "p", 0)
+        return [self._loop(lang, e) for e in (value, *grads)]
+
+    def helpers(self, lang):
+        return dict(self._loops(lang))
+
+    def source(self, lang, x, y, p="p", first=0):
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature")
+        a, b = x[self.on], y[self.on]
+        at = f"{p} + {first}" if _lang(lang) == "c" else f"{p}[{first}:]"
+        calls = [f"{name}({a}, {b}, {at})" for name, _ in self._loops(lang)]
+        return calls[0], calls[1:]
+
+    def __repr__(self) -> str:
+        mean = "" if self.mean else ", mean=False"
+        on = f", on={self.on!r}" if self.on is not None else ""
+        return f"Convolution({self.kernel._bare()}{mean}{on})"
+
+    def _bare(self) -> str:
+        return f"Convolution({self.kernel._bare()}{'' if self.mean else ', mean=False'})"
+
+
+class DotProduct(_Sequence):
+    """GraphDot's DotProduct: ``Σ x_i y_i`` of two vector features (sequences of one length;
+    values >= 0, so that the kernel is >= 0). No hyperparameters; ``DotProduct().normalized`` is
+    the cosine similarity."""
+
+    def __init__(self, on: str | None = None):
+        self.on = _name(on, "DotProduct")
+
+    hyperparameters = property(lambda self: [])
+
+    def with_values(self, values):
+        if len(values):
+            raise InputError("DotProduct has no hyperparameters")
+        return self
+
+    def _on(self, on: str) -> "BaseKernel":
+        if self.on is not None and self.on != on:
+            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        return DotProduct(on)
+
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return 0.0, math.inf
+
+    def _eval(self, x, y):
+        X, Y = self._sequences(x, y)
+        if len(X) != len(Y):
+            raise InputError(f"{self!r}: the two vectors differ in length ({len(X)} and {len(Y)})")
+        return float(X @ Y), []
+
+    def _dot(self, lang: str) -> tuple[str, str]:
+        if _lang(lang) == "c":
+            body = ("template <typename R>\n__device__ __forceinline__ double NAME(const R* a, const R* b) {\n"
+                    "    const int n = (int)a[0] < (int)b[0] ? (int)a[0] : (int)b[0];\n    double s = 0.0;\n"
+                    "    for (int i = 1; i <= n; ++i) s += (double)a[i] * (double)b[i];\n    return s;\n}\n")
+        else:
+            body = ("@njit(cache=False)\ndef NAME(a, b):\n    s = 0.0\n    for i in range(1, min(int(a[0]), int(b[0])) + 1):\n"
+                    "        s += a[i] * b[i]\n    return s\n")
+        name = self._helper(lang, "dot", body)
+        return name, body.replace("NAME", name)
+
+    def helpers(self, lang):
+        return dict([self._dot(lang)])
+
+    def source(self, lang, x, y, p="p", first=0):
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature")
+        return f"{self._dot(lang)[0]}({x[self.on]}, {y[self.on]})", []
+
+    def __repr__(self) -> str:
+        return "DotProduct()" if self.on is None else f"DotProduct(on={self.on!r})"
+
+    def _bare(self) -> str:
+        return "DotProduct()"
+
+
+def Normalize(kernel: BaseKernel) -> BaseKernel:
+    """GraphDot's spelling of ``kernel.normalized``."""
+    return Normalized(_kernel(kernel, "Normalize"))
 
 
 # YAML -------------------------------------------------------------------------------------
@@ -777,22 +1079,26 @@ def _built(where: str, name: str, make: Callable[[], BaseKernel]) -> BaseKernel:
 
 # compiled form ------------------------------------------------------------------------------
 def compile_kernel(kernel: BaseKernel, features: Sequence[str] | None = None,
-                   gradient: bool = False) -> tuple[Callable[..., Any], tuple[str, ...]]:
-    """A Numba function ``k(x, y, p)`` of two feature rows (float64 arrays, one entry per name
-    in the returned order) and the hyperparameter values ``p``; with ``gradient=True`` it also
-    fills ``out`` with the derivatives: ``k(x, y, p, out)``. Compiled once per kernel shape."""
+                   gradient: bool = False, widths: Mapping[str, int] | None = None
+                   ) -> tuple[Callable[..., Any], tuple[str, ...]]:
+    """A Numba function ``k(x, y, p)`` of two feature rows (float64 arrays laid out as
+    :meth:`BaseKernel.row_source` says, one entry per scalar feature in the returned order,
+    ``widths[name]`` per sequence feature) and the hyperparameter values ``p``; with
+    ``gradient=True`` it also fills ``out`` with the derivatives: ``k(x, y, p, out)``. Compiled
+    once per kernel shape."""
     from graphops.base.jit import njit
 
     names = tuple(features) if features is not None else kernel.features
-    value, grads = kernel.row_source("python", names)
-    key = (value, tuple(grads) if gradient else None)
+    value, grads = kernel.row_source("python", names, widths)
+    helpers = kernel.helpers("python")
+    key = (value, tuple(grads) if gradient else None, tuple(helpers))
     if key in _COMPILED:
         return _COMPILED[key], names
-    lines = ["def k(x, y, p" + (", out" if gradient else "") + "):"]
+    lines = [*helpers.values(), "def k(x, y, p" + (", out" if gradient else "") + "):"]
     if gradient:
         lines += [f"    out[{i}] = {g}" for i, g in enumerate(grads)]
     lines.append(f"    return {value}")
-    scope: dict[str, Any] = {"math": math}
+    scope: dict[str, Any] = {"math": math, "njit": njit}
     exec(compile("\n".join(lines), f"<base kernel {kernel!r}>", "exec"), scope)  # noqa: S102 - our own source
     fn = njit(cache=False)(scope["k"])
     _COMPILED[key] = fn

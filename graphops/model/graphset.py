@@ -34,6 +34,44 @@ def _feature_table(labels: Any, attrs: Any, named: dict[str, Any]) -> dict[str, 
     return table
 
 
+def _is_sequence(v: Any) -> bool:
+    return isinstance(v, (list, tuple, np.ndarray)) and getattr(v, "ndim", 1) == 1
+
+
+def sequence_array(values: Sequence[Any], name: str = "feature", what: str = "node") -> np.ndarray:
+    """Variable-length sequences of numbers as one padded float64 array: row ``i`` holds
+    ``len(values[i])`` and then the values, zeros after them (a sequence feature's form)."""
+    rows = []
+    for i, v in enumerate(values):
+        if not _is_sequence(v):
+            raise InputError(f"{what} feature {name!r} mixes sequences and single values ({what} {i}: {v!r}); "
+                             f"give every {what} a sequence (a tuple or list, maybe empty)")
+        try:
+            row = np.asarray(v, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} feature {name!r}: {what} {i} holds {v!r}; a sequence feature holds numbers"
+                             ) from None
+        if not np.isfinite(row).all():
+            raise InputError(f"{what} feature {name!r}: {what} {i} holds {v!r}; values must be finite numbers")
+        rows.append(row)
+    width = 1 + max((len(r) for r in rows), default=0)
+    out = np.zeros((len(rows), width))
+    for i, r in enumerate(rows):
+        out[i, 0] = len(r)
+        out[i, 1:1 + len(r)] = r
+    return out
+
+
+def sequences_of(padded: Any) -> list[tuple]:
+    """The sequences of a padded sequence feature, one tuple per row (integers where whole)."""
+    host = np.asarray(padded.get() if hasattr(padded, "get") else padded)
+    out = []
+    for row in host:
+        vals = row[1:1 + int(row[0])]
+        out.append(tuple(int(v) if float(v).is_integer() else float(v) for v in vals))
+    return out
+
+
 def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) -> dict[str, Any]:
     """Named columns of every graph's node or edge frame, concatenated: integers and booleans
     as int64, floats as float64, anything else (strings, categories) as integer codes of its
@@ -52,6 +90,9 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
                                  f"{', '.join(map(repr, have)) or 'none'})")
             parts.append(frame[name].reset_index(drop=True))
         col = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype="int64")
+        if col.dtype == object and len(col) and any(_is_sequence(v) for v in col):
+            out[name] = sequence_array(list(col), name, what)
+            continue
         if col.isna().any():
             raise InputError(f"{what} feature {name!r} is missing on some {what}s; give every {what} a value")
         if pd.api.types.is_bool_dtype(col) or pd.api.types.is_integer_dtype(col):
@@ -129,9 +170,15 @@ class GraphSet(CSRViews):
             for key, values in table.items():
                 if not isinstance(key, str) or not key:
                     raise InputError(f"{what} feature names must be non-empty strings; got {key!r}")
-                if getattr(values, "ndim", 0) != 1 or len(values) != count:
-                    raise InputError(f"{what} feature {key!r} must be one value per {what} ({count}); got shape "
-                                     f"{getattr(values, 'shape', None)}")
+                if getattr(values, "ndim", 0) not in (1, 2) or len(values) != count:
+                    raise InputError(f"{what} feature {key!r} must be one value per {what} ({count}), or one padded "
+                                     f"sequence per {what} ({count} rows); got shape {getattr(values, 'shape', None)}")
+                if values.ndim == 2:
+                    lengths = values[:, 0] if len(values) else values[:0, 0]
+                    if values.shape[1] < 1 or bool(((lengths < 0) | (lengths > values.shape[1] - 1)
+                                                    | (lengths != lengths.astype(np.int64))).any()):
+                        raise InputError(f"{what} sequence feature {key!r}: column 0 must hold each sequence's length "
+                                         f"(0 to {values.shape[1] - 1}), the values after it (see sequence_array)")
         clash = [k for k in self.node_features if k == "label" or _is_attr_name(k)]
         clash += [k for k in self.edge_features if k == "label" or _is_attr_name(k)]
         if clash:
@@ -251,11 +298,11 @@ class GraphSet(CSRViews):
         edges.update(_named(self.weights, "weight", e0, e1))
         edges.update(_named(self.edge_labels, "label", e0, e1))
         edges.update(_named(self.edge_attrs, "attr", e0, e1))
-        edges.update({k: v[e0:e1] for k, v in self.edge_features.items()})
+        edges.update({k: _values(v[e0:e1]) for k, v in self.edge_features.items()})
         nodes = {"id": xp.arange(n1 - n0, dtype=xp.int64)}
         nodes.update(_named(self.node_labels, "label", n0, n1))
         nodes.update(_named(self.node_attrs, "attr", n0, n1))
-        nodes.update({k: v[n0:n1] for k, v in self.node_features.items()})
+        nodes.update({k: _values(v[n0:n1]) for k, v in self.node_features.items()})
         return Graph.from_edgelist(new_frame(self.device, edges),
                                    weight="weight" if self.weighted else None,
                                    directed=self.directed, nodes=new_frame(self.device, nodes))
@@ -344,6 +391,11 @@ class GraphSet(CSRViews):
         return cls.from_graphs(converted, node_label, edge_label, node_attrs, name, node_features, edge_features)
 
 
+def _values(column: Any) -> Any:
+    """A feature column as a frame takes it: a sequence feature as one tuple per row."""
+    return sequences_of(column) if column.ndim == 2 else column
+
+
 def _shared_columns(frames: list[Any], leave: tuple) -> tuple[str | None, list[str] | None]:
     """``(label, features)`` from the columns all frames have (:func:`_shared_attributes`' rule)."""
     if any(f is None for f in frames):
@@ -361,6 +413,8 @@ def _scalar_column(col: Any) -> bool:
         return True
     if col.dtype.kind == "f":
         return not bool(col.isna().any())
+    if col.dtype == object and len(col) and all(_is_sequence(v) for v in col):
+        return True  # a sequence feature
     return host_pandas().api.types.infer_dtype(col, skipna=False) in ("string", "empty")
 
 
@@ -371,7 +425,8 @@ def _shared_attributes(records: list[dict], leave: tuple = ()) -> tuple[str | No
         return None, None
     shared = set(records[0]).intersection(*records[1:]) - set(leave)
     scalar = (int, float, bool, str, np.integer, np.floating, np.bool_)
-    names = sorted(k for k in shared if all(isinstance(r[k], scalar) for r in records))
+    names = sorted(k for k in shared if all(isinstance(r[k], scalar) for r in records)
+                   or all(_is_sequence(r[k]) for r in records))
     integer = "label" in names and all(isinstance(r["label"], (int, np.integer, bool, np.bool_)) for r in records)
     features = [k for k in names if not (k == "label" and integer)]
     return ("label" if integer else None), (features or None)

@@ -21,13 +21,16 @@ __all__ = ["cpu_module"]
 _LOADED: dict[str, ModuleType] = {}
 
 
-def cpu_module(node_kernel: BaseKernel, edge_kernel: BaseKernel) -> ModuleType:
-    """The generated CPU solver module for these kernels' shapes (features in ``.features`` order)."""
+def cpu_module(node_kernel: BaseKernel, edge_kernel: BaseKernel, node_widths: dict | None = None,
+               edge_widths: dict | None = None) -> ModuleType:
+    """The generated CPU solver module for these kernels' shapes (features in ``.features`` order,
+    sequence features ``*_widths[name]`` columns wide)."""
     template = Template((Path(__file__).parent / "cpu_solver.tmpl").read_text())
-    node, node_grad = node_kernel.row_source("python", node_kernel.features)
-    edge, edge_grad = edge_kernel.row_source("python", edge_kernel.features)
+    node, node_grad = node_kernel.row_source("python", node_kernel.features, node_widths)
+    edge, edge_grad = edge_kernel.row_source("python", edge_kernel.features, edge_widths)
+    helpers = {**node_kernel.helpers("python"), **edge_kernel.helpers("python")}
     source = template.substitute(NODE=node, EDGE=edge, NODE_GRAD=_assignments(node_grad),
-                                 EDGE_GRAD=_assignments(edge_grad))
+                                 EDGE_GRAD=_assignments(edge_grad), HELPERS="\n\n".join(helpers.values()))
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest not in _LOADED:
         _LOADED[digest] = _load(f"graphops_mgk_cpu_{digest}", source)

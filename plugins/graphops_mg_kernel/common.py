@@ -10,7 +10,7 @@ import numpy as np
 
 from graphops.plugin import Device, GraphopsError
 
-__all__ = ["Prepared", "prepare_cpu", "feature_columns", "start_probabilities", "gram_pairs",
+__all__ = ["Prepared", "prepare_cpu", "feature_columns", "row_width", "with_layout", "layout", "layout_key", "start_probabilities", "gram_pairs",
            "square_matrix", "finish_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
            "stats_check", "NotConvergedError"]
 
@@ -81,16 +81,59 @@ def prepare_cpu(gs: Any) -> Prepared:
     degree = np.bincount(a_src, weights=w[a_edge], minlength=int(node_ptr[-1]))
     degree[degree == 0] = 1.0
     return Prepared(gs.name, node_ptr, arc_ptr, a_src - base, a_dst - base, w[a_edge], a_edge, degree,
-                    {k: np.asarray(v, np.float64) for k, v in gs.node_feature_table().items()},
+                    {k: np.asarray(v, np.float64) for k, v in gs.node_feature_table().items()},  # sequences: 2-D
                     {k: np.asarray(v, np.float64) for k, v in gs.edge_feature_table().items()}, len(src), on_gpu)
 
 
-def feature_columns(values: dict[str, np.ndarray], names: tuple[str, ...], rows: int) -> np.ndarray:
-    """The named features as one C-ordered float64 matrix (rows x len(names); at least one
-    column). With no rows (a set without edges) a feature need not exist: nothing reads it."""
+def feature_columns(values: dict[str, np.ndarray], names: tuple[str, ...], rows: int,
+                    widths: dict[str, int] | None = None) -> np.ndarray:
+    """The named features as one C-ordered float64 matrix (rows x columns; at least one column):
+    a scalar feature one column, a sequence feature ``widths[name]`` columns (its length, then
+    its values padded with zeros). With no rows (a set without edges) a feature need not exist:
+    nothing reads it."""
+    widths = widths or {}
+    total = row_width(names, widths)
     if not names or rows == 0:
-        return np.zeros((rows, max(len(names), 1)))
-    return np.ascontiguousarray(np.stack([values[n] for n in names], axis=1))
+        return np.zeros((rows, total))
+    parts = []
+    for n in names:
+        v = values[n]
+        if n in widths:
+            block = np.zeros((rows, widths[n]))
+            block[:, :v.shape[1]] = v
+            parts.append(block)
+        else:
+            parts.append(v.reshape(rows, 1))
+    return np.ascontiguousarray(np.concatenate(parts, axis=1))
+
+
+def row_width(names: tuple[str, ...], widths: dict[str, int] | None) -> int:
+    """Columns of a feature row (at least 1)."""
+    return max(sum((widths or {}).get(n, 1) for n in names), 1)
+
+
+def with_layout(params: Any, a: Prepared, b: Prepared | None = None) -> Any:
+    """``params`` knowing the width of every sequence feature its kernels read: the widest of
+    the two sets (both sides of a pair share one row layout). See :func:`layout`."""
+    sets = [a] if b is None else [a, b]
+    widths = []
+    for kernel, table in ((params.node_kernel, "node_values"), (params.edge_kernel, "edge_values")):
+        widths.append({f: max([getattr(s, table)[f].shape[1] for s in sets if f in getattr(s, table)] or [1])
+                       for f in kernel.sequence_features})
+    if not any(widths):
+        return params
+    out = params.model_copy()
+    out._layout = tuple(widths)
+    return out
+
+
+def layout(params: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """(node, edge) sequence feature widths of :func:`with_layout` (empty: scalar features only)."""
+    return getattr(params, "_layout", None) or ({}, {})
+
+
+def layout_key(params: Any) -> tuple:
+    return tuple(tuple(sorted(w.items())) for w in layout(params))
 
 
 def start_probabilities(prep: Prepared, p: Any) -> np.ndarray:

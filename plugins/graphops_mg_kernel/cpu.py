@@ -10,16 +10,17 @@ import numpy as np
 from graphops.plugin import Result, chunks, normalize
 
 from .codegen import cpu_module
-from .common import (Prepared, diagonal_pairs, feature_columns, finish_gradient, gram_pairs, hyper_values,
-                     nodewise_matrix, not_converged, square_matrix, start_probabilities)
+from .common import (Prepared, diagonal_pairs, feature_columns, finish_gradient, gram_pairs, hyper_values, layout,
+                     nodewise_matrix, not_converged, square_matrix, start_probabilities, with_layout)
 from .params import MGKernelParams
 
 __all__ = ["run"]
 
 
 def _arrays(prep: Prepared, params: MGKernelParams) -> tuple:
-    nf = feature_columns(prep.node_values, params.node_kernel.features, prep.n_nodes)
-    ef = feature_columns(prep.edge_values, params.edge_kernel.features, prep.n_edges)
+    nw, ew = layout(params)
+    nf = feature_columns(prep.node_values, params.node_kernel.features, prep.n_nodes, nw)
+    ef = feature_columns(prep.edge_values, params.edge_kernel.features, prep.n_edges, ew)
     return (prep.node_ptr, prep.arc_ptr, prep.arc_src, prep.arc_dst, prep.arc_w, prep.arc_edge, nf, ef,
             prep.degree, start_probabilities(prep, params.p))
 
@@ -28,7 +29,8 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64, or what the
     mode asks (``diagonal``, ``nodewise``, ``eval_gradient``); details give the CG iterations
     per pair (mean and most)."""
-    module = cpu_module(params.node_kernel, params.edge_kernel)
+    params = with_layout(params, graphs, other)
+    module = cpu_module(params.node_kernel, params.edge_kernel, *layout(params))
     a = _arrays(graphs, params)
     b = a if other is None else _arrays(other, params)
     second = graphs if other is None else other

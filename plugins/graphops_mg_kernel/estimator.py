@@ -55,9 +55,6 @@ class MarginalizedGraphKernel(*_BASES):
     def _kernel(self, role: str) -> BaseKernel:
         return from_spec(getattr(self, role), role)
 
-    def _all(self) -> dict[str, Any]:
-        return self._call_params()
-
     # hyperparameters (scikit-learn's kernel API) --------------------------------------------
     def _hypers(self) -> list[tuple[str, float, Any, BaseKernel | None, int]]:
         """(name, value, bounds or 'fixed', kernel or None for q, index within the kernel)."""
@@ -124,18 +121,44 @@ class MarginalizedGraphKernel(*_BASES):
                     node_features=[f for f in nodes if f != "label"] or None,
                     edge_features=[f for f in edges if f != "label"] or None)
 
-    def __call__(self, X: Any, Y: Any = None, eval_gradient: bool = False) -> Any:
+    def __call__(self, X: Any, Y: Any = None, eval_gradient: bool = False, nodal: bool = False,
+                 lmin: int | None = None) -> Any:
         """``K(X, Y)`` (``Y`` None: ``K(X, X)``); with ``eval_gradient`` also ``dK`` by ``theta``
-        (only for ``Y`` None, as scikit-learn asks)."""
+        (only for ``Y`` None, as scikit-learn asks). GraphDot's keywords: ``nodal=True`` gives the
+        node-wise matrix (all nodes of X by all nodes of Y), ``lmin`` overrides the parameter."""
         if eval_gradient and Y is not None:
             raise ValueError("eval_gradient is only offered for Y=None (scikit-learn's kernel API)")
+        if nodal and eval_gradient:
+            raise ValueError("eval_gradient with nodal=True (the node-wise derivatives) is not offered; ask for the "
+                             "graph-level gradient (nodal=False), or the node-wise values without it")
         inputs = (self._graphs(X),) if Y is None else (self._graphs(X), self._graphs(Y))
-        return run(self.algorithm, *inputs, backend=self.backend, eval_gradient=eval_gradient, **self._all())
+        return run(self.algorithm, *inputs, backend=self.backend, eval_gradient=eval_gradient, nodewise=nodal,
+                   **self._all(lmin))
 
-    def diag(self, X: Any) -> np.ndarray:
-        """``K(x, x)`` for every graph of ``X``."""
-        return np.asarray(run(self.algorithm, self._graphs(X), backend=self.backend, diagonal=True,
-                              **self._all()))
+    def diag(self, X: Any, nodal: bool = False, eval_gradient: bool = False, lmin: int | None = None) -> Any:
+        """``K(x, x)`` for every graph of ``X``; GraphDot's keywords: ``nodal=True`` gives the
+        diagonal of the node-wise matrix (one value per node), ``eval_gradient=True`` also the
+        derivatives by ``theta`` (graphs x hyperparameters; each graph solved on its own)."""
+        gs = self._graphs(X)
+        if nodal and eval_gradient:
+            raise ValueError("eval_gradient with nodal=True (the node-wise derivatives) is not offered; ask for the "
+                             "graph-level gradient (nodal=False), or the node-wise values without it")
+        if nodal:
+            return np.concatenate([np.diag(np.asarray(run(self.algorithm, gs[[i]], backend=self.backend,
+                                                          nodewise=True, **self._all(lmin))))
+                                   for i in range(len(gs))])
+        if eval_gradient:
+            parts = [run(self.algorithm, gs[[i]], backend=self.backend, eval_gradient=True, **self._all(lmin))
+                     for i in range(len(gs))]
+            return (np.array([float(np.asarray(K)[0, 0]) for K, _ in parts]),
+                    np.stack([np.asarray(dK)[0, 0] for _, dK in parts]).reshape(len(gs), -1))
+        return np.asarray(run(self.algorithm, gs, backend=self.backend, diagonal=True, **self._all(lmin)))
+
+    def _all(self, lmin: int | None = None) -> dict[str, Any]:
+        params = self._call_params()
+        if lmin is not None:
+            params["lmin"] = lmin
+        return params
 
     def _graphs(self, X: Any, where: str = "__call__") -> GraphSet:
         """X as a GraphSet: as given, or a sequence of Graphs or networkx graphs with the features

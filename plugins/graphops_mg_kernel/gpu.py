@@ -16,8 +16,8 @@ import numpy as np
 
 from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
-from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, nodewise_matrix,
-                     square_matrix, stats_check)
+from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
+                     nodewise_matrix, row_width, square_matrix, stats_check, with_layout)
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
@@ -50,9 +50,11 @@ _MODULES: dict[str, Any] = {}
 
 def _module(params: MGKernelParams, real: type) -> Any:
     nk, ek = params.node_kernel, params.edge_kernel
-    nfn, nfe = max(len(nk.features), 1), max(len(ek.features), 1)
-    (node, node_grad), (edge, edge_grad) = nk.row_source("c", nk.features), ek.row_source("c", ek.features)
-    prefix = "\n".join([
+    nw, ew = layout(params)
+    nfn, nfe = row_width(nk.features, nw), row_width(ek.features, ew)
+    (node, node_grad), (edge, edge_grad) = nk.row_source("c", nk.features, nw), ek.row_source("c", ek.features, ew)
+    helpers = {**nk.helpers("c"), **ek.helpers("c")}  # sequence kernels' loops, before the macros that call them
+    prefix = "\n".join([*helpers.values(),
         f"#define REAL {'float' if real is np.float32 else 'double'}",
         f"#define NFN {nfn}", f"#define NFE {nfe}", f"#define NHN {len(node_grad)}", f"#define NHE {len(edge_grad)}",
         f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
@@ -85,24 +87,26 @@ class _Graphs:
 
 def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
     def make() -> tuple[_Graphs, np.ndarray]:
-        o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder)
+        o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder,
+                    layout(params))
         args = tuple(cp.asarray(a) for a in (o.info, o.trp, o.tcol, o.mask, o.w, o.ef, o.nf, o.deg, o.st))
         return _Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm), o.tiles.astype(np.float64)
 
     return prep.cached(("tiles", params.node_kernel.features, params.edge_kernel.features, params.p, params.reorder,
-                        real), make)
+                        real, layout_key(params)), make)
 
 
 def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
     def make() -> tuple[_Graphs, np.ndarray]:
-        f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real)
+        f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real,
+                 layout(params)[0])
         args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st))
-        nbytes = factor_bytes(f.n, f.n_terms, f.nnz, len(params.node_kernel.features) or 1,
+        nbytes = factor_bytes(f.n, f.n_terms, f.nnz, row_width(params.node_kernel.features, layout(params)[0]),
                               np.dtype(real).itemsize)
         return _Graphs(args, f.n.astype(np.int64), nbytes), f.nnz.astype(np.float64)
 
     return prep.cached(("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features,
-                        params.p, real), make)
+                        params.p, real, layout_key(params)), make)
 
 
 @dataclass
@@ -276,7 +280,7 @@ class _Plan:
 def _plan(ga: Prepared, gb: Prepared, params: MGKernelParams, real: type) -> _Plan:
     """The plan for ``ga`` against ``gb``, made once per parameters (it holds ``gb``, so the key's
     id stays valid); its statistics start from zero."""
-    plan = ga.cached(("plan", id(gb), repr(params), real), lambda: _Plan(ga, gb, params, real))
+    plan = ga.cached(("plan", id(gb), repr(params), layout_key(params), real), lambda: _Plan(ga, gb, params, real))
     plan.stats.fill(0)
     return plan
 
@@ -289,6 +293,7 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
     graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
     real = _real(params)
+    params = with_layout(params, graphs, other)
     if params.eval_gradient:
         return _gradient(graphs, other, params, real)
     square = other is None

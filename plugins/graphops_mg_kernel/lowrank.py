@@ -80,7 +80,9 @@ def _unique_values(prep: Prepared, names: tuple[str, ...]) -> tuple[np.ndarray, 
 
 def terms(kernel: BaseKernel, a: Prepared, b: Prepared) -> Terms | None:
     """The short form of ``kernel`` over the edge values of ``a`` and ``b``, or None when
-    there is none worth using."""
+    there is none worth using (nor for a kernel of sequence features)."""
+    if kernel.sequence_features:
+        return None
     names = kernel.features
     ua, ub = _unique_values(a, names)[0], _unique_values(b, names)[0]
     if len(ua) == 0 or len(ub) == 0:
@@ -121,7 +123,7 @@ class Side:
 
 
 def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], edge_features: tuple[str, ...],
-         p: Any, real: type) -> Side:
+         p: Any, real: type, node_widths: dict | None = None) -> Side:
     """Graphs of ``prep`` as the first (f-side) or second (g-side) factor of ``t``'s terms."""
     arc_value = np.zeros(len(prep.arc_src), np.int64)
     if len(prep.arc_src):  # the terms' rows are the set's distinct edge values: the inverse indexes them
@@ -172,6 +174,6 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     rptr = starts[:-1] - first_nz[graph_of_entry] if len(graph_of_entry) else np.zeros(0, np.int64)
     nnz = np.bincount(g, minlength=graphs)
     info = np.stack([sizes, rbase[:-1], first_nz, prep.node_ptr[:-1]], axis=1).astype(np.int32)
-    nf = feature_columns(prep.node_values, node_features, prep.n_nodes).astype(real)
+    nf = feature_columns(prep.node_values, node_features, prep.n_nodes, node_widths).astype(real)
     return Side(R, np.ascontiguousarray(info), rptr.astype(np.int32), dst.astype(np.int32), val.astype(real),
                 nf.reshape(-1), prep.degree.astype(real), start_probabilities(prep, p).astype(real), nnz, sizes)

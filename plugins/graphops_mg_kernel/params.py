@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from graphops.plugin import BaseKernel, KroneckerDelta, Params, did_you_mean, from_spec
+from graphops.plugin import BaseKernel, DotProduct, KroneckerDelta, Params, did_you_mean, from_spec
 
 
 class MGKernelParams(Params):
@@ -79,6 +79,7 @@ class MGKernelParams(Params):
     teams: Literal["auto", "block"] = "auto"
     staging: Literal["shared", "global"] = "shared"
     tile: int = Field(1024, ge=1)
+    _layout: Any = PrivateAttr(default=None)  # sequence feature widths of a run (common.with_layout)
 
     @field_validator("node_kernel", "edge_kernel", mode="before")
     @classmethod
@@ -173,6 +174,7 @@ class MGKernelParams(Params):
                     raise ValueError(f"mg_kernel: {role} reads the {what} feature(s) {', '.join(map(repr, missing))}, "
                                      f"which GraphSet {gs.name!r} lacks (its {what} features: "
                                      f"{', '.join(map(repr, table)) or 'none'}).{did_you_mean(missing[0], table)}")
+            self._check_sequences(gs)
             if isinstance(self.p, str) and self.p != "uniform":
                 table = gs.node_feature_table()
                 if self.p not in table:
@@ -182,8 +184,51 @@ class MGKernelParams(Params):
                 values = table[self.p]
                 if not bool((values > 0).all()):
                     raise ValueError(f"mg_kernel: p={self.p!r}: start probabilities must be positive")
-            if gs.weights is not None and not bool((gs.weights > 0).all()):
-                raise ValueError(f"mg_kernel: GraphSet {gs.name!r} has edge weights <= 0; weights must be positive")
+            if gs.weights is not None and not bool(gs.device.xp.isfinite(gs.weights).all()):
+                raise ValueError(f"mg_kernel: GraphSet {gs.name!r} has edge weights that are not finite numbers")
+
+    def _check_sequences(self, gs: Any) -> None:
+        """A feature read as a sequence (Convolution, DotProduct) must be one, and one read as a
+        number must not; a node kernel's sequences must not be empty (its value must stay > 0);
+        DotProduct's vectors share one length and are >= 0."""
+        for role, table in (("node_kernel", gs.node_feature_table()), ("edge_kernel", gs.edge_feature_table())):
+            kernel = getattr(self, role)
+            seq = set(kernel.sequence_features)
+            what = "node" if role == "node_kernel" else "edge"
+            for f in kernel.features:
+                if f not in table:
+                    continue
+                values = table[f]
+                if (values.ndim == 2) != (f in seq):
+                    how = ("a sequence kernel (Convolution, DotProduct) reads it, but it holds one number per "
+                           f"{what}" if f in seq else
+                           "it holds a sequence per " + what + ", which only Convolution or DotProduct can read "
+                           "(e.g. TensorProduct(" + f + "=Convolution(KroneckerDelta(0.5))))")
+                    raise ValueError(f"mg_kernel: {role}: {what} feature {f!r} of GraphSet {gs.name!r}: {how}")
+                if f not in seq or not len(values):
+                    continue
+                lengths = values[:, 0]
+                if role == "node_kernel" and bool((lengths == 0).any()):
+                    raise ValueError(f"mg_kernel: node_kernel: node feature {f!r} of GraphSet {gs.name!r} has empty "
+                                     f"sequences ({int((lengths == 0).sum())} nodes); a Convolution of them is 0, and "
+                                     f"a node kernel must stay > 0: give every node at least one value")
+            for name, k in _dot_products(kernel):
+                values = table.get(name)
+                if values is None or values.ndim != 2 or not len(values):
+                    continue
+                lengths = values[:, 0]
+                if bool((lengths != lengths[0]).any()) or bool((values[:, 1:] < 0).any()):
+                    raise ValueError(f"mg_kernel: {role}: {k!r} takes vectors of one length with values >= 0; "
+                                     f"{what} feature {name!r} of GraphSet {gs.name!r} has lengths "
+                                     f"{sorted(set(lengths.tolist()))[:5]} and smallest value {float(values[:, 1:].min())}")
+
+
+def _dot_products(kernel: Any) -> list[tuple[str, Any]]:
+    """(feature, kernel) of every DotProduct inside ``kernel``."""
+    out = [(kernel.on, kernel)] if isinstance(kernel, DotProduct) and kernel.on else []
+    for k in kernel._children():
+        out += _dot_products(k)
+    return out
 
 
 def cost(inputs: dict[str, Any], params: MGKernelParams) -> dict[str, Any]:

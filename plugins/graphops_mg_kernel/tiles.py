@@ -133,7 +133,7 @@ def rcm(prep: Prepared) -> np.ndarray:
 
 
 def octiles(prep: Prepared, node_features: tuple[str, ...], edge_features: tuple[str, ...], p: object,
-            real: type, reorder: str) -> Octiles:
+            real: type, reorder: str, widths: tuple[dict, dict] = ({}, {})) -> Octiles:
     """The tiles of every graph of ``prep`` (see the module's docstring), values as ``real``."""
     node_ptr, arc_ptr = prep.node_ptr, prep.arc_ptr
     sizes = np.diff(node_ptr)
@@ -163,7 +163,7 @@ def octiles(prep: Prepared, node_features: tuple[str, ...], edge_features: tuple
     np.bitwise_or.at(mask, tile_of_arc, np.left_shift(np.uint64(1), bit.astype(np.uint64)))
     w = np.zeros(n_tiles * 64, real)
     w[slot] = prep.arc_w
-    ecols = feature_columns(prep.edge_values, edge_features, prep.n_edges)
+    ecols = feature_columns(prep.edge_values, edge_features, prep.n_edges, widths[1])
     nfe = ecols.shape[1]
     ef = np.zeros((n_tiles, nfe, 64), real)
     if len(slot):
@@ -180,7 +180,7 @@ def octiles(prep: Prepared, node_features: tuple[str, ...], edge_features: tuple
     entry = np.arange(trp_ptr[-1]) - trp_ptr[graph_of_entry]
     trp[:] = row_start[row_ptr[graph_of_entry] + entry] - tile_ptr[graph_of_entry]
     new = perm + np.repeat(node_ptr[:-1], sizes)  # new global position of each node
-    ncols = feature_columns(prep.node_values, node_features, prep.n_nodes)
+    ncols = feature_columns(prep.node_values, node_features, prep.n_nodes, widths[0])
     nf = np.empty_like(ncols, dtype=real)
     nf[new] = ncols
     deg = np.empty(prep.n_nodes, real)

@@ -22,9 +22,18 @@ def _graph(gs, i, node_features, edge_features):
             edge_of[(b, a)] = k
     d = A.sum(axis=1)
     d[d == 0] = 1.0  # GraphDot: a node of degree 0 gets d = 1
-    nodes = {f: np.asarray(v[n0:n1], float) for f, v in node_features.items()}
-    edges = {f: np.asarray(v[e0:e1], float) for f, v in edge_features.items()}
+    nodes = {f: _values(v[n0:n1]) for f, v in node_features.items()}
+    edges = {f: _values(v[e0:e1]) for f, v in edge_features.items()}
     return A, d, nodes, edges, edge_of
+
+
+def _values(column):
+    """A feature's values: numbers, or for a sequence feature (padded rows: length, values) the
+    sequences themselves."""
+    column = np.asarray(column, float)
+    if column.ndim == 2:
+        return [row[1:1 + int(row[0])] for row in column]
+    return column
 
 
 def mg_kernel_pair(g1, g2, node_kernel, edge_kernel, q, nodal=False):
