@@ -22,8 +22,9 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   ``gini``, ``gini_from_sums``.
 * **Gram matrices and kernels**: ``gram_rows``, ``normalize``, ``gram_picture``; the base-kernel
   algebra ``BaseKernel``, ``KroneckerDelta``, ``SquareExponential``, ``Constant``,
-  ``TensorProduct``, ``Additive``, ``Product``, ``Sum``, ``Normalized``, ``from_spec``;
-  ``GraphKernelEstimator``.
+  ``TensorProduct``, ``Additive``, ``Product``, ``Sum``, ``Normalized``, ``Normalize``, ``Power``,
+  ``RationalQuadratic``, ``Convolution``, ``DotProduct``, ``from_spec``; start probabilities
+  ``StartProbability``, ``start_values``, ``start_from_spec``; ``GraphKernelEstimator``.
 * **Pictures**: ``histogram``, ``gram_picture``, ``pyplot``.
 * **Dask**: ``Split``, ``Part``, ``Distributed``, ``rows_by_cost``, ``stoppable``,
   ``PARTS_PER_WORKER``, ``run_part`` (a part on a worker), the column slices of Dask edge frames
@@ -63,6 +64,7 @@ _WHERE = {
     "graphops.kernels.basekernels": ("BaseKernel", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
                                      "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
                                      "Power", "Normalize", "Convolution", "DotProduct"),
+    "graphops.kernels.probability": ("StartProbability", "start_values", "start_from_spec"),
     "graphops.kernels.estimators": ("GraphKernelEstimator",),
     "graphops.io.plots": ("histogram", "gram_picture", "pyplot"),
     "graphops.engine.parts": ("Split", "Part", "Distributed", "rows_by_cost", "stoppable", "PARTS_PER_WORKER"),

@@ -11,11 +11,12 @@ from typing import Any
 from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, Convolution, DotProduct, KroneckerDelta,
                                           Normalize, Normalized, Power, Product, RationalQuadratic, SquareExponential,
                                           Sum, TensorProduct, from_spec)
+from graphops.kernels import probability
 from graphops.kernels.estimators import GraphKernelEstimator, estimator_for
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
            "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
-           "Power", "Normalize", "Convolution", "DotProduct"]
+           "Power", "Normalize", "Convolution", "DotProduct", "probability"]
 
 
 def __getattr__(name: str) -> Any:

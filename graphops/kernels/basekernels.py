@@ -1018,13 +1018,15 @@ _ELEMENTARY: dict[str, tuple[type, tuple[str, ...]]] = {
     "constant": (Constant, ("c", "c_bounds")),
     "rational_quadratic": (RationalQuadratic, ("length_scale", "alpha", "on", "length_scale_bounds", "alpha_bounds")),
 }
-_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized", "power")
+_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized", "power", "convolution",
+          "dot_product")
 
 
 def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
     """A kernel from its YAML form: ``{kronecker_delta: {h: 0.5, on: label}}``,
     ``{tensor_product: {label: {kronecker_delta: {h: 0.5}}, ...}}``, ``{product: [k1, k2]}``,
-    ``{sum: [...]}``, ``{additive: {...}}``, ``{normalized: k}``, or a kernel object."""
+    ``{sum: [...]}``, ``{additive: {...}}``, ``{normalized: k}``, ``{power: {kernel: k, exponent: 2}}``,
+    ``{convolution: {kernel: k, mean: true}}``, ``{dot_product: {}}``, or a kernel object."""
     if isinstance(spec, BaseKernel):
         return spec
     if not isinstance(spec, Mapping) or len(spec) != 1:
@@ -1067,6 +1069,18 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
         exp = body["exponent"]
         exp = from_spec(exp, f"{where}.power.exponent") if isinstance(exp, Mapping) else exp
         return _built(where, name, lambda: Power(inner, exp))
+    if name == "convolution":  # {convolution: {kernel: k, mean: true, on: rings}}
+        if not isinstance(body, Mapping) or "kernel" not in body or set(body) - {"kernel", "mean", "on"}:
+            raise InputError(f"{where}.convolution: expected {{kernel: ..., mean: true or false, on: feature}} "
+                             f"(mean and on optional); got {body!r}")
+        inner = from_spec(body["kernel"], f"{where}.convolution.kernel")
+        return _built(where, name, lambda: Convolution(inner, body.get("mean", True), body.get("on")))
+    if name == "dot_product":  # {dot_product: {on: vector}} or {dot_product: {}}
+        if body is None:
+            body = {}
+        if not isinstance(body, Mapping) or set(body) - {"on"}:
+            raise InputError(f"{where}.dot_product: expected {{on: feature}} or {{}}; got {body!r}")
+        return _built(where, name, lambda: DotProduct(body.get("on")))
     raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
 
 

@@ -125,13 +125,16 @@ class GraphKernelEstimator:
         return run(self.algorithm, self.train_, backend=self.backend, **self._call_params())
 
 
-def _as_kernel(value: Any, where: str) -> BaseKernel | None:
-    """A parameter's value as a base kernel (a kernel object, or its YAML mapping), else None."""
-    if isinstance(value, BaseKernel):
+def _as_kernel(value: Any, where: str) -> Any:
+    """A parameter's value as a base kernel or a start probability (an object, or its YAML
+    mapping; ``p`` reads as a start probability), else None: what has nested hyperparameters."""
+    from graphops.kernels.probability import StartProbability, from_spec as start_from_spec
+
+    if isinstance(value, (BaseKernel, StartProbability)):
         return value
     if isinstance(value, dict) and len(value) == 1:
         try:
-            return from_spec(value, where)
+            return start_from_spec(value, where) if where == "p" else from_spec(value, where)
         except InputError:
             return None
     return None

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from graphops.plugin import Device, GraphopsError
+from graphops.plugin import Device, GraphopsError, start_values
 
 __all__ = ["Prepared", "prepare_cpu", "feature_columns", "row_width", "with_layout", "layout", "layout_key", "start_probabilities", "gram_pairs",
-           "square_matrix", "finish_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
+           "square_matrix", "finish_gradient", "start_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
            "stats_check", "NotConvergedError"]
 
 
@@ -137,12 +137,15 @@ def layout_key(params: Any) -> tuple:
 
 
 def start_probabilities(prep: Prepared, p: Any) -> np.ndarray:
-    n = prep.n_nodes
-    if p == "uniform":
-        return np.ones(n)
-    if isinstance(p, float):
-        return np.full(n, p)
-    return prep.node_values[p]
+    """Every node's start probability (any form of ``p``: :func:`graphops.plugin.start_values`)."""
+    return start_values(p, prep.node_values, prep.n_nodes)
+
+
+def start_gradient(prep: Prepared, p: Any) -> np.ndarray:
+    """d(start probability)/d(hyperparameter of ``p``): nodes x hyperparameters (at least one
+    column, zeros when ``p`` has none)."""
+    g = start_values(p, prep.node_values, prep.n_nodes, gradient=True)[1]
+    return np.ascontiguousarray(g if g.shape[1] else np.zeros((prep.n_nodes, 1)))
 
 
 def gram_pairs(n: int, m: int | None) -> np.ndarray:
@@ -160,11 +163,20 @@ def pair_name(a: Prepared, b: Prepared, i: int, j: int) -> str:
 
 def not_converged(a: Prepared, b: Prepared, i: int, j: int, tol: float, max_iter: int | None, count: str,
                   float32: bool = False) -> NotConvergedError:
-    """The error for pair (i, j) (one of ``count`` such pairs) that did not reach ``tol``."""
+    """The error for pair (i, j) (one of ``count`` such pairs) that did not reach ``tol``; with
+    negative edge weights it states when the pair's system is sure to converge."""
     limit = max_iter or "the number of unknowns + 100"
+    signed = [p.name for p in dict.fromkeys((a, b)) if len(p.arc_w) and bool((p.arc_w < 0).any())]
+    why = ""
+    if signed:
+        why = (f"; GraphSet {signed[0]!r} has negative edge weights, so the pair's system (D/V - A x A' o E, "
+               f"symmetric) need not be positive definite: conjugate gradients converge for certain when every "
+               f"node's weighted degree d_i (0 counted as 1) satisfies |d_i| >= sum_j |w_ij| (always so for weights "
+               f">= 0), and otherwise only where the system happens to allow it; this one does not (the kernel "
+               f"is not defined by a converging walk series here)")
     return NotConvergedError(
         f"mg_kernel: {pair_name(a, b, i, j)} did not converge to tol={tol:g} within {limit} iterations "
-        f"({count}); raise max_iter or tol, or use a larger q{', or precision=float64' if float32 else ''}")
+        f"({count}){why}; raise max_iter or tol, or use a larger q{', or precision=float64' if float32 else ''}")
 
 
 def stats_check(stats: Any, a: Prepared, b: Prepared, tol: float, params: Any, float32: bool) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from graphops.plugin import Result, chunks, normalize
 
 from .codegen import cpu_module
 from .common import (Prepared, diagonal_pairs, feature_columns, finish_gradient, gram_pairs, hyper_values, layout,
-                     nodewise_matrix, not_converged, square_matrix, start_probabilities, with_layout)
+                     nodewise_matrix, not_converged, square_matrix, start_gradient, start_probabilities, with_layout)
 from .params import MGKernelParams
 
 __all__ = ["run"]
@@ -22,7 +22,7 @@ def _arrays(prep: Prepared, params: MGKernelParams) -> tuple:
     nf = feature_columns(prep.node_values, params.node_kernel.features, prep.n_nodes, nw)
     ef = feature_columns(prep.edge_values, params.edge_kernel.features, prep.n_edges, ew)
     return (prep.node_ptr, prep.arc_ptr, prep.arc_src, prep.arc_dst, prep.arc_w, prep.arc_edge, nf, ef,
-            prep.degree, start_probabilities(prep, params.p))
+            prep.degree, start_probabilities(prep, params.p), start_gradient(prep, params.p))
 
 
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
@@ -72,6 +72,14 @@ def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pai
     na, nb = np.diff(graphs.node_ptr), np.diff(second.node_ptr)
     offsets = np.concatenate([[0], np.cumsum(na[pairs[:, 0]] * nb[pairs[:, 1]])])
     flat = np.empty(int(offsets[-1]))
+    if params.eval_gradient:  # node-wise values and their derivatives (not normalized: params say so)
+        ngrad = np.empty((len(flat), len(params.hyperparameters())))
+        values, its = solve(graphs, second, a, b, pairs, nodal=(flat, offsets[:-1], ngrad))
+        R = nodewise_matrix(flat, offsets, pairs, graphs, second, square)
+        free, scale_by = params.free()
+        dR = np.stack([nodewise_matrix(np.ascontiguousarray(ngrad[:, h]), offsets, pairs, graphs, second, square)
+                       for h in free], axis=-1) if free else np.zeros(R.shape + (0,))
+        return Result((R, dR * np.asarray(scale_by)), _details(its))
     values, its = solve(graphs, second, a, b, pairs, nodal=(flat, offsets[:-1]))
     scale = None
     if params.normalize:
@@ -82,16 +90,18 @@ def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pai
 def _solve(module, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.ndarray, hyper: list,
            params: MGKernelParams, gradient: bool = False, nodal: tuple | None = None) -> tuple:
     """(K, iterations) of ``pairs``, and their raw gradients (pairs x hyperparameters) when asked."""
+    counts = (len(params.node_kernel.hyperparameters), len(params.edge_kernel.hyperparameters))
     sizes = np.diff(ga.node_ptr)[pairs[:, 0]] * np.diff(gb.node_ptr)[pairs[:, 1]]
     arcs = np.diff(ga.arc_ptr)[pairs[:, 0]] * np.diff(gb.arc_ptr)[pairs[:, 1]]
     cost = np.concatenate([[0], np.cumsum((sizes * 20.0 + arcs * 20.0) * (2 if gradient else 1) + 1000.0)])
     values = np.empty(len(pairs))
     its = np.empty(len(pairs), np.int64)
     grad = np.zeros((len(pairs), len(params.hyperparameters()))) if gradient else np.empty((0, 0))
-    flat, offsets = nodal if nodal is not None else (np.empty(0), np.empty(0, np.int64))
+    flat, offsets, *ng = nodal if nodal is not None else (np.empty(0), np.empty(0, np.int64))
+    ngrad = ng[0] if ng else np.empty((0, 0))
     for lo, hi in chunks(len(pairs), what="mg_kernel pairs", cost=cost, progress=params.progress):
-        module.solve_pairs(pairs[lo:hi], *a, *b, *hyper, params.q, params.tolerance(), params.max_iter or 0,
-                           params.lmin, values[lo:hi], its[lo:hi], grad[lo:hi], flat, offsets[lo:hi])
+        module.solve_pairs(pairs[lo:hi], *a, *b, *hyper, *counts, params.q, params.tolerance(), params.max_iter or 0,
+                           params.lmin, values[lo:hi], its[lo:hi], grad[lo:hi], flat, offsets[lo:hi], ngrad)
         bad = np.flatnonzero(its[lo:hi] < 0)
         if len(bad):
             i, j = (int(v) for v in pairs[lo + bad[0]])

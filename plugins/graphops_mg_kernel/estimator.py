@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from graphops.plugin import (BaseKernel, Graph, GraphKernelEstimator, GraphSet, InputError, KroneckerDelta,
+                             StartProbability, start_from_spec,
                              from_spec, run)
 
 from .params import MGKernelParams
@@ -59,11 +60,19 @@ class MarginalizedGraphKernel(*_BASES):
     def _hypers(self) -> list[tuple[str, float, Any, BaseKernel | None, int]]:
         """(name, value, bounds or 'fixed', kernel or None for q, index within the kernel)."""
         out: list[tuple[str, float, Any, BaseKernel | None, int]] = [("q", self.q, self.q_bounds, None, 0)]
-        for role in ("node_kernel", "edge_kernel"):
-            kernel = self._kernel(role)
+        for role in ("node_kernel", "edge_kernel", "p"):
+            kernel = self._kernel(role) if role != "p" else self._start()
+            if kernel is None:
+                continue
             out += [(f"{role}__{name}", h.value, "fixed" if h.fixed else h.bounds, kernel, k)
                     for k, (name, h) in enumerate(zip(kernel.hyperparameter_names, kernel.hyperparameters))]
         return out
+
+    def _start(self) -> StartProbability | None:
+        """``p`` when it is a start probability with hyperparameters (given as an object or YAML)."""
+        p = getattr(self, "p", None)
+        p = start_from_spec(p) if isinstance(p, dict) else p
+        return p if isinstance(p, StartProbability) else None
 
     @property
     def hyperparameters(self) -> list[Hyperparameter]:
@@ -83,6 +92,8 @@ class MarginalizedGraphKernel(*_BASES):
             raise InputError(f"theta has {theta.shape} entries; this kernel has {len(free)} free hyperparameters "
                              f"({', '.join(h[0] for h in free)})")
         values = {role: [h.value for h in self._kernel(role).hyperparameters] for role in ("node_kernel", "edge_kernel")}
+        start = self._start()
+        values["p"] = [h.value for h in start.hyperparameters] if start is not None else []
         for (name, _, _, kernel, k), t in zip(free, np.exp(theta)):
             if kernel is None:
                 self.q = float(t)
@@ -90,6 +101,8 @@ class MarginalizedGraphKernel(*_BASES):
                 values[name.split("__")[0]][k] = float(t)
         self.node_kernel = self._kernel("node_kernel").with_values(values["node_kernel"])
         self.edge_kernel = self._kernel("edge_kernel").with_values(values["edge_kernel"])
+        if start is not None:
+            self.p = start.with_values(values["p"])
 
     @property
     def bounds(self) -> np.ndarray:
@@ -117,6 +130,11 @@ class MarginalizedGraphKernel(*_BASES):
     def _names(self) -> dict[str, Any]:
         """How a sequence of graphs becomes a GraphSet: the features the base kernels name."""
         nodes, edges = list(self._kernel("node_kernel").features), list(self._kernel("edge_kernel").features)
+        p = getattr(self, "p", None)
+        start = start_from_spec(p) if isinstance(p, dict) else p
+        reads = start.features if isinstance(start, StartProbability) else (p,) if isinstance(p, str) and p != "uniform" \
+            else ()
+        nodes += [f for f in reads if f not in nodes]
         return dict(node_label="label" if "label" in nodes else None, edge_label="label" if "label" in edges else None,
                     node_features=[f for f in nodes if f != "label"] or None,
                     edge_features=[f for f in edges if f != "label"] or None)
@@ -125,12 +143,10 @@ class MarginalizedGraphKernel(*_BASES):
                  lmin: int | None = None) -> Any:
         """``K(X, Y)`` (``Y`` None: ``K(X, X)``); with ``eval_gradient`` also ``dK`` by ``theta``
         (only for ``Y`` None, as scikit-learn asks). GraphDot's keywords: ``nodal=True`` gives the
-        node-wise matrix (all nodes of X by all nodes of Y), ``lmin`` overrides the parameter."""
+        node-wise matrix (all nodes of X by all nodes of Y; with ``eval_gradient`` also its
+        derivatives, cpu backend), ``lmin`` overrides the parameter."""
         if eval_gradient and Y is not None:
             raise ValueError("eval_gradient is only offered for Y=None (scikit-learn's kernel API)")
-        if nodal and eval_gradient:
-            raise ValueError("eval_gradient with nodal=True (the node-wise derivatives) is not offered; ask for the "
-                             "graph-level gradient (nodal=False), or the node-wise values without it")
         inputs = (self._graphs(X),) if Y is None else (self._graphs(X), self._graphs(Y))
         return run(self.algorithm, *inputs, backend=self.backend, eval_gradient=eval_gradient, nodewise=nodal,
                    **self._all(lmin))
@@ -138,11 +154,13 @@ class MarginalizedGraphKernel(*_BASES):
     def diag(self, X: Any, nodal: bool = False, eval_gradient: bool = False, lmin: int | None = None) -> Any:
         """``K(x, x)`` for every graph of ``X``; GraphDot's keywords: ``nodal=True`` gives the
         diagonal of the node-wise matrix (one value per node), ``eval_gradient=True`` also the
-        derivatives by ``theta`` (graphs x hyperparameters; each graph solved on its own)."""
+        derivatives by ``theta`` (graphs, or nodes, x hyperparameters; each graph solved on its own)."""
         gs = self._graphs(X)
         if nodal and eval_gradient:
-            raise ValueError("eval_gradient with nodal=True (the node-wise derivatives) is not offered; ask for the "
-                             "graph-level gradient (nodal=False), or the node-wise values without it")
+            parts = [run(self.algorithm, gs[[i]], backend=self.backend, nodewise=True, eval_gradient=True,
+                         **self._all(lmin)) for i in range(len(gs))]
+            return (np.concatenate([np.diag(np.asarray(R)) for R, _ in parts]),
+                    np.concatenate([np.einsum("iih->ih", np.asarray(dR)) for _, dR in parts]))
         if nodal:
             return np.concatenate([np.diag(np.asarray(run(self.algorithm, gs[[i]], backend=self.backend,
                                                           nodewise=True, **self._all(lmin))))

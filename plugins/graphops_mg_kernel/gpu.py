@@ -17,7 +17,7 @@ import numpy as np
 from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
 from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
-                     nodewise_matrix, row_width, square_matrix, stats_check, with_layout)
+                     nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
@@ -57,6 +57,7 @@ def _module(params: MGKernelParams, real: type) -> Any:
     prefix = "\n".join([*helpers.values(),
         f"#define REAL {'float' if real is np.float32 else 'double'}",
         f"#define NFN {nfn}", f"#define NFE {nfe}", f"#define NHN {len(node_grad)}", f"#define NHE {len(edge_grad)}",
+        f"#define NHP {len(params.start.hyperparameters)}",
         f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
@@ -83,6 +84,7 @@ class _Graphs:
     bytes: np.ndarray
     code: Any = None     # per graph (device): index of its key among the plan's keys
     perm: np.ndarray | None = None
+    dst: Any = None      # tiles: d(start probability)/d(its hyperparameters), nodes x NHP in the solver's order
 
 
 def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
@@ -90,7 +92,10 @@ def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
         o = octiles(prep, params.node_kernel.features, params.edge_kernel.features, params.p, real, params.reorder,
                     layout(params))
         args = tuple(cp.asarray(a) for a in (o.info, o.trp, o.tcol, o.mask, o.w, o.ef, o.nf, o.deg, o.st))
-        return _Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm), o.tiles.astype(np.float64)
+        dst = np.empty((prep.n_nodes, len(params.start.hyperparameters) or 1), real)
+        dst[o.perm + np.repeat(prep.node_ptr[:-1], np.diff(prep.node_ptr))] = start_gradient(prep, params.p)
+        return _Graphs(args, o.nt.astype(np.int64), o.bytes, perm=o.perm, dst=cp.asarray(dst)), \
+            o.tiles.astype(np.float64)
 
     return prep.cached(("tiles", params.node_kernel.features, params.edge_kernel.features, params.p, params.reorder,
                         real, layout_key(params)), make)
@@ -293,6 +298,9 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
     graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
     real = _real(params)
+    if params.nodewise and params.eval_gradient:
+        raise InputError("mg_kernel: nodewise with eval_gradient (the node-wise derivatives) is computed by the cpu "
+                         "backend only; use backend='cpu' for it")
     params = with_layout(params, graphs, other)
     if params.eval_gradient:
         return _gradient(graphs, other, params, real)
@@ -424,7 +432,7 @@ def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: n
         part = cp.asarray(pairs[lo:hi], dtype=cp.int32)
         out, g = cp.empty(hi - lo), cp.empty((hi - lo, H))
         args = (*A.args, *B.args, part, cp.asarray(np.array([0, hi - lo], np.int32)), cp.zeros(1, cp.int32), out,
-                stats, np.int32(entries), scratch, xscratch, g, *hyper, np.float64(params.q), np.float64(tol),
+                stats, np.int32(entries), scratch, xscratch, g, A.dst, B.dst, *hyper, np.float64(params.q), np.float64(tol),
                 np.int32(params.max_iter or 0), np.int32(params.lmin))
         fn((grid,), (GLOBAL_WARPS * 32,), args)
         values[lo:hi], grads[lo:hi] = out.get(), g.get()

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from graphops.plugin import BaseKernel, DotProduct, KroneckerDelta, Params, did_you_mean, from_spec
+from graphops.plugin import (BaseKernel, DotProduct, KroneckerDelta, Params, StartProbability, did_you_mean, from_spec,
+                             start_from_spec, start_values)
 
 
 class MGKernelParams(Params):
@@ -22,7 +24,10 @@ class MGKernelParams(Params):
     :param edge_kernel: a base kernel on edge features (values in [0, 1])
     :param q: stopping probability, in (0, 1)
     :param p: start probabilities: ``"uniform"`` (1 per node), a positive number for every
-        node, or the name of a node feature
+        node, the name of a node feature, or a start probability of node features with
+        hyperparameters (:mod:`graphops.kernels.probability`: ``Uniform(p)``, ``Assign(on, values)``,
+        their products and sums; YAML ``{uniform: {p: 1.0}}``), whose derivatives come last in
+        ``eval_gradient``
     :param normalize: ``K[a, b] / sqrt(K[a, a] K[b, b])``
     :param lmin: 1 leaves out walks of length 0 (the node-kernel term)
     :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual; default by precision)
@@ -32,7 +37,8 @@ class MGKernelParams(Params):
         sum over a pair's nodes is K) as one matrix of all nodes of ``graphs`` by all nodes of
         ``other`` (or of ``graphs``), in node order, instead of K
     :param diagonal: return only ``K[a, a]`` for every graph of ``graphs`` (a vector)
-    :param eval_gradient: return ``(K, dK)``, ``dK[a, b, h]`` the derivative of ``K[a, b]`` by the
+    :param eval_gradient: return ``(K, dK)`` (with ``nodewise``: the node-wise matrix and its
+        derivatives, cpu backend), ``dK[a, b, h]`` the derivative of ``K[a, b]`` by the
         logarithm of hyperparameter ``h``: ``q`` (unless ``q_bounds`` is ``fixed``), then the node
         kernel's and the edge kernel's hyperparameters that are not fixed (scikit-learn's order
         and log scale)
@@ -93,14 +99,18 @@ class MGKernelParams(Params):
     @classmethod
     def _start(cls, value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"p must be 'uniform', a positive number or a node feature name; got {value!r}")
+            raise ValueError(f"p must be 'uniform', a positive number, a node feature name or a start probability "
+                             f"(e.g. {{uniform: {{p: 1.0}}}}); got {value!r}")
         if isinstance(value, (int, float)):
             if not value > 0:
                 raise ValueError(f"p={value!r}: a start probability must be positive")
             return float(value)
         if isinstance(value, str) and value:
             return value
-        raise ValueError(f"p must be 'uniform', a positive number or a node feature name; got {value!r}")
+        if isinstance(value, (StartProbability, dict)):
+            return start_from_spec(value)
+        raise ValueError(f"p must be 'uniform', a positive number, a node feature name or a start probability "
+                         f"(e.g. {{uniform: {{p: 1.0}}}}); got {value!r}")
 
     def several_arrays(self) -> bool:
         return self.eval_gradient
@@ -117,7 +127,14 @@ class MGKernelParams(Params):
             kernel = getattr(self, role)
             out += [(f"{role}.{name}", h.value, "fixed" if h.fixed else h.bounds)
                     for name, h in zip(kernel.hyperparameter_names, kernel.hyperparameters)]
-        return out
+        return out + [(f"p.{name}", h.value, "fixed" if h.fixed else h.bounds)
+                      for name, h in zip(self.start.hyperparameter_names, self.start.hyperparameters)]
+
+    @property
+    def start(self) -> Any:
+        """``p`` as a StartProbability when it is one (its hyperparameters come last), else a
+        stand-in without hyperparameters."""
+        return self.p if isinstance(self.p, StartProbability) else _NO_START
 
     def free(self) -> tuple[list[int], list[float]]:
         """Positions (among :meth:`hyperparameters`) and values of the free hyperparameters."""
@@ -127,8 +144,12 @@ class MGKernelParams(Params):
     @model_validator(mode="after")
     def _modes(self) -> "MGKernelParams":
         chosen = [m for m in ("nodewise", "diagonal", "eval_gradient") if getattr(self, m)]
-        if len(chosen) > 1:
-            raise ValueError(f"{' and '.join(chosen)} cannot be asked together; ask for one of them per call")
+        if len(chosen) > 1 and chosen != ["nodewise", "eval_gradient"]:
+            raise ValueError(f"{' and '.join(chosen)} cannot be asked together; ask for one of them per call (or "
+                             f"nodewise with eval_gradient: the node-wise values and their derivatives)")
+        if self.nodewise and self.eval_gradient and self.normalize:
+            raise ValueError("nodewise with eval_gradient gives the node-wise values as they are; normalize=True is "
+                             "not offered with it (normalize the graph-level K instead, or drop eval_gradient)")
         if self.q_bounds != "fixed":
             low, high = self.q_bounds
             if not 0 < low <= self.q <= high < 1:
@@ -175,6 +196,15 @@ class MGKernelParams(Params):
                                      f"which GraphSet {gs.name!r} lacks (its {what} features: "
                                      f"{', '.join(map(repr, table)) or 'none'}).{did_you_mean(missing[0], table)}")
             self._check_sequences(gs)
+            if isinstance(self.p, StartProbability):
+                table = gs.to("cpu").node_feature_table()
+                try:
+                    values = start_values(self.p, table, gs.n_nodes)
+                except ValueError as exc:
+                    raise ValueError(f"mg_kernel: p: {exc}") from None
+                if not bool(np.isfinite(values).all()) or not bool((values > 0).all()):
+                    raise ValueError(f"mg_kernel: p={self.p!r} gives start probabilities that are not all > 0 on "
+                                     f"GraphSet {gs.name!r} (smallest {float(np.min(values)) if len(values) else 0:g})")
             if isinstance(self.p, str) and self.p != "uniform":
                 table = gs.node_feature_table()
                 if self.p not in table:
@@ -221,6 +251,14 @@ class MGKernelParams(Params):
                     raise ValueError(f"mg_kernel: {role}: {k!r} takes vectors of one length with values >= 0; "
                                      f"{what} feature {name!r} of GraphSet {gs.name!r} has lengths "
                                      f"{sorted(set(lengths.tolist()))[:5]} and smallest value {float(values[:, 1:].min())}")
+
+
+class _NoStart:
+    hyperparameters: list = []
+    hyperparameter_names: list = []
+
+
+_NO_START = _NoStart()
 
 
 def _dot_products(kernel: Any) -> list[tuple[str, Any]]:

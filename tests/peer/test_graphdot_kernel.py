@@ -18,10 +18,10 @@ Adapted, with why:
   graphops refuses a kernel reading a feature some graph lacks, which is what is checked.
 * ``test_mlgk_on_permuted_graph`` builds benzene by hand (GraphDot reads it from ASE).
 
+* ``nodal=True`` with ``eval_gradient=True`` (node-wise derivatives) is the cpu backend's; on the
+  gpu backend the ported cases check that it says so.
+
 Left out, with why:
-* ``nodal=True`` with ``eval_gradient=True`` (node-wise derivatives, in ``test_mlgk_gradient`` and
-  ``test_mlgk_diag_gradient``): not offered by graphops (a clear error, checked here); the
-  graph-level gradients are checked in both tests.
 * ``test_mlgk_dtype``: GraphDot's ``dtype`` sets the output type; graphops always returns float64
   (``precision`` sets the GPU's arithmetic).
 """
@@ -256,23 +256,33 @@ def finite_difference(mlgk, f):
     return out
 
 
+def nodal_gradient_refused(backend, f):
+    """The node-wise derivatives are the cpu backend's: the gpu backend says so."""
+    if backend == "cpu":
+        return False
+    with pytest.raises(InputError, match="cpu backend"):
+        f()
+    return True
+
+
+@pytest.mark.parametrize("nodal", [True, False])
 @pytest.mark.parametrize("backend", EXACT)
 @pytest.mark.parametrize("name", CASES)
-def test_mlgk_gradient(name, backend):
+def test_mlgk_gradient(name, backend, nodal):
     case = case_dict[name]
     G = graphs_of(case)
     for q in case["q"]:
         mlgk = kernel(backend, case, q)
-        R, dR = call(mlgk, G, eval_gradient=True)
+        if nodal and nodal_gradient_refused(backend, lambda: call(mlgk, G, nodal=True, eval_gradient=True)):
+            return
+        R, dR = call(mlgk, G, nodal=nodal, eval_gradient=True)
         R, dR = np.asarray(R), np.asarray(dR)
         assert len(dR.shape) == 3
         assert R.shape[0] == dR.shape[0] and R.shape[1] == dR.shape[1]
         assert dR.shape[2] >= 1
         theta = np.exp(mlgk.theta)
-        for i, dR_dt in enumerate(finite_difference(mlgk, lambda: call(mlgk, G))):
+        for i, dR_dt in enumerate(finite_difference(mlgk, lambda: call(mlgk, G, nodal=nodal))):
             assert np.allclose(dR[:, :, i] / theta[i], dR_dt, rtol=0.05, atol=0.05)
-        with pytest.raises(ValueError, match="nodal"):
-            call(mlgk, G, nodal=True, eval_gradient=True)
 
 
 @pytest.mark.parametrize("backend", EXACT)
@@ -310,23 +320,24 @@ def test_mlgk_diag(name, backend):
                 assert r1 == pytest.approx(r2, 1e-7)
 
 
+@pytest.mark.parametrize("nodal", [True, False])
 @pytest.mark.parametrize("backend", EXACT)
 @pytest.mark.parametrize("name", CASES)
-def test_mlgk_diag_gradient(name, backend):
+def test_mlgk_diag_gradient(name, backend, nodal):
     case = case_dict[name]
     G = graphs_of(case)
     for q in case["q"]:
         mlgk = kernel(backend, case, q)
-        R, dR = diag(mlgk, G, eval_gradient=True)
+        if nodal and nodal_gradient_refused(backend, lambda: diag(mlgk, G, nodal=True, eval_gradient=True)):
+            return
+        R, dR = diag(mlgk, G, nodal=nodal, eval_gradient=True)
         assert len(dR.shape) == 2
         assert R.shape[0] == dR.shape[0]
         assert dR.shape[1] >= 1
         theta = np.exp(mlgk.theta)
-        for i, dR_dt in enumerate(finite_difference(mlgk, lambda: diag(mlgk, G))):
+        for i, dR_dt in enumerate(finite_difference(mlgk, lambda: diag(mlgk, G, nodal=nodal))):
             for a, b in zip((dR[:, i] / theta[i]).ravel(), dR_dt.ravel()):
                 assert a == pytest.approx(b, rel=0.05, abs=0.05)
-        with pytest.raises(ValueError, match="nodal"):
-            diag(mlgk, G, nodal=True, eval_gradient=True)
 
 
 @pytest.mark.parametrize("backend", ALL)

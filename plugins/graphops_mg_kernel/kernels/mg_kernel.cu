@@ -34,6 +34,9 @@
 #if !defined(NHN) || !defined(NHE) || !defined(NODE_GRAD) || !defined(EDGE_GRAD)
 #error "NHN, NHE, NODE_GRAD and EDGE_GRAD (the kernels' derivatives) are defined by gpu.py"
 #endif
+#ifndef NHP
+#define NHP 0  // hyperparameters of the start probabilities (their derivatives come per node, dsta/dstb)
+#endif
 
 typedef unsigned long long u64;
 typedef REAL real;
@@ -647,7 +650,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 // ---- Gradients (tile layout, global memory; any edge kernel) --------------------------------
 // Per pair: x solves A x = D and y solves A y = s (s = p p'; A is symmetric), then
 // dK/dθ = yᵀ(dD/dθ − dA/dθ x) [− Σ s dV/dθ when lmin = 1] for q, the node kernel's and the
-// edge kernel's hyperparameters (raw scale): NODE_GRAD/EDGE_GRAD write the NHN/NHE derivatives.
+// edge kernel's hyperparameters (raw scale): NODE_GRAD/EDGE_GRAD write the NHN/NHE derivatives;
+// for the start probabilities' NHP: Σ (dp_i p'_k + p_i dp'_k) (x_ik [− V_ik]), dp per node in dsta/dstb.
 
 // CG on one pair in global scratch: v = A⁻¹ (D, or s when adjoint); returns the iterations.
 template <int W>
@@ -751,10 +755,11 @@ __device__ __forceinline__ void adjacency_gradient(const Graph& A, const Graph& 
 // A block of W warps per pair; pairs[job] -> out[job], grad[job * H + h] (H = 1 + NHN + NHE).
 template <int W>
 __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, double* grad,
-                               const double* pn, const double* pe, double q, double tol, int max_iter, int lmin) {
+                               const real* dsta, const real* dstb, const double* pn, const double* pe, double q,
+                               double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
     __shared__ int job_s;
-    constexpr int H = 1 + NHN + NHE;
+    constexpr int H = 1 + NHN + NHE + NHP;
     constexpr int T = W * 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
     const long long base = (long long)blockIdx.x * L.team_bytes;
@@ -796,6 +801,16 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
             NODE_GRAD(xf, yf, pn, dv);
 #pragma unroll
             for (int h = 0; h < NHN; ++h) g[1 + h] += y * x * D / (V * V) * dv[h] - (lmin ? s * dv[h] : 0.0);
+#endif
+#if NHP > 0
+            {
+                const real* dsa = dsta + ((long long)SA.info[ij.x].w + i) * NHP;
+                const real* dsb = dstb + ((long long)SB.info[ij.y].w + k) * NHP;
+                const double walk = lmin ? x - V : x;
+#pragma unroll
+                for (int h = 0; h < NHP; ++h)
+                    g[1 + NHN + NHE + h] += ((double)dsa[h] * (double)B.v.st[k] + (double)A.v.st[i] * (double)dsb[h]) * walk;
+            }
 #endif
         }
 #if NHE > 0
@@ -879,11 +894,11 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
         const real *nfa, const real *dega, const real *sta, const int4 *ib, const int *trpb, const int *tcolb,  \
         const u64 *maskb, const real *wb, const real *efb, const real *nfb, const real *degb, const real *stb,  \
         const int2 *pairs, const int *class_ptr, int *counter, double *out, u64 *stats, int team_bytes,         \
-        real *scratch, double *xscratch, double *grad, const double *pn, const double *pe, double q, double tol, \
-        int max_iter, int lmin) {                                                                               \
+        real *scratch, double *xscratch, double *grad, const real *dsta, const real *dstb, const double *pn,     \
+        const double *pe, double q, double tol, int max_iter, int lmin) {                                       \
         GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
         GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
         Launch L{pairs, class_ptr, 0, counter, out, 0, 0, nullptr, nullptr, stats, team_bytes, scratch,         \
                  xscratch};                                                                                     \
-        gradient_pairs<W>(SA, SB, L, grad, pn, pe, q, tol, max_iter, lmin);                                     \
+        gradient_pairs<W>(SA, SB, L, grad, dsta, dstb, pn, pe, q, tol, max_iter, lmin);                         \
     }
