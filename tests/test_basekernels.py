@@ -58,8 +58,8 @@ def test_derivatives_match_finite_differences(kernel):
     assert len(grads) == len(values)
     for i, v in enumerate(values):
         step = 1e-6 * v
-        up = kernel.with_values([w + step if j == i else w for j, w in enumerate(values)])(X, Y)
-        down = kernel.with_values([w - step if j == i else w for j, w in enumerate(values)])(X, Y)
+        up = np.asarray(kernel.with_values([w + step if j == i else w for j, w in enumerate(values)])(X, Y))
+        down = np.asarray(kernel.with_values([w - step if j == i else w for j, w in enumerate(values)])(X, Y))
         np.testing.assert_allclose(np.broadcast_to(grads[i], up.shape), (up - down) / (2 * step),
                                    rtol=1e-6, atol=1e-9)
 

@@ -431,8 +431,7 @@ class Constant(_Elementary):
         return self.value, self.value
 
     def _eval(self, x, y):
-        shape = np.broadcast(*[np.asarray(v) for v in (*x.values(), *y.values())]).shape if x or y else ()
-        return np.full(shape, self.value), [np.ones(shape)]
+        return self.value, [1.0]  # one value, broadcast by what it is combined with
 
     def source(self, lang, x, y, p="p", first=0):
         return f"{p}[{first}]", ["1.0"]
@@ -788,21 +787,31 @@ class Normalized(BaseKernel):
         kxy, gxy = self.kernel._eval(x, y)
         kxx, gxx = self.kernel._eval(x, x)
         kyy, gyy = self.kernel._eval(y, y)
-        root = np.sqrt(kxx * kyy)
-        value = kxy / root
-        grads = [g / root - 0.5 * value * (gx / kxx + gy / kyy) for g, gx, gy in zip(gxy, gxx, gyy)]
-        return value, grads
+        ok = np.asarray(kxx * kyy) > 0  # GraphDot: 0 where k(x, x) k(y, y) is 0 (e.g. an empty sequence)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            root = np.sqrt(np.where(ok, kxx * kyy, 1.0))
+            value = np.where(ok, kxy / root, 0.0)
+            grads = [np.where(ok, g / root - 0.5 * value * (gx / np.where(ok, kxx, 1.0) + gy / np.where(ok, kyy, 1.0)),
+                              0.0) for g, gx, gy in zip(gxy, gxx, gyy)]
+        scalar = lambda a: a[()] if np.ndim(a) == 0 else a  # noqa: E731
+        return scalar(value), [scalar(g) for g in grads]
 
     def source(self, lang, x, y, p="p", first=0):
         kxy, gxy = self.kernel.source(lang, x, y, p, first)
         kxx, gxx = self.kernel.source(lang, x, x, p, first)
         kyy, gyy = self.kernel.source(lang, y, y, p, first)
-        sqrt = "sqrt" if _lang(lang) == "c" else "math.sqrt"
+        c = _lang(lang) == "c"
+        sqrt = "sqrt" if c else "math.sqrt"
         root = f"{sqrt}(({kxx}) * ({kyy}))"
         value = f"(({kxy}) / {root})"
         grads = [f"(({g}) / {root} - 0.5 * {value} * (({gx}) / ({kxx}) + ({gy}) / ({kyy})))"
                  for g, gx, gy in zip(gxy, gxx, gyy)]
-        return value, grads
+        ok = f"({kxx}) * ({kyy}) > 0"  # GraphDot: 0 where k(x, x) k(y, y) is 0
+
+        def guard(e: str) -> str:
+            return f"({ok} ? {e} : 0.0)" if c else f"({e} if {ok} else 0.0)"
+
+        return guard(value), [guard(g) for g in grads]
 
     def __repr__(self) -> str:
         return f"{self.kernel!r}.normalized"

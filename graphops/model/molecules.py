@@ -8,8 +8,10 @@ hydrogens), ``hybridization`` (RDKit's ``HybridizationType`` as an integer), ``a
 ``chiral`` (RDKit's ``ChiralType``; 0 for ring atoms, as GraphDot). Edge features: ``order``
 (1, 1.5, 2, 3: ``GetBondTypeAsDouble``), ``aromatic``, ``conjugated``, ``in_ring`` (0/1),
 ``stereo`` (``BondStereo`` as an integer); the edge label is the bond type (``BondType`` as an
-integer: 1 single, 2 double, 3 triple, 12 aromatic). GraphDot's ``ring_list`` (a list per atom)
-and ``ring_stereo`` have no counterpart here.
+integer: 1 single, 2 double, 3 triple, 12 aromatic). ``ring_list``, as GraphDot: a sequence
+feature, the sizes of the rings (RDKit's ring perception) each atom is in, sorted, ``(0,)`` for an
+atom in none (read it with ``Convolution``). GraphDot's ``ring_stereo`` (its own ring-plane
+heuristic) has no counterpart here.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from graphops.errors import InputError
+from graphops.model.graphset import sequence_array
 
 __all__ = ["ATOM_FEATURES", "BOND_FEATURES", "molecule_arrays", "parse_smiles"]
 
@@ -41,6 +44,14 @@ def _bonds(mol: Any) -> list[tuple]:
     return [(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), int(b.GetBondType()), b.GetBondTypeAsDouble(),
              int(b.GetIsAromatic()), int(b.GetIsConjugated()), int(b.IsInRing()), int(b.GetStereo()))
             for b in mol.GetBonds()]
+
+
+def _ring_list(mol: Any) -> list[list[int]]:
+    rings: list[list[int]] = [[] for _ in range(mol.GetNumAtoms())]
+    for ring in mol.GetRingInfo().AtomRings():
+        for i in ring:
+            rings[i].append(len(ring))
+    return [sorted(r) if r else [0] for r in rings]
 
 
 def molecule_arrays(mols: Sequence[Any], name: str = "molecules", labels: Any = None,
@@ -67,6 +78,7 @@ def molecule_arrays(mols: Sequence[Any], name: str = "molecules", labels: Any = 
     b = np.asarray([row for rows in bonds for row in rows], dtype=np.float64).reshape(-1, 8)
     shift = np.repeat(node_ptr[:-1], np.diff(edge_ptr))
     node_features = {k: a[:, j].astype(np.int64) for j, k in enumerate(ATOM_FEATURES)}
+    node_features["ring_list"] = sequence_array([r for m in mols for r in _ring_list(m)], "ring_list")
     edge_features = {k: (b[:, 3 + j] if k == "order" else b[:, 3 + j].astype(np.int64))
                      for j, k in enumerate(BOND_FEATURES)}
     graph_labels = None if labels is None else np.asarray(labels)

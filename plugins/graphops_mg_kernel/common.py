@@ -166,7 +166,7 @@ def not_converged(a: Prepared, b: Prepared, i: int, j: int, tol: float, max_iter
     """The error for pair (i, j) (one of ``count`` such pairs) that did not reach ``tol``; with
     negative edge weights it states when the pair's system is sure to converge."""
     limit = max_iter or "the number of unknowns + 100"
-    signed = [p.name for p in dict.fromkeys((a, b)) if len(p.arc_w) and bool((p.arc_w < 0).any())]
+    signed = [p.name for p in ((a,) if a is b else (a, b)) if len(p.arc_w) and bool((p.arc_w < 0).any())]
     why = ""
     if signed:
         why = (f"; GraphSet {signed[0]!r} has negative edge weights, so the pair's system (D/V - A x A' o E, "

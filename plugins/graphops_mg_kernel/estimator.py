@@ -144,7 +144,7 @@ class MarginalizedGraphKernel(*_BASES):
         """``K(X, Y)`` (``Y`` None: ``K(X, X)``); with ``eval_gradient`` also ``dK`` by ``theta``
         (only for ``Y`` None, as scikit-learn asks). GraphDot's keywords: ``nodal=True`` gives the
         node-wise matrix (all nodes of X by all nodes of Y; with ``eval_gradient`` also its
-        derivatives, cpu backend), ``lmin`` overrides the parameter."""
+        derivatives), ``lmin`` overrides the parameter."""
         if eval_gradient and Y is not None:
             raise ValueError("eval_gradient is only offered for Y=None (scikit-learn's kernel API)")
         inputs = (self._graphs(X),) if Y is None else (self._graphs(X), self._graphs(Y))

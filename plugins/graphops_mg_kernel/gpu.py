@@ -63,7 +63,8 @@ def _module(params: MGKernelParams, real: type) -> Any:
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
         f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)", ""])
     suffix = "\n" + "".join(f"MGK_FAMILY({w}, {s})\n" for w, s in FAMILIES) + f"MGK_GLOBAL({GLOBAL_WARPS})\n" + \
-        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + f"MGK_GRADIENT({GLOBAL_WARPS})\n"
+        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + f"MGK_GRADIENT({GLOBAL_WARPS})\n" + \
+        f"MGK_NODAL_GRADIENT({GLOBAL_WARPS})\n"
     key = prefix + suffix
     if key not in _MODULES:
         _MODULES[key] = load_module(__package__, "mg_kernel", prefix=prefix, suffix=suffix)
@@ -298,10 +299,9 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
     graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
     real = _real(params)
-    if params.nodewise and params.eval_gradient:
-        raise InputError("mg_kernel: nodewise with eval_gradient (the node-wise derivatives) is computed by the cpu "
-                         "backend only; use backend='cpu' for it")
     params = with_layout(params, graphs, other)
+    if params.nodewise and params.eval_gradient:
+        return _nodal_gradient(graphs, other, params, real)
     if params.eval_gradient:
         return _gradient(graphs, other, params, real)
     square = other is None
@@ -411,11 +411,41 @@ def _gradient(graphs: Prepared, other: Prepared | None, params: MGKernelParams, 
     return Result((K, dK), details)
 
 
+def _nodal_gradient(graphs: Prepared, other: Prepared | None, params: MGKernelParams, real: type) -> Result:
+    """The node-wise matrix and its derivatives by the log-hyperparameters: per pair one solve for
+    x and one per hyperparameter of q and the kernels (dx/dθ), a block per pair in global memory."""
+    square = other is None
+    second = graphs if square else other
+    A, wa = _tiled(graphs, params, real)
+    B, wb = _tiled(second, params, real)
+    pairs = gram_pairs(len(graphs), None if square else len(second))
+    na, nb = np.diff(graphs.node_ptr), np.diff(second.node_ptr)
+    offsets = np.concatenate([[0], np.cumsum(na[pairs[:, 0]] * nb[pairs[:, 1]])]).astype(np.int64)
+    H = len(params.hyperparameters())
+    flat, ngrad = cp.empty(int(offsets[-1])), cp.empty((int(offsets[-1]), H))
+    _, _, its = _gradient_pairs(graphs, second, A, B, pairs, wa, wb, params, real,
+                                nodal=(flat, cp.asarray(offsets[:-1]), ngrad))
+    flat, ngrad = flat.get(), ngrad.get()
+    perms = (A.perm, B.perm)
+    R = nodewise_matrix(flat, offsets, pairs, graphs, second, square, None, perms)
+    free, scale = params.free()
+    dR = np.stack([nodewise_matrix(np.ascontiguousarray(ngrad[:, h]), offsets, pairs, graphs, second, square, None,
+                                   perms) for h in free], axis=-1) if free else np.zeros(R.shape + (0,))
+    npairs = len(pairs)
+    details = {"iterations_mean": its[0] / max(npairs, 1), "iterations_max": its[1], "pairs": npairs,
+               "precision": np.dtype(real).name, "matvec": "tiles",
+               "note": f"CG {its[0] / max(npairs, 1):.2f} its/pair (most of {1 + H} solves; max {its[1]}); "
+                       f"node-wise gradient; {np.dtype(real).name}"}
+    return Result((R, dR * np.asarray(scale)), details)
+
+
 def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: np.ndarray, wa: np.ndarray,
-                    wb: np.ndarray, params: MGKernelParams, real: type) -> tuple:
-    """K (pairs), raw gradients (pairs x hyperparameters) and (total, most) iterations."""
+                    wb: np.ndarray, params: MGKernelParams, real: type, nodal: tuple | None = None) -> tuple:
+    """K (pairs), raw gradients (pairs x hyperparameters) and (total, most) iterations; with
+    ``nodal`` = (values, offsets per pair, derivatives) the node-wise values and derivatives instead
+    of the gradients (device arrays filled in place)."""
     module = _module(params, real)
-    fn = module.get_function(f"mgk_gradient_w{GLOBAL_WARPS}")
+    fn = module.get_function(f"mgk_{'nodal_' if nodal else ''}gradient_w{GLOBAL_WARPS}")
     H = len(params.hyperparameters())
     entries = int((A.key[pairs[:, 0]] * B.key[pairs[:, 1]]).max()) * 64 if len(pairs) else 64
     per_team = entries * (4 * np.dtype(real).itemsize + 16)
@@ -431,9 +461,12 @@ def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: n
                          progress=params.progress, sync=wait_idle):
         part = cp.asarray(pairs[lo:hi], dtype=cp.int32)
         out, g = cp.empty(hi - lo), cp.empty((hi - lo, H))
+        outputs = (g,) if nodal is None else (nodal[0], nodal[1][lo:hi], nodal[2])
         args = (*A.args, *B.args, part, cp.asarray(np.array([0, hi - lo], np.int32)), cp.zeros(1, cp.int32), out,
-                stats, np.int32(entries), scratch, xscratch, g, A.dst, B.dst, *hyper, np.float64(params.q), np.float64(tol),
-                np.int32(params.max_iter or 0), np.int32(params.lmin))
+                stats, np.int32(entries), scratch, xscratch, *outputs, A.dst, B.dst, *hyper, np.float64(params.q),
+                np.float64(tol), np.int32(params.max_iter or 0), np.int32(params.lmin))
         fn((grid,), (GLOBAL_WARPS * 32,), args)
-        values[lo:hi], grads[lo:hi] = out.get(), g.get()
+        values[lo:hi] = out.get()
+        if nodal is None:
+            grads[lo:hi] = g.get()
     return values, grads, stats_check(stats.get(), ga, gb, tol, params, real is np.float32)

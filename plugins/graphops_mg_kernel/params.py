@@ -38,7 +38,7 @@ class MGKernelParams(Params):
         ``other`` (or of ``graphs``), in node order, instead of K
     :param diagonal: return only ``K[a, a]`` for every graph of ``graphs`` (a vector)
     :param eval_gradient: return ``(K, dK)`` (with ``nodewise``: the node-wise matrix and its
-        derivatives, cpu backend), ``dK[a, b, h]`` the derivative of ``K[a, b]`` by the
+        derivatives), ``dK[a, b, h]`` the derivative of ``K[a, b]`` by the
         logarithm of hyperparameter ``h``: ``q`` (unless ``q_bounds`` is ``fixed``), then the node
         kernel's and the edge kernel's hyperparameters that are not fixed (scikit-learn's order
         and log scale)

@@ -1,8 +1,9 @@
-"""GraphDot's tests of ``Graph.from_rdkit`` (test/graph/test_from_rdkit.py, GraphDot 0.8), ported to
+"""GraphDot's tests of ``Graph.from_rdkit`` and ``Graph.from_smiles`` (test/graph/test_from_rdkit.py,
+test_from_smiles.py, GraphDot 0.8), ported to
 ``GraphSet.from_rdkit`` / ``GraphSet.from_smiles``: the same molecules, the same feature names
 and values. Left out, with why: ``bond_type='type'`` (graphops keeps the bond type as the edge
-label and ``order`` as a feature, both always), ``ring_list`` (a list per atom: variable-length
-features are not held by a GraphSet) and ``ring_stereo`` (GraphDot's own ring-plane heuristic)."""
+label and ``order`` as a feature, both always) and ``ring_stereo`` (GraphDot's own ring-plane
+heuristic). ``ring_list`` is a sequence feature (read with ``Convolution``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -114,3 +115,31 @@ def test_bad_smiles_are_named_never_dropped():
                              where=[f"file.csv, line {i}" for i in (2, 3, 4, 5)])
     with pytest.raises(InputError, match="molecule 1: not an RDKit molecule"):
         GraphSet.from_rdkit([Chem.MolFromSmiles("C"), None])
+
+
+@pytest.mark.parametrize("smi, ring_list", [
+    ("CC", [0]), ("CCNC", [0]), ("COC", [0]), ("C1CC1", [3]), ("C1CCC1", [4]), ("C1CCCC1", [5]),
+    ("C1CCCCC1", [6]), ("c1ccccc1", [6]), ("C1=CC=CC=C1", [6]), ("C12(CCC2)CC1", [3, 4]),
+])
+def test_from_rdkit_feature_atom_ring_list(smi, ring_list):
+    rings = one(smi)[0].nodes["ring_list"].iloc[0]
+    assert set(rings) == set(ring_list)
+
+
+# GraphDot's test/graph/test_from_smiles.py (its cases are commented out there; they hold here)
+@pytest.mark.parametrize("smi", ["CC", "CCC", "CCCC", "C=C", "C=C-C", "C=C-C=C", "CN", "CCN", "C=CN", "CC=N"])
+def test_from_smiles_linear(smi):
+    import re
+
+    g = GraphSet.from_smiles([smi])
+    assert g.n_nodes == len(re.sub("[^CNOH]", "", smi))
+    assert g.n_edges == g.n_nodes - 1
+
+
+@pytest.mark.parametrize("smi", ["C1CC1", "C1CCC1", "C1CCCC1"])
+def test_from_smiles_cyclic(smi):
+    import re
+
+    g = GraphSet.from_smiles([smi])
+    assert g.n_nodes == len(re.sub("[^CNOH]", "", smi))
+    assert g.n_edges == g.n_nodes

@@ -18,8 +18,6 @@ Adapted, with why:
   graphops refuses a kernel reading a feature some graph lacks, which is what is checked.
 * ``test_mlgk_on_permuted_graph`` builds benzene by hand (GraphDot reads it from ASE).
 
-* ``nodal=True`` with ``eval_gradient=True`` (node-wise derivatives) is the cpu backend's; on the
-  gpu backend the ported cases check that it says so.
 
 Left out, with why:
 * ``test_mlgk_dtype``: GraphDot's ``dtype`` sets the output type; graphops always returns float64
@@ -256,15 +254,6 @@ def finite_difference(mlgk, f):
     return out
 
 
-def nodal_gradient_refused(backend, f):
-    """The node-wise derivatives are the cpu backend's: the gpu backend says so."""
-    if backend == "cpu":
-        return False
-    with pytest.raises(InputError, match="cpu backend"):
-        f()
-    return True
-
-
 @pytest.mark.parametrize("nodal", [True, False])
 @pytest.mark.parametrize("backend", EXACT)
 @pytest.mark.parametrize("name", CASES)
@@ -273,8 +262,6 @@ def test_mlgk_gradient(name, backend, nodal):
     G = graphs_of(case)
     for q in case["q"]:
         mlgk = kernel(backend, case, q)
-        if nodal and nodal_gradient_refused(backend, lambda: call(mlgk, G, nodal=True, eval_gradient=True)):
-            return
         R, dR = call(mlgk, G, nodal=nodal, eval_gradient=True)
         R, dR = np.asarray(R), np.asarray(dR)
         assert len(dR.shape) == 3
@@ -328,8 +315,6 @@ def test_mlgk_diag_gradient(name, backend, nodal):
     G = graphs_of(case)
     for q in case["q"]:
         mlgk = kernel(backend, case, q)
-        if nodal and nodal_gradient_refused(backend, lambda: diag(mlgk, G, nodal=True, eval_gradient=True)):
-            return
         R, dR = diag(mlgk, G, nodal=nodal, eval_gradient=True)
         assert len(dR.shape) == 2
         assert R.shape[0] == dR.shape[0]

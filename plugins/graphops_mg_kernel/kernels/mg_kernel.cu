@@ -657,7 +657,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 template <int W>
 __device__ int cg_global(const Graph& A, const Graph& B, bool adjoint, real* p, real* r, real* Ap, real* P,
                          double* v, double (*red)[32][2], int& flip, int warp, int lane, int rank, const double* pn,
-                         const double* pe, real c, double tol, int limit, bool& done) {
+                         const double* pe, real c, double tol, int limit, bool& done, const double* rhs = nullptr) {
     constexpr int T = W * 32;
     const int nOT = A.nt * B.nt, E = nOT * 64;
     double rz = 0.0, rr = 0.0;
@@ -668,7 +668,7 @@ __device__ int cg_global(const Graph& A, const Graph& B, bool adjoint, real* p, 
         if (i < A.n && k < B.n) {
             real D;
             diagonal(A.v, B.v, i, k, c, pn, D, Pv);
-            b = adjoint ? A.v.st[i] * B.v.st[k] : D;
+            b = rhs ? (real)rhs[o] : adjoint ? A.v.st[i] * B.v.st[k] : D;  // rhs may be v itself: read first
         }
         v[o] = 0.0;
         r[o] = b;
@@ -867,6 +867,136 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
                  xscratch};                                                                                     \
         solve<W, SL, SPARSE, STAGED>(SA, SB, L, pn, pe, q, tol, max_iter, lmin);                                \
     }
+// ---- Node-wise derivatives (tile layout, global memory) -------------------------------------
+// Per pair: x solves A x = D; for each hyperparameter of q, the node and the edge kernel a solve
+// A z = dD/dθ − dA/dθ x gives dx/dθ = z, and R_ik = p_i p'_k (x_ik [− V_ik]) has
+// dR_ik/dθ = p_i p'_k (z_ik [− dV_ik/dθ]); a start probability's θ by the product rule.
+// nodal[off + i n2 + k] = R_ik and ngrad[(off + i n2 + k) H + h], in the solver's node order.
+template <int W>
+__device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, double* ngrad,
+                                     const real* dsta, const real* dstb, const double* pn, const double* pe, double q,
+                                     double tol, int max_iter, int lmin) {
+    __shared__ double red[2][32][2];
+    __shared__ int job_s;
+    constexpr int H = 1 + NHN + NHE + NHP;
+    constexpr int T = W * 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
+    const long long base = (long long)blockIdx.x * L.team_bytes;
+    real* p = L.scratch + 4 * base;
+    real* r = p + L.team_bytes;
+    real* Ap = r + L.team_bytes;
+    real* P = Ap + L.team_bytes;
+    double* X = L.xscratch + 2 * base;
+    double* Z = X + L.team_bytes;
+    int flip = 0;
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        const Graph A = SA.global(ij.x), B = SB.global(ij.y);
+        const int limit = max_iter > 0 ? max_iter : A.n * B.n + 100;
+        const long long off = L.nodal_off[job];
+        const int nOT = A.nt * B.nt, E = nOT * 64;
+        bool ok = true, d;
+        int its = cg_global<W>(A, B, false, p, r, Ap, P, X, red, flip, warp, lane, rank, pn, pe, c, tol, limit, d);
+        ok = ok && d;
+        double total = 0.0, unused = 0.0;
+        for (int o = rank; o < E; o += T) {
+            const int ot = o >> 6, e = o & 63;
+            const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+            if (i >= A.n || k >= B.n) continue;
+            const double value = k_term(A.v, B.v, i, k, X[o], lmin, pn);
+            L.nodal[off + (long long)i * B.n + k] = value;
+            total += value;
+#if NHP > 0
+            const real* dsa = dsta + ((long long)SA.info[ij.x].w + i) * NHP;
+            const real* dsb = dstb + ((long long)SB.info[ij.y].w + k) * NHP;
+            const double walk = lmin ? X[o] - (double)node_value(A.v, B.v, i, k, pn) : X[o];
+#pragma unroll
+            for (int h = 0; h < NHP; ++h)
+                ngrad[(off + (long long)i * B.n + k) * H + 1 + NHN + NHE + h] =
+                    ((double)dsa[h] * (double)B.v.st[k] + (double)A.v.st[i] * (double)dsb[h]) * walk;
+#endif
+        }
+        for (int h = 0; h < 1 + NHN + NHE; ++h) {
+            if (h < 1 + NHN) {
+                for (int o = rank; o < E; o += T) {
+                    const int ot = o >> 6, e = o & 63;
+                    const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+                    double b = 0.0;
+                    if (i < A.n && k < B.n) {
+                        const double V = (double)node_value(A.v, B.v, i, k, pn);
+                        const double D = (double)(A.v.deg[i] * B.v.deg[k] * c);
+                        if (h == 0) {
+                            b = 2.0 / (1.0 - q) * (D - D / V * X[o]);
+                        } else {
+#if NHN > 0
+                            const real* xf = A.v.nf + i * NFN;
+                            const real* yf = B.v.nf + k * NFN;
+                            double dv[NHN];
+                            NODE_GRAD(xf, yf, pn, dv);
+                            b = D * dv[h - 1] * X[o] / (V * V);
+#endif
+                        }
+                    }
+                    Z[o] = b;
+                }
+            } else {
+#if NHE > 0
+                for (int ot = warp; ot < nOT; ot += W) {
+                    double acc0[NHE], acc1[NHE];
+#pragma unroll
+                    for (int g = 0; g < NHE; ++g) acc0[g] = acc1[g] = 0.0;
+                    adjacency_gradient(A, B, X, ot / B.nt, ot % B.nt, lane >> 3, lane & 7, pe, acc0, acc1);
+                    const int o = ot * 64 + lane;
+                    double a0 = 0.0, a1 = 0.0;
+#pragma unroll
+                    for (int g = 0; g < NHE; ++g)
+                        if (g == h - 1 - NHN) { a0 = acc0[g]; a1 = acc1[g]; }
+                    Z[o] = a0;
+                    Z[o + 32] = a1;
+                }
+#endif
+            }
+            team_sync<W>();  // the right-hand side complete
+            const int itz = cg_global<W>(A, B, false, p, r, Ap, P, Z, red, flip, warp, lane, rank, pn, pe, c, tol,
+                                         limit, d, Z);
+            ok = ok && d;
+            its = itz > its ? itz : its;
+            for (int o = rank; o < E; o += T) {
+                const int ot = o >> 6, e = o & 63;
+                const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
+                if (i >= A.n || k >= B.n) continue;
+                double dz = Z[o];
+#if NHN > 0
+                if (lmin && h >= 1 && h < 1 + NHN) {
+                    const real* xf = A.v.nf + i * NFN;
+                    const real* yf = B.v.nf + k * NFN;
+                    double dv[NHN];
+                    NODE_GRAD(xf, yf, pn, dv);
+                    dz -= dv[h - 1];
+                }
+#endif
+                ngrad[(off + (long long)i * B.n + k) * H + h] = (double)A.v.st[i] * (double)B.v.st[k] * dz;
+            }
+            team_sync<W>();  // Z is read before the next right-hand side overwrites it
+        }
+        team_sum2<W>(total, unused, red, flip, warp, lane);
+        if (rank == 0) {
+            L.out[job] = total;
+            atomicAdd(&L.stats[0], (u64)its);
+            atomicMax(&L.stats[1], (u64)its);
+            if (!ok) {
+                atomicAdd(&L.stats[2], 1ull);
+                atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
+            }
+        }
+        team_sync<W>();
+    }
+}
+
 #define MGK_FAMILY(W, SL)                                           \
     MGK_KERNEL(mgk_w##W##_s##SL##_sparse, W, SL, true, true)        \
     MGK_KERNEL(mgk_w##W##_s##SL##_dense, W, SL, false, true)
@@ -901,4 +1031,19 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
         Launch L{pairs, class_ptr, 0, counter, out, 0, 0, nullptr, nullptr, stats, team_bytes, scratch,         \
                  xscratch};                                                                                     \
         gradient_pairs<W>(SA, SB, L, grad, dsta, dstb, pn, pe, q, tol, max_iter, lmin);                         \
+    }
+#define MGK_NODAL_GRADIENT(W)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(W * 32) mgk_nodal_gradient_w##W(                               \
+        const int4 *ia, const int *trpa, const int *tcola, const u64 *maska, const real *wa, const real *efa,  \
+        const real *nfa, const real *dega, const real *sta, const int4 *ib, const int *trpb, const int *tcolb,  \
+        const u64 *maskb, const real *wb, const real *efb, const real *nfb, const real *degb, const real *stb,  \
+        const int2 *pairs, const int *class_ptr, int *counter, double *out, u64 *stats, int team_bytes,         \
+        real *scratch, double *xscratch, double *nodal, const long long *nodal_off, double *ngrad,              \
+        const real *dsta, const real *dstb, const double *pn, const double *pe, double q, double tol,           \
+        int max_iter, int lmin) {                                                                               \
+        GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
+        GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
+        Launch L{pairs, class_ptr, 0, counter, out, 0, 0, nodal, nodal_off, stats, team_bytes, scratch,         \
+                 xscratch};                                                                                     \
+        nodal_gradient_pairs<W>(SA, SB, L, ngrad, dsta, dstb, pn, pe, q, tol, max_iter, lmin);                 \
     }
