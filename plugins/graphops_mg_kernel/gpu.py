@@ -16,7 +16,7 @@ import numpy as np
 
 from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
-from .common import (Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
+from .common import (NotConvergedError, Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
 from .lowrank import Terms, factor_bytes, side, terms
 from .params import MGKernelParams
@@ -48,7 +48,11 @@ KEPT_SCHEDULE_PAIRS = 1 << 20
 _MODULES: dict[str, Any] = {}
 
 
-def _module(params: MGKernelParams, real: type) -> Any:
+def _module(params: MGKernelParams, real: type, part: str) -> Any:
+    """The compiled solver for these kernels in ``real``: only the kernels of ``part`` (``tiles``:
+    the tile families in the chosen primitive; ``factored``: the factored families; both with the
+    global-memory kernel for pairs too large for shared memory; ``gradient``: the gradient
+    kernels), so a new kernel shape compiles a third to a tenth of the file's kernels."""
     nk, ek = params.node_kernel, params.edge_kernel
     nw, ew = layout(params)
     nfn, nfe = row_width(nk.features, nw), row_width(ek.features, ew)
@@ -62,9 +66,14 @@ def _module(params: MGKernelParams, real: type) -> Any:
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
         f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)", ""])
-    suffix = "\n" + "".join(f"MGK_FAMILY({w}, {s})\n" for w, s in FAMILIES) + f"MGK_GLOBAL({GLOBAL_WARPS})\n" + \
-        "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + f"MGK_GRADIENT({GLOBAL_WARPS})\n" + \
-        f"MGK_NODAL_GRADIENT({GLOBAL_WARPS})\n"
+    prim = params.primitive
+    sparse = "true" if prim == "sparse" else "false"
+    glob = f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, {sparse}, false)\n"
+    suffix = "\n" + {
+        "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
+        "factored": "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
+        "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
+    }[part]
     key = prefix + suffix
     if key not in _MODULES:
         _MODULES[key] = load_module(__package__, "mg_kernel", prefix=prefix, suffix=suffix)
@@ -140,7 +149,6 @@ class _Plan:
 
     def __init__(self, ga: Prepared, gb: Prepared, params: MGKernelParams, real: type):
         self.ga, self.gb, self.params, self.real = ga, gb, params, real
-        self.module = _module(params, real)
         self.tol = params.tolerance(np.dtype(real).name)
         size = np.dtype(real).itemsize
         t = None
@@ -153,6 +161,7 @@ class _Plan:
                              "edges (e.g. KroneckerDelta on a label); this one has none: use matvec='tiles' or 'auto'")
         self.terms = t
         self.kind = "factored" if t is not None else "tiles"
+        self.module = _module(params, real, self.kind)
         if t is not None:
             (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
             na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
@@ -297,7 +306,21 @@ def _real(params: MGKernelParams) -> type:
 
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
-    graphs were on the GPU); details give the CG iterations per pair and the mat-vec used."""
+    graphs were on the GPU); details give the CG iterations per pair and the mat-vec used. With
+    the default precision (float32), a call in which some pair does not converge is solved again
+    in float64 (signed weights can make float32 stall); asking float32 by name raises instead."""
+    try:
+        return _run(graphs, other, params)
+    except NotConvergedError:
+        if params.precision is not None:
+            raise
+        result = _run(graphs, other, params.model_copy(update={"precision": "float64"}))
+        result.details["note"] = (result.details.get("note", "") + "; float32 did not converge for some pair: "
+                                  "solved in float64").lstrip("; ")
+        return result
+
+
+def _run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
     real = _real(params)
     params = with_layout(params, graphs, other)
     if params.nodewise and params.eval_gradient:
@@ -444,7 +467,7 @@ def _gradient_pairs(ga: Prepared, gb: Prepared, A: _Graphs, B: _Graphs, pairs: n
     """K (pairs), raw gradients (pairs x hyperparameters) and (total, most) iterations; with
     ``nodal`` = (values, offsets per pair, derivatives) the node-wise values and derivatives instead
     of the gradients (device arrays filled in place)."""
-    module = _module(params, real)
+    module = _module(params, real, "gradient")
     fn = module.get_function(f"mgk_{'nodal_' if nodal else ''}gradient_w{GLOBAL_WARPS}")
     H = len(params.hyperparameters())
     entries = int((A.key[pairs[:, 0]] * B.key[pairs[:, 1]]).max()) * 64 if len(pairs) else 64

@@ -532,9 +532,12 @@ def test_gpu_gradient_matches_cpu(case, split):
 
 def test_modes_are_one_at_a_time():
     gs = random_set(16)
-    with pytest.raises(ValueError, match="nodewise and eval_gradient cannot be asked together"):
+    with pytest.raises(ValueError, match="diagonal and eval_gradient cannot be asked together"):
         run("cpu", gs, node_kernel=KroneckerDelta(0.5, on="element"), edge_kernel=KroneckerDelta(0.5, on="order"),
-            nodewise=True, eval_gradient=True)
+            diagonal=True, eval_gradient=True)
+    with pytest.raises(ValueError, match="normalize=True is not offered with it"):
+        run("cpu", gs, node_kernel=KroneckerDelta(0.5, on="element"), edge_kernel=KroneckerDelta(0.5, on="order"),
+            nodewise=True, eval_gradient=True, normalize=True)
     with pytest.raises(ValueError, match="diagonal=True gives K"):
         run("cpu", gs, gs, node_kernel=KroneckerDelta(0.5, on="element"),
             edge_kernel=KroneckerDelta(0.5, on="order"), diagonal=True)

@@ -997,13 +997,8 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
     }
 }
 
-#define MGK_FAMILY(W, SL)                                           \
-    MGK_KERNEL(mgk_w##W##_s##SL##_sparse, W, SL, true, true)        \
-    MGK_KERNEL(mgk_w##W##_s##SL##_dense, W, SL, false, true)
-#define MGK_GLOBAL(W)                                                   \
-    MGK_KERNEL(mgk_global_w##W##_sparse, W, 1, true, false)             \
-    MGK_KERNEL(mgk_global_w##W##_dense, W, 1, false, false)
-// The families are instantiated by gpu.py (its FAMILIES), after this file.
+// gpu.py instantiates, after this file, the kernels one call needs: MGK_KERNEL(name, W, SL, SPARSE, STAGED)
+// for its tile families and the global-memory kernel, MGK_FACTORED, or MGK_GRADIENT and MGK_NODAL_GRADIENT.
 #define MGK_FACTORED(W, S)                                                                                     \
     extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32)) \
         mgk_f_w##W##_s##S(const int4 *ia, const int *rpa, const int *cola, const real *va, const real *nfa,    \
