@@ -161,6 +161,12 @@ class BaseKernel:
         are the variables ``x[name]``/``y[name]``, hyperparameter ``i`` is ``{p}[first + i]``."""
         raise NotImplementedError
 
+    def self_source(self, lang: str, p: str = "p", first: int = 0) -> tuple[str, list[str]] | None:
+        """(value, derivatives) of ``k(x, x)`` as code when it does not depend on ``x`` (1 for
+        KroneckerDelta, SquareExponential, RationalQuadratic; ``c`` for Constant; their sums and
+        products), else None. Normalization uses it to skip evaluating ``k(x, x)`` and ``k(y, y)``."""
+        return None
+
     def row_source(self, lang: str, names: Sequence[str], widths: Mapping[str, int] | None = None
                    ) -> tuple[str, list[str]]:
         """:meth:`source` for two feature rows ``x``, ``y`` holding the features ``names`` in
@@ -349,6 +355,9 @@ class KroneckerDelta(_Elementary):
 
     param = "h"
 
+    def self_source(self, lang, p="p", first=0):
+        return "1.0", ["0.0"]
+
     def default_bounds(self) -> tuple[float, float]:
         return (min(1e-3, self.value), 1.0)
 
@@ -376,6 +385,9 @@ class SquareExponential(_Elementary):
 
     param = "length_scale"
     high, open_low = math.inf, True
+
+    def self_source(self, lang, p="p", first=0):
+        return "1.0", ["0.0"]
     bound_low, bound_high = 0.0, math.inf
 
     def default_bounds(self) -> tuple[float, float]:
@@ -414,6 +426,9 @@ class Constant(_Elementary):
 
     param = "c"
     needs_feature = False
+
+    def self_source(self, lang, p="p", first=0):
+        return f"{p}[{first}]", ["1.0"]
     high = math.inf
     bound_high = math.inf
 
@@ -494,14 +509,7 @@ class _Composite(BaseKernel):
         for k in self.parts:
             codes.append(k.source(lang, x, y, p, at))
             at += len(k.hyperparameters)
-        value = f" {self.symbol} ".join(v for v, _ in codes)
-        if self.symbol == "+":
-            return f"({value})", [g for _, gs in codes for g in gs]
-        grads = []
-        for i, (_, gs) in enumerate(codes):
-            rest = " * ".join(v for j, (v, _) in enumerate(codes) if j != i) or "1.0"
-            grads += [f"({g} * {rest})" for g in gs]
-        return f"({value})", grads
+        return self._combine(codes)
 
     def unnamed(self) -> BaseKernel | None:
         return next((u for u in (k.unnamed() for k in self.parts) if u is not None), None)
@@ -514,6 +522,28 @@ class _Composite(BaseKernel):
 
     def _children(self) -> tuple[BaseKernel, ...]:
         return self.parts
+
+    def self_source(self, lang, p="p", first=0):
+        codes, at = [], first
+        for k in self.parts:
+            code = k.self_source(lang, p, at)
+            if code is None:
+                return None
+            codes.append(code)
+            at += len(k.hyperparameters)
+        return self._combine(codes)
+
+    def _combine(self, codes: list[tuple[str, list[str]]]) -> tuple[str, list[str]]:
+        """The parts' (value, derivatives) code summed or multiplied (factors of 1.0 and terms
+        of 0.0 left out, so constant self-similarities fold away)."""
+        if self.symbol == "+":
+            return "(" + " + ".join(v for v, _ in codes) + ")", [g for _, gs in codes for g in gs]
+        factors = [v for v, _ in codes if v != "1.0"]
+        grads = []
+        for i, (_, gs) in enumerate(codes):
+            rest = " * ".join(v for j, (v, _) in enumerate(codes) if j != i and v != "1.0")
+            grads += ["0.0" if g == "0.0" else f"({g} * {rest})" if rest else g for g in gs]
+        return ("(" + " * ".join(factors) + ")" if factors else "1.0"), grads
 
     def _range(self) -> tuple[bool, float]:
         ranges = [k._range() for k in self.parts]
@@ -719,6 +749,9 @@ class RationalQuadratic(BaseKernel):
             grads = [np.where(finite, k * d * d / (ell ** 3 * u), 0.0), np.where(finite, k * (r / u - np.log(u)), 0.0)]
         return k, [g[()] if g.ndim == 0 else g for g in grads]
 
+    def self_source(self, lang, p="p", first=0):
+        return "1.0", ["0.0", "0.0"]
+
     def source(self, lang, x, y, p="p", first=0):
         if self.on is None:
             raise InputError(f"{self!r} names no feature")
@@ -796,8 +829,21 @@ class Normalized(BaseKernel):
         scalar = lambda a: a[()] if np.ndim(a) == 0 else a  # noqa: E731
         return scalar(value), [scalar(g) for g in grads]
 
+    def self_source(self, lang, p="p", first=0):
+        return "1.0", ["0.0"] * len(self.hyperparameters)
+
     def source(self, lang, x, y, p="p", first=0):
         kxy, gxy = self.kernel.source(lang, x, y, p, first)
+        known = self.kernel.self_source(lang, p, first)
+        if known is not None:  # k(x, x) = k(y, y) = s whatever x: k / s, no self-similarities to evaluate
+            s, ds = known
+            if s == "1.0" and all(d == "0.0" for d in ds):
+                return kxy, gxy
+            c = _lang(lang) == "c"
+            value = f"(({kxy}) / ({s}))"
+            grads = [f"(({g}) / ({s}) - {value} * ({d}) / ({s}))" for g, d in zip(gxy, ds)]
+            guard = (lambda e: f"(({s}) > 0 ? {e} : 0.0)") if c else (lambda e: f"({e} if ({s}) > 0 else 0.0)")
+            return guard(value), [guard(g) for g in grads]
         kxx, gxx = self.kernel.source(lang, x, x, p, first)
         kyy, gyy = self.kernel.source(lang, y, y, p, first)
         c = _lang(lang) == "c"
