@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from graphops import InputError
-from graphops.kernels.basekernels import (Additive, Constant, KroneckerDelta, Normalized, SquareExponential,
-                                  TensorProduct, compile_kernel, from_spec)
+from graphops.kernels.basekernels import Additive, Constant, KroneckerDelta, Normalized, SquareExponential, TensorProduct
+from graphops.kernels.spec import compile_kernel, from_spec
 
 RNG = np.random.default_rng(0)
 X = {"label": RNG.integers(0, 3, 40).astype(float), "charge": RNG.normal(size=40), "w": RNG.random(40)}

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, Convolution, DotProduct, KroneckerDelta,
-                                          Normalize, Normalized, Power, Product, RationalQuadratic, SquareExponential,
-                                          Sum, TensorProduct, from_spec)
+from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalize, Normalized, Power,
+                                          Product, RationalQuadratic, SquareExponential, Sum, TensorProduct)
+from graphops.kernels.sequence import Convolution, DotProduct
+from graphops.kernels.spec import from_spec
 from graphops.kernels import probability
 from graphops.kernels.estimators import GraphKernelEstimator, estimator_for
 

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from graphops.errors import InputError, did_you_mean
 
 __all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "RationalQuadratic", "Constant",
-           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "Normalize", "Convolution",
-           "DotProduct", "from_spec", "compile_kernel"]
+           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "Normalize", "named_values"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,13 +84,7 @@ class BaseKernel:
     def with_named(self, **values: float) -> "BaseKernel":
         """This kernel with some hyperparameters set by :attr:`hyperparameter_names` (unknown names
         are an error naming the known ones)."""
-        names = self.hyperparameter_names
-        unknown = [k for k in values if k not in names]
-        if unknown:
-            raise InputError(f"{self!r} has no hyperparameter {unknown[0]!r}; its hyperparameters: "
-                             f"{', '.join(names) or '(none)'}.{did_you_mean(unknown[0], names)}")
-        current = [h.value for h in self.hyperparameters]
-        return self.with_values([float(values.get(n, v)) for n, v in zip(names, current)])
+        return self.with_values(named_values(self, values))
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -250,6 +243,17 @@ class BaseKernel:
 
     def __hash__(self) -> int:
         return hash(repr(self))
+
+
+def named_values(owner: Any, values: Mapping[str, float]) -> list[float]:
+    """All of ``owner``'s hyperparameter values in order, those named in ``values`` (by
+    ``hyperparameter_names``) replaced; an unknown name is an error naming the known ones."""
+    names = owner.hyperparameter_names
+    unknown = [k for k in values if k not in names]
+    if unknown:
+        raise InputError(f"{owner!r} has no hyperparameter {unknown[0]!r}; its hyperparameters: "
+                         f"{', '.join(names) or '(none)'}.{did_you_mean(unknown[0], names)}")
+    return [float(values.get(n, h.value)) for n, h in zip(names, owner.hyperparameters)]
 
 
 def _kernel(value: Any, op: str) -> BaseKernel:
@@ -774,7 +778,27 @@ class RationalQuadratic(BaseKernel):
         return f"RationalQuadratic({self.length_scale!r}, {self.alpha!r})"
 
 
-class Normalized(BaseKernel):
+class _Wrapping(BaseKernel):
+    """A kernel made of one other (``self.kernel``), whose hyperparameters it has."""
+
+    kernel: BaseKernel
+
+    @property
+    def hyperparameters(self) -> list[Hyper]:
+        return self.kernel.hyperparameters
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        return self.kernel.hyperparameter_names
+
+    def _children(self) -> tuple[BaseKernel, ...]:
+        return (self.kernel,)
+
+    def unnamed(self) -> BaseKernel | None:
+        return self.kernel.unnamed()
+
+
+class Normalized(_Wrapping):
     """``k(x, y) / sqrt(k(x, x) * k(y, y))``."""
 
     def __new__(cls, kernel: BaseKernel | None = None):
@@ -788,30 +812,16 @@ class Normalized(BaseKernel):
         self.kernel = _kernel(kernel, "normalized")
 
     @property
-    def hyperparameters(self) -> list[Hyper]:
-        return self.kernel.hyperparameters
-
-    @property
-    def hyperparameter_names(self) -> list[str]:
-        return self.kernel.hyperparameter_names
-
-    @property
     def features(self) -> tuple[str, ...]:
         return self.kernel.features
 
     def with_values(self, values):
         return Normalized(self.kernel.with_values(values))
 
-    def unnamed(self) -> BaseKernel | None:
-        return self.kernel.unnamed()
-
     @property
     def minmax(self) -> tuple[float, float]:
         lo, hi = self.kernel.minmax
         return (lo / hi if lo > 0 and math.isfinite(hi) else 0.0), 1.0
-
-    def _children(self) -> tuple[BaseKernel, ...]:
-        return (self.kernel,)
 
     def _range(self) -> tuple[bool, float]:
         return self.kernel._range()[0], self.minmax[1]
@@ -869,309 +879,6 @@ class Normalized(BaseKernel):
         return Normalized(self.kernel._on(on))
 
 
-class _Sequence(BaseKernel):
-    """A kernel of one sequence feature (a variable-length list of numbers per node or edge)."""
-
-    on: str | None = None
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return () if self.on is None else (self.on,)
-
-    @property
-    def sequence_features(self) -> tuple[str, ...]:
-        return self.features
-
-    def unnamed(self) -> BaseKernel | None:
-        return self if self.on is None else None
-
-    def _sequences(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-        if self.on is None:
-            raise InputError(f"{self!r} names no feature: write {type(self).__name__}(..., on='rings') or use it "
-                             f"inside TensorProduct(rings=...)")
-        out = []
-        for rec in (x, y):
-            if self.on not in rec:
-                raise InputError(f"{self!r} reads the feature {self.on!r}, which is not there (features: "
-                                 f"{', '.join(map(repr, rec)) or 'none'})")
-            v = np.asarray(rec[self.on], dtype=float)
-            if v.ndim != 1:
-                raise InputError(f"{self!r} compares one sequence with one sequence; got a value of shape {v.shape}")
-            out.append(v)
-        return out[0], out[1]
-
-    def _helper(self, lang: str, kind: str, body: str) -> str:
-        import hashlib
-
-        return f"{kind}_{hashlib.sha1((lang + body).encode()).hexdigest()[:12]}"
-
-
-class Convolution(_Sequence):
-    """GraphDot's Convolution: ``kernel`` between every element of one sequence and every element
-    of the other, averaged (``mean=True``: ``Σ k(a, b) / (|X| |Y|)``, 0 for an empty sequence)
-    or summed (``mean=False``). ``Convolution(k).normalized`` is the normalized variant. Reads
-    a sequence feature: ``TensorProduct(rings=Convolution(KroneckerDelta(0.3)))``."""
-
-    def __init__(self, kernel: BaseKernel, mean: bool = True, on: str | None = None):
-        self.kernel = _kernel(kernel, "Convolution")
-        if not isinstance(mean, (bool, np.bool_)):
-            raise InputError(f"Convolution: mean must be true or false; got {mean!r}")
-        self.mean = bool(mean)
-        inner = self.kernel.features
-        if len(inner) > 1 or self.kernel.sequence_features:
-            raise InputError(f"Convolution({self.kernel!r}): the kernel compares the elements of one sequence "
-                             f"feature, so it names at most one feature and reads no sequences itself")
-        on = _name(on, "Convolution")
-        if inner and on is not None and inner[0] != on:
-            raise InputError(f"Convolution({self.kernel!r}, on={on!r}): the kernel names {inner[0]!r}; name one")
-        self.on = on if on is not None else (inner[0] if inner else None)
-        if self.on is not None:
-            self.kernel = self.kernel._on(self.on)
-
-    @property
-    def hyperparameters(self) -> list[Hyper]:
-        return self.kernel.hyperparameters
-
-    @property
-    def hyperparameter_names(self) -> list[str]:
-        return self.kernel.hyperparameter_names
-
-    def with_values(self, values):
-        return Convolution(self.kernel.with_values(values), self.mean, self.on)
-
-    def _on(self, on: str) -> "BaseKernel":
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
-        return Convolution(self.kernel, self.mean, on)
-
-    def _children(self) -> tuple[BaseKernel, ...]:
-        return (self.kernel,)
-
-    def _range(self) -> tuple[bool, float]:
-        return self.kernel._range()[0], self.minmax[1]
-
-    @property
-    def minmax(self) -> tuple[float, float]:
-        lo, hi = self.kernel.minmax
-        return (lo, hi) if self.mean else (lo, math.inf)
-
-    def _eval(self, x, y):
-        X, Y = self._sequences(x, y)
-        f = self.on
-        shape = (len(X), len(Y))
-        value, grads = self.kernel._eval({f: X[:, None]}, {f: Y[None, :]})
-        fold = (lambda a: float(np.broadcast_to(a, shape).mean()) if X.size and Y.size else 0.0) if self.mean \
-            else (lambda a: float(np.broadcast_to(a, shape).sum()))
-        return fold(value), [fold(g) for g in grads]
-
-    def _loop(self, lang: str, expression: str) -> tuple[str, str]:
-        """(name, definition) of the helper folding ``expression`` over element pairs."""
-        if _lang(lang) == "c":
-            result = "(n * m ? s / (double)(n * m) : 0.0)" if self.mean else "s"
-            body = (f"template <typename R>\n__device__ __forceinline__ double NAME(const R* a, const R* b, "
-                    f"const double* p) {{\n    const int n = (int)a[0], m = (int)b[0];\n    double s = 0.0;\n"
-                    f"    for (int i = 0; i < n; ++i)\n        for (int j = 0; j < m; ++j)\n"
-                    f"            s += (double)({expression});\n    return {result};\n}}\n")
-        else:
-            result = "s / (n * m) if n * m else 0.0" if self.mean else "s"
-            body = (f"@njit(cache=False)\ndef NAME(a, b, p):\n    n = int(a[0])\n    m = int(b[0])\n    s = 0.0\n"
-                    f"    for i in range(n):\n        for j in range(m):\n            s += {expression}\n"
-                    f"    return {result}\n")
-        name = self._helper(lang, "conv", body)
-        return name, body.replace("NAME", name)
-
-    def _loops(self, lang: str) -> list[tuple[str, str]]:
-        f = self.on if self.on is not None else "_"
-        value, grads = self.kernel.source(lang, {f: "a[1 + i]"}, {f: "b[1 + j]"}, "p", 0)
-        return [self._loop(lang, e) for e in (value, *grads)]
-
-    def helpers(self, lang):
-        return dict(self._loops(lang))
-
-    def source(self, lang, x, y, p="p", first=0):
-        if self.on is None:
-            raise InputError(f"{self!r} names no feature")
-        a, b = x[self.on], y[self.on]
-        at = f"{p} + {first}" if _lang(lang) == "c" else f"{p}[{first}:]"
-        calls = [f"{name}({a}, {b}, {at})" for name, _ in self._loops(lang)]
-        return calls[0], calls[1:]
-
-    def __repr__(self) -> str:
-        mean = "" if self.mean else ", mean=False"
-        on = f", on={self.on!r}" if self.on is not None else ""
-        return f"Convolution({self.kernel._bare()}{mean}{on})"
-
-    def _bare(self) -> str:
-        return f"Convolution({self.kernel._bare()}{'' if self.mean else ', mean=False'})"
-
-
-class DotProduct(_Sequence):
-    """GraphDot's DotProduct: ``Σ x_i y_i`` of two vector features (sequences of one length;
-    values >= 0, so that the kernel is >= 0). No hyperparameters; ``DotProduct().normalized`` is
-    the cosine similarity."""
-
-    def __init__(self, on: str | None = None):
-        self.on = _name(on, "DotProduct")
-
-    hyperparameters = property(lambda self: [])
-
-    def with_values(self, values):
-        if len(values):
-            raise InputError("DotProduct has no hyperparameters")
-        return self
-
-    def _on(self, on: str) -> "BaseKernel":
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
-        return DotProduct(on)
-
-    @property
-    def minmax(self) -> tuple[float, float]:
-        return 0.0, math.inf
-
-    def _eval(self, x, y):
-        X, Y = self._sequences(x, y)
-        if len(X) != len(Y):
-            raise InputError(f"{self!r}: the two vectors differ in length ({len(X)} and {len(Y)})")
-        return float(X @ Y), []
-
-    def _dot(self, lang: str) -> tuple[str, str]:
-        if _lang(lang) == "c":
-            body = ("template <typename R>\n__device__ __forceinline__ double NAME(const R* a, const R* b) {\n"
-                    "    const int n = (int)a[0] < (int)b[0] ? (int)a[0] : (int)b[0];\n    double s = 0.0;\n"
-                    "    for (int i = 1; i <= n; ++i) s += (double)a[i] * (double)b[i];\n    return s;\n}\n")
-        else:
-            body = ("@njit(cache=False)\ndef NAME(a, b):\n    s = 0.0\n    for i in range(1, min(int(a[0]), int(b[0])) + 1):\n"
-                    "        s += a[i] * b[i]\n    return s\n")
-        name = self._helper(lang, "dot", body)
-        return name, body.replace("NAME", name)
-
-    def helpers(self, lang):
-        return dict([self._dot(lang)])
-
-    def source(self, lang, x, y, p="p", first=0):
-        if self.on is None:
-            raise InputError(f"{self!r} names no feature")
-        return f"{self._dot(lang)[0]}({x[self.on]}, {y[self.on]})", []
-
-    def __repr__(self) -> str:
-        return "DotProduct()" if self.on is None else f"DotProduct(on={self.on!r})"
-
-    def _bare(self) -> str:
-        return "DotProduct()"
-
-
 def Normalize(kernel: BaseKernel) -> BaseKernel:
     """GraphDot's spelling of ``kernel.normalized``."""
     return Normalized(_kernel(kernel, "Normalize"))
-
-
-# YAML -------------------------------------------------------------------------------------
-_ELEMENTARY: dict[str, tuple[type, tuple[str, ...]]] = {
-    "kronecker_delta": (KroneckerDelta, ("h", "on", "h_bounds")),
-    "square_exponential": (SquareExponential, ("length_scale", "on", "length_scale_bounds")),
-    "constant": (Constant, ("c", "c_bounds")),
-    "rational_quadratic": (RationalQuadratic, ("length_scale", "alpha", "on", "length_scale_bounds", "alpha_bounds")),
-}
-_NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normalized", "power", "convolution",
-          "dot_product")
-
-
-def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
-    """A kernel from its YAML form: ``{kronecker_delta: {h: 0.5, on: label}}``,
-    ``{tensor_product: {label: {kronecker_delta: {h: 0.5}}, ...}}``, ``{product: [k1, k2]}``,
-    ``{sum: [...]}``, ``{additive: {...}}``, ``{normalized: k}``, ``{power: {kernel: k, exponent: 2}}``,
-    ``{convolution: {kernel: k, mean: true}}``, ``{dot_product: {}}``, or a kernel object."""
-    if isinstance(spec, BaseKernel):
-        return spec
-    if not isinstance(spec, Mapping) or len(spec) != 1:
-        raise InputError(f"{where}: a base kernel is written as a mapping with one key ({', '.join(_NAMES)}), "
-                         f"e.g. {{kronecker_delta: {{h: 0.5, on: label}}}}; got {spec!r}")
-    (name, body), = spec.items()
-    if name in _ELEMENTARY:
-        cls, allowed = _ELEMENTARY[name]
-        if isinstance(body, (int, float)) and not isinstance(body, bool):
-            body = {allowed[0]: body}
-        if not isinstance(body, Mapping):
-            raise InputError(f"{where}.{name}: expected a mapping of {', '.join(allowed)}; got {body!r}")
-        unknown = sorted(set(body) - set(allowed))
-        if unknown:
-            raise InputError(f"{where}.{name}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
-                             f"{', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
-        required = allowed[:2] if cls is RationalQuadratic else allowed[:1]
-        missing = [k for k in required if k not in body]
-        if missing:
-            raise InputError(f"{where}.{name}: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
-        return _built(where, name, lambda: cls(**body))
-    if name in ("tensor_product", "additive"):
-        if not isinstance(body, Mapping) or not body:
-            raise InputError(f"{where}.{name}: expected a mapping of feature: kernel; got {body!r}")
-        cls = TensorProduct if name == "tensor_product" else Additive
-        parts = {str(f): from_spec(k, f"{where}.{name}.{f}") for f, k in body.items()}
-        return _built(where, name, lambda: cls(**parts))
-    if name in ("product", "sum"):
-        if not isinstance(body, Sequence) or isinstance(body, str) or not body:
-            raise InputError(f"{where}.{name}: expected a list of kernels; got {body!r}")
-        items = [from_spec(k, f"{where}.{name}[{i}]") for i, k in enumerate(body)]
-        return _built(where, name, lambda: Product(*items) if name == "product" else Sum(*items))
-    if name == "normalized":
-        inner = from_spec(body, f"{where}.normalized")
-        return _built(where, name, lambda: Normalized(inner))
-    if name == "power":  # {power: {kernel: k, exponent: 2}} (exponent: a number, or {constant: {c: 2}})
-        if not isinstance(body, Mapping) or set(body) != {"kernel", "exponent"}:
-            raise InputError(f"{where}.power: expected {{kernel: ..., exponent: ...}}; got {body!r}")
-        inner = from_spec(body["kernel"], f"{where}.power.kernel")
-        exp = body["exponent"]
-        exp = from_spec(exp, f"{where}.power.exponent") if isinstance(exp, Mapping) else exp
-        return _built(where, name, lambda: Power(inner, exp))
-    if name == "convolution":  # {convolution: {kernel: k, mean: true, on: rings}}
-        if not isinstance(body, Mapping) or "kernel" not in body or set(body) - {"kernel", "mean", "on"}:
-            raise InputError(f"{where}.convolution: expected {{kernel: ..., mean: true or false, on: feature}} "
-                             f"(mean and on optional); got {body!r}")
-        inner = from_spec(body["kernel"], f"{where}.convolution.kernel")
-        return _built(where, name, lambda: Convolution(inner, body.get("mean", True), body.get("on")))
-    if name == "dot_product":  # {dot_product: {on: vector}} or {dot_product: {}}
-        if body is None:
-            body = {}
-        if not isinstance(body, Mapping) or set(body) - {"on"}:
-            raise InputError(f"{where}.dot_product: expected {{on: feature}} or {{}}; got {body!r}")
-        return _built(where, name, lambda: DotProduct(body.get("on")))
-    raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
-
-
-def _built(where: str, name: str, make: Callable[[], BaseKernel]) -> BaseKernel:
-    try:
-        return make()
-    except InputError as exc:
-        raise InputError(f"{where}.{name}: {exc}") from None
-
-
-# compiled form ------------------------------------------------------------------------------
-def compile_kernel(kernel: BaseKernel, features: Sequence[str] | None = None,
-                   gradient: bool = False, widths: Mapping[str, int] | None = None
-                   ) -> tuple[Callable[..., Any], tuple[str, ...]]:
-    """A Numba function ``k(x, y, p)`` of two feature rows (float64 arrays laid out as
-    :meth:`BaseKernel.row_source` says, one entry per scalar feature in the returned order,
-    ``widths[name]`` per sequence feature) and the hyperparameter values ``p``; with
-    ``gradient=True`` it also fills ``out`` with the derivatives: ``k(x, y, p, out)``. Compiled
-    once per kernel shape."""
-    from graphops.base.jit import njit
-
-    names = tuple(features) if features is not None else kernel.features
-    value, grads = kernel.row_source("python", names, widths)
-    helpers = kernel.helpers("python")
-    key = (value, tuple(grads) if gradient else None, tuple(helpers))
-    if key in _COMPILED:
-        return _COMPILED[key], names
-    lines = [*helpers.values(), "def k(x, y, p" + (", out" if gradient else "") + "):"]
-    if gradient:
-        lines += [f"    out[{i}] = {g}" for i, g in enumerate(grads)]
-    lines.append(f"    return {value}")
-    scope: dict[str, Any] = {"math": math, "njit": njit}
-    exec(compile("\n".join(lines), f"<base kernel {kernel!r}>", "exec"), scope)  # noqa: S102 - our own source
-    fn = njit(cache=False)(scope["k"])
-    _COMPILED[key] = fn
-    return fn, names
-
-
-_COMPILED: dict[Any, Callable[..., Any]] = {}

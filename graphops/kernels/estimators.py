@@ -15,7 +15,8 @@ from typing import Any
 
 from graphops.engine.dispatch import as_graphset, run
 from graphops.errors import InputError, did_you_mean
-from graphops.kernels.basekernels import BaseKernel, from_spec
+from graphops.kernels.basekernels import BaseKernel
+from graphops.kernels.spec import from_spec
 from graphops.model.graphset import GraphSet
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "estimator_fields"]

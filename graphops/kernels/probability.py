@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from graphops.errors import InputError, did_you_mean
-from graphops.kernels.basekernels import Hyper, _bounds, _number
+from graphops.kernels.basekernels import Hyper, _bounds, _number, named_values
 
 __all__ = ["StartProbability", "Uniform", "Constant", "Feature", "Assign", "Adhoc", "from_spec", "start_from_spec",
            "start_values"]
@@ -46,12 +46,7 @@ class StartProbability:
 
     def with_named(self, **values: float) -> "StartProbability":
         """This start probability with some hyperparameters set by :attr:`hyperparameter_names`."""
-        names = self.hyperparameter_names
-        unknown = [k for k in values if k not in names]
-        if unknown:
-            raise InputError(f"{self!r} has no hyperparameter {unknown[0]!r}; its hyperparameters: "
-                             f"{', '.join(names) or '(none)'}.{did_you_mean(unknown[0], names)}")
-        return self.with_values([float(values.get(n, h.value)) for n, h in zip(names, self.hyperparameters)])
+        return self.with_values(named_values(self, values))
 
     def with_values(self, values: Sequence[float]) -> "StartProbability":
         if len(values):

@@ -11,6 +11,7 @@ from graphops.model.csr import CSR, CSRViews, build_csr
 from graphops.base.device import Device, device_of, host_pandas, to_device
 from graphops.model.frames import column_array, new_frame
 from graphops.errors import InputError
+from graphops.model.sequences import is_sequence, sequence_array, sequences_of
 
 log = logging.getLogger("graphops")
 
@@ -34,44 +35,6 @@ def _feature_table(labels: Any, attrs: Any, named: dict[str, Any]) -> dict[str, 
     return table
 
 
-def _is_sequence(v: Any) -> bool:
-    return isinstance(v, (list, tuple, np.ndarray)) and getattr(v, "ndim", 1) == 1
-
-
-def sequence_array(values: Sequence[Any], name: str = "feature", what: str = "node") -> np.ndarray:
-    """Variable-length sequences of numbers as one padded float64 array: row ``i`` holds
-    ``len(values[i])`` and then the values, zeros after them (a sequence feature's form)."""
-    rows = []
-    for i, v in enumerate(values):
-        if not _is_sequence(v):
-            raise InputError(f"{what} feature {name!r} mixes sequences and single values ({what} {i}: {v!r}); "
-                             f"give every {what} a sequence (a tuple or list, maybe empty)")
-        try:
-            row = np.asarray(v, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            raise InputError(f"{what} feature {name!r}: {what} {i} holds {v!r}; a sequence feature holds numbers"
-                             ) from None
-        if not np.isfinite(row).all():
-            raise InputError(f"{what} feature {name!r}: {what} {i} holds {v!r}; values must be finite numbers")
-        rows.append(row)
-    width = 1 + max((len(r) for r in rows), default=0)
-    out = np.zeros((len(rows), width))
-    for i, r in enumerate(rows):
-        out[i, 0] = len(r)
-        out[i, 1:1 + len(r)] = r
-    return out
-
-
-def sequences_of(padded: Any) -> list[tuple]:
-    """The sequences of a padded sequence feature, one tuple per row (integers where whole)."""
-    host = np.asarray(padded.get() if hasattr(padded, "get") else padded)
-    out = []
-    for row in host:
-        vals = row[1:1 + int(row[0])]
-        out.append(tuple(int(v) if float(v).is_integer() else float(v) for v in vals))
-    return out
-
-
 def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) -> dict[str, Any]:
     """Named columns of every graph's node or edge frame, concatenated: integers and booleans
     as int64, floats as float64, anything else (strings, categories) as integer codes of its
@@ -90,7 +53,7 @@ def _feature_columns(frames: list[Any], names: Sequence[str] | None, what: str) 
                                  f"{', '.join(map(repr, have)) or 'none'})")
             parts.append(frame[name].reset_index(drop=True))
         col = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype="int64")
-        if col.dtype == object and len(col) and any(_is_sequence(v) for v in col):
+        if col.dtype == object and len(col) and any(is_sequence(v) for v in col):
             out[name] = sequence_array(list(col), name, what)
             continue
         if col.isna().any():
@@ -413,7 +376,7 @@ def _scalar_column(col: Any) -> bool:
         return True
     if col.dtype.kind == "f":
         return not bool(col.isna().any())
-    if col.dtype == object and len(col) and all(_is_sequence(v) for v in col):
+    if col.dtype == object and len(col) and all(is_sequence(v) for v in col):
         return True  # a sequence feature
     return host_pandas().api.types.infer_dtype(col, skipna=False) in ("string", "empty")
 
@@ -426,7 +389,7 @@ def _shared_attributes(records: list[dict], leave: tuple = ()) -> tuple[str | No
     shared = set(records[0]).intersection(*records[1:]) - set(leave)
     scalar = (int, float, bool, str, np.integer, np.floating, np.bool_)
     names = sorted(k for k in shared if all(isinstance(r[k], scalar) for r in records)
-                   or all(_is_sequence(r[k]) for r in records))
+                   or all(is_sequence(r[k]) for r in records))
     integer = "label" in names and all(isinstance(r["label"], (int, np.integer, bool, np.bool_)) for r in records)
     features = [k for k in names if not (k == "label" and integer)]
     return ("label" if integer else None), (features or None)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from graphops.errors import InputError
-from graphops.model.graphset import sequence_array
+from graphops.model.sequences import sequence_array
 
 __all__ = ["ATOM_FEATURES", "BOND_FEATURES", "molecule_arrays", "parse_smiles"]
 

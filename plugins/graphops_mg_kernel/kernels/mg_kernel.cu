@@ -260,14 +260,19 @@ __device__ __forceinline__ int next_job(const Launch& L, int start, int& job_s, 
 }
 
 // One thread of the team writes the pair's K and its statistics.
-__device__ __forceinline__ void record(const Launch& L, int2 ij, double total, int its, bool done) {
-    L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
+// The launch's statistics: iterations (total, most), pairs not converged and one of them.
+__device__ __forceinline__ void tally(const Launch& L, int2 ij, int its, bool done) {
     atomicAdd(&L.stats[0], (u64)its);
     atomicMax(&L.stats[1], (u64)its);
     if (!done) {
         atomicAdd(&L.stats[2], 1ull);
         atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
     }
+}
+
+__device__ __forceinline__ void record(const Launch& L, int2 ij, double total, int its, bool done) {
+    L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
+    tally(L, ij, its, done);
 }
 
 // The preconditioned conjugate-gradient iteration, the same for every solver: each solver passes
@@ -752,32 +757,52 @@ __device__ __forceinline__ void adjacency_gradient(const Graph& A, const Graph& 
 }
 #endif
 
-// A block of W warps per pair; pairs[job] -> out[job], grad[job * H + h] (H = 1 + NHN + NHE).
-template <int W>
-__device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, double* grad,
-                               const real* dsta, const real* dstb, const double* pn, const double* pe, double q,
-                               double tol, int max_iter, int lmin) {
-    __shared__ double red[2][32][2];
+// The global scratch of a block's team: four real vectors (p, r, A·p, P) and two double ones, each
+// L.team_bytes entries; and the loop over the pairs of the launch's class that a block takes from
+// the job counter: body(job, (i, j), A, B, iteration limit) for each.
+struct Scratch {
+    real *p, *r, *Ap, *P;
+    double *X, *Y;
+    __device__ explicit Scratch(const Launch& L) {
+        const long long base = (long long)blockIdx.x * L.team_bytes;
+        p = L.scratch + 4 * base;
+        r = p + L.team_bytes;
+        Ap = r + L.team_bytes;
+        P = Ap + L.team_bytes;
+        X = L.xscratch + 2 * base;
+        Y = X + L.team_bytes;
+    }
+};
+
+template <int W, typename Body>
+__device__ void global_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, int max_iter, Body body) {
     __shared__ int job_s;
-    constexpr int H = 1 + NHN + NHE + NHP;
-    constexpr int T = W * 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
-    const long long base = (long long)blockIdx.x * L.team_bytes;
-    real* p = L.scratch + 4 * base;
-    real* r = p + L.team_bytes;
-    real* Ap = r + L.team_bytes;
-    real* P = Ap + L.team_bytes;
-    double* X = L.xscratch + 2 * base;
-    double* Yv = X + L.team_bytes;
-    int flip = 0;
+    const int lane = threadIdx.x & 31;
     const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
-    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
     while (true) {
         const int job = next_job<W>(L, start, job_s, lane);
         if (job >= end) break;
         const int2 ij = L.pairs[job];
         const Graph A = SA.global(ij.x), B = SB.global(ij.y);
-        const int limit = max_iter > 0 ? max_iter : A.n * B.n + 100;
+        body(job, ij, A, B, max_iter > 0 ? max_iter : A.n * B.n + 100);
+    }
+}
+
+// A block of W warps per pair; pairs[job] -> out[job], grad[job * H + h] (H = 1 + NHN + NHE + NHP).
+template <int W>
+__device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Launch& L, double* grad,
+                               const real* dsta, const real* dstb, const double* pn, const double* pe, double q,
+                               double tol, int max_iter, int lmin) {
+    __shared__ double red[2][32][2];
+    constexpr int H = 1 + NHN + NHE + NHP;
+    constexpr int T = W * 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
+    const Scratch S(L);
+    real *p = S.p, *r = S.r, *Ap = S.Ap, *P = S.P;
+    double *X = S.X, *Yv = S.Y;
+    int flip = 0;
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    global_pairs<W>(SA, SB, L, max_iter, [&](int job, int2 ij, const Graph& A, const Graph& B, int limit) {
         bool dx, dy;
         const int itx = cg_global<W>(A, B, false, p, r, Ap, P, X, red, flip, warp, lane, rank, pn, pe, c, tol, limit, dx);
         const int ity = cg_global<W>(A, B, true, p, r, Ap, P, Yv, red, flip, warp, lane, rank, pn, pe, c, tol, limit, dy);
@@ -835,16 +860,10 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
             L.out[job] = g[H];
 #pragma unroll
             for (int h = 0; h < H; ++h) grad[(long long)job * H + h] = g[h];
-            const int its = itx > ity ? itx : ity;
-            atomicAdd(&L.stats[0], (u64)its);
-            atomicMax(&L.stats[1], (u64)its);
-            if (!(dx && dy)) {
-                atomicAdd(&L.stats[2], 1ull);
-                atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
-            }
+            tally(L, ij, itx > ity ? itx : ity, dx && dy);
         }
         team_sync<W>();  // scratch free for the next pair
-    }
+    });
 }
 
 // One entry point per (team warps W, output tiles per warp SL, primitive, staging).
@@ -877,26 +896,15 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
                                      const real* dsta, const real* dstb, const double* pn, const double* pe, double q,
                                      double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
-    __shared__ int job_s;
     constexpr int H = 1 + NHN + NHE + NHP;
     constexpr int T = W * 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, rank = threadIdx.x;
-    const long long base = (long long)blockIdx.x * L.team_bytes;
-    real* p = L.scratch + 4 * base;
-    real* r = p + L.team_bytes;
-    real* Ap = r + L.team_bytes;
-    real* P = Ap + L.team_bytes;
-    double* X = L.xscratch + 2 * base;
-    double* Z = X + L.team_bytes;
+    const Scratch S(L);
+    real *p = S.p, *r = S.r, *Ap = S.Ap, *P = S.P;
+    double *X = S.X, *Z = S.Y;
     int flip = 0;
-    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
-    while (true) {
-        const int job = next_job<W>(L, start, job_s, lane);
-        if (job >= end) break;
-        const int2 ij = L.pairs[job];
-        const Graph A = SA.global(ij.x), B = SB.global(ij.y);
-        const int limit = max_iter > 0 ? max_iter : A.n * B.n + 100;
+    global_pairs<W>(SA, SB, L, max_iter, [&](int job, int2 ij, const Graph& A, const Graph& B, int limit) {
         const long long off = L.nodal_off[job];
         const int nOT = A.nt * B.nt, E = nOT * 64;
         bool ok = true, d;
@@ -986,15 +994,10 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         team_sum2<W>(total, unused, red, flip, warp, lane);
         if (rank == 0) {
             L.out[job] = total;
-            atomicAdd(&L.stats[0], (u64)its);
-            atomicMax(&L.stats[1], (u64)its);
-            if (!ok) {
-                atomicAdd(&L.stats[2], 1ull);
-                atomicCAS(&L.stats[3], 0ull, ((u64)ij.x << 32 | (u64)ij.y) + 1);
-            }
+            tally(L, ij, its, ok);
         }
         team_sync<W>();
-    }
+    });
 }
 
 // gpu.py instantiates, after this file, the kernels one call needs: MGK_KERNEL(name, W, SL, SPARSE, STAGED)
