@@ -16,20 +16,26 @@ import warnings
 
 from graphops import errors  # noqa: F401 - graphops.errors, the exception types
 from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError, InputError, PipelineError, PluginError
-from graphops.base.device import Device, gpu_available, rapids_available
-from graphops.model.daskgraph import DaskGraph
-from graphops.model.graph import Graph
-from graphops.model.graphset import GraphSet
-from graphops.host.algorithm import (Algorithm, Backend, Command, Generator, Gram, Input, Params, ReadOptions, Reader,
-                                     Result)
-from graphops.host.hookspecs import hookimpl
-from graphops.io import datasets
-from graphops.io.files import read_graph
-from graphops.io.molecules import read_smiles
-from graphops.io.tu import read_tu
-from graphops.engine.dispatch import execute, execute_call, run
-from graphops.pipeline import load_pipeline, run_pipeline
 from graphops.version import __version__
+
+# The public names, each imported from its layer on first use (PEP 562): ``import graphops`` (and
+# ``graphops --help``) costs no pandas, NumPy or pydantic until a name that needs them is read.
+_LAZY = {
+    "graphops.base.device": ("Device", "gpu_available", "rapids_available"),
+    "graphops.model.daskgraph": ("DaskGraph",),
+    "graphops.model.graph": ("Graph",),
+    "graphops.model.graphset": ("GraphSet",),
+    "graphops.host.algorithm": ("Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params",
+                                "ReadOptions", "Reader", "Result"),
+    "graphops.host.hookspecs": ("hookimpl",),
+    "graphops.io.files": ("read_graph",),
+    "graphops.io.molecules": ("read_smiles",),
+    "graphops.io.tu": ("read_tu",),
+    "graphops.engine.dispatch": ("execute", "execute_call", "run"),
+    "graphops.pipeline": ("load_pipeline", "run_pipeline"),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+_MODULES = {"datasets": "graphops.io.datasets", "generate": "graphops.io.generate"}
 
 __all__ = [
     "Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params", "Reader", "ReadOptions", "Result",
@@ -77,9 +83,12 @@ sys.meta_path.append(_Moved())
 
 
 def __getattr__(name: str):
-    # graphops.generate (R-MAT, grids, the plugins' generators) compiles Numba code: on first use only.
-    if name == "generate":
-        return importlib.import_module("graphops.io.generate")
+    if name in _WHERE:  # a public name: imported from its layer once
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    if name in _MODULES:  # graphops.datasets; graphops.generate (it compiles Numba code: on first use only)
+        return importlib.import_module(_MODULES[name])
     if name in MOVED:  # graphops.registry as an attribute, as 0.1's flat modules were
         return importlib.import_module(f"graphops.{name}")
     if name.startswith("_"):

@@ -21,7 +21,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from graphops.errors import ConfigError, Interrupted, PipelineError, is_user_error
-from graphops.base.work import quiet
 
 __all__ = ["main", "build_parser"]
 
@@ -344,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(highlight=False, width=max(Console().width, 160))
     handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:
+        from graphops.base.work import quiet  # NumPy: not for --help
+
         with quiet() if getattr(args, "quiet", False) else contextlib.nullcontext():
             return handler(args, out)
     except (Exception, KeyboardInterrupt) as exc:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from graphops.plugin import (BaseKernel, DotProduct, KroneckerDelta, Params, StartProbability, did_you_mean, from_spec,
@@ -202,6 +201,8 @@ class MGKernelParams(Params):
                     values = start_values(self.p, table, gs.n_nodes)
                 except ValueError as exc:
                     raise ValueError(f"mg_kernel: p: {exc}") from None
+                import numpy as np  # only when a start probability is checked
+
                 if not bool(np.isfinite(values).all()) or not bool((values > 0).all()):
                     raise ValueError(f"mg_kernel: p={self.p!r} gives start probabilities that are not all > 0 on "
                                      f"GraphSet {gs.name!r} (smallest {float(np.min(values)) if len(values) else 0:g})")
