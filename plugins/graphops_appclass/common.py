@@ -66,13 +66,19 @@ def _matrix(frame: Any, columns: list[str], rows: int, what: str) -> Any:
 
 
 def _canonical(src: Any, dst: Any, a: Any) -> Any:
-    """Row order by (src, dst), ties (multi-edges) broken by the features."""
+    """Row order by (src, dst), ties (multi-edges) broken by the features, then by input order.
+    Only the rows of repeated (src, dst) pairs are sorted by their features (a JohnsHopkins-sized
+    graph has ~700 such rows of 186,572: sorting them all by 18 keys took 0.16 s a graph)."""
     xp = device_of(src).xp
     order = xp.lexsort(xp.stack([dst, src]))
     s, d = src[order], dst[order]
-    if len(s) > 1 and bool(((s[1:] == s[:-1]) & (d[1:] == d[:-1])).any()):
-        keys = [a[:, j] for j in range(a.shape[1] - 1, -1, -1)] + [dst, src]
-        order = xp.lexsort(xp.stack(keys))
+    same = (s[1:] == s[:-1]) & (d[1:] == d[:-1])
+    if len(s) > 1 and bool(same.any()):
+        group = xp.cumsum(xp.concatenate([xp.ones(1, dtype=bool), ~same])) - 1
+        rows = xp.flatnonzero(xp.bincount(group)[group] > 1)  # positions in runs of one (src, dst)
+        sub = order[rows]
+        keys = [a[sub, j] for j in range(a.shape[1] - 1, -1, -1)] + [group[rows]]
+        order[rows] = sub[xp.lexsort(xp.stack(keys))]
     return order
 
 

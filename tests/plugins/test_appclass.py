@@ -277,3 +277,17 @@ def test_nan_feature_in_a_frame_is_refused():
     g = go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1], "e": [1.0]}), directed=True, nodes=nodes)
     with pytest.raises(InputError, match=r"node column 'x' holds nan at row 1"):
         go.run("appclass", g, g, backend="cpu")
+
+
+def test_canonical_edge_order_sorts_only_repeated_pairs_by_features():
+    """The canonical order (src, dst, then the features, then input order) equals one full sort by
+    all keys, on inputs full of repeated pairs and tied features."""
+    from graphops_appclass.common import _canonical
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n, m, k = int(rng.integers(1, 8)), int(rng.integers(1, 60)), int(rng.integers(1, 4))
+        src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+        a = rng.integers(0, 3, (m, k)).astype(float)
+        full = np.lexsort(np.stack([a[:, j] for j in range(k - 1, -1, -1)] + [dst, src]))
+        np.testing.assert_array_equal(_canonical(src, dst, a), full)
