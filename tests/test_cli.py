@@ -66,6 +66,27 @@ def test_bench_prints_table_and_json(tmp_path, capsys):
     assert "cpu" in report["machine"]["copy_GBps"]
 
 
+def test_bench_times_command_lines_each_in_a_fresh_process(tmp_path):
+    """bench.commands: a cold-start row per command line (after the warm-up runs), and a command
+    that fails is a row saying why, not a crash."""
+    from graphops.cli.bench import run_bench
+
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n")
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
+                   "  - {id: a, algorithm: describe, inputs: {graph: g}, backend: cpu}\n"
+                   "bench:\n  repeat: 2\n  warmup: 1\n  commands:\n"
+                   "    help: graphops --help\n"
+                   "    write: python -c \"import pathlib, sys; pathlib.Path(sys.argv[1], 'x').write_text('1')\" {tmp}\n"
+                   "    broken: graphops run no-such-file.yaml\n")
+    rows = {r.step: r for r in run_bench([cfg]).rows}
+    assert rows["help"].backend == "cli" and len(rows["help"].times) == 2 and rows["help"].median > 0
+    assert rows["help"].case == "cold start: graphops --help"
+    assert len(rows["write"].times) == 2  # {tmp} is an empty folder for each run
+    assert rows["broken"].median is None and rows["broken"].note.startswith("failed: ")
+    assert "no-such-file.yaml" in rows["broken"].note
+
+
 def _registry_with(monkeypatch, plugin):
     from graphops.host.manager import make_plugin_manager
     from graphops.host.registry import Registry

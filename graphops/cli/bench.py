@@ -174,7 +174,7 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
                                         note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
             continue
         settings = loaded.model.bench or BenchSettings()
-        rows = _time_file(loaded, settings, repeat, warmup)
+        rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup)
         for case in dict.fromkeys(r.case for r in rows):
             _ratios([r for r in rows if r.case == case], settings, rates)
         report.rows += rows
@@ -193,6 +193,45 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
                     for s in loaded.model.steps]
         return [_time_step(loaded, s, settings, repeat, warmup, client if on_cluster(loaded, s) else None)
                 for s in loaded.model.steps]
+
+
+def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None,
+                   warmup: int | None) -> list[BenchRow]:
+    """The file's ``bench.commands``, each run ``warmup`` times untimed (so disk caches are warm, as
+    for a user's second call) and then ``repeat`` times in a fresh process: wall time from start to
+    exit. ``graphops ...`` runs with this interpreter (``python -m graphops``)."""
+    import shlex
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    rows = []
+    for name, line in (settings.commands or {}).items():
+        row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
+        words = shlex.split(line)
+        if words and words[0] == "graphops":
+            words = [sys.executable, "-m", "graphops", *words[1:]]
+        times, failed = [], None
+        for k in range((warmup if warmup is not None else settings.warmup) +
+                       (repeat if repeat is not None else settings.repeat)):
+            with tempfile.TemporaryDirectory(prefix="graphops-bench-") as tmp:
+                start = time.perf_counter()
+                done = subprocess.run([w.replace("{tmp}", tmp) for w in words], cwd=loaded.base,
+                                      capture_output=True, text=True)
+                wall = time.perf_counter() - start
+            if done.returncode != 0:
+                failed = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+                break
+            if k >= (warmup if warmup is not None else settings.warmup):
+                times.append(wall)
+        if failed is not None:
+            row.note = f"failed: {failed}"
+        else:
+            row.times, row.median = times, statistics.median(times)
+            row.note = "fresh process each run"
+        rows.append(row)
+    return rows
 
 
 def details_text(details: Any) -> str:

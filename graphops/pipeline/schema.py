@@ -48,6 +48,8 @@ A pipeline file is a YAML mapping::
       repeat: 5
       warmup: 1
       baseline: cpu             # backend whose time the others are compared with
+      commands: {help: graphops --help}   # optional: command lines timed in a fresh process each
+                                #   run (cold start), from the file's folder; {tmp}: an empty folder
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
                                 #   {kind: local, workers: 4} (CPU worker processes),
                                 #   {kind: local-cuda} (a worker per GPU, dask-cuda; workers: N
@@ -179,11 +181,14 @@ class Step(_Model):
 
 
 class BenchSettings(_Model):
-    """How ``graphops bench`` times the steps of this file."""
+    """How ``graphops bench`` times the steps of this file; ``commands`` (name -> command line) are
+    timed too, each run in a fresh process (cold start: imports, plugin discovery, kernel caches
+    loaded from disk), from the file's folder, ``{tmp}`` an empty folder per run."""
 
     repeat: int = Field(5, ge=1, le=1000)
     warmup: int = Field(1, ge=0, le=100)
     baseline: str | None = None
+    commands: dict[Name, Annotated[str, StringConstraints(min_length=1)]] | None = None
 
 
 class ClusterSettings(_Model):
