@@ -111,6 +111,11 @@ class BaseKernel:
         """The features read as sequences (variable-length: :class:`Convolution`, :class:`DotProduct`)."""
         return tuple(dict.fromkeys(f for k in self._children() for f in k.sequence_features))
 
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        """The features read as single numbers (by every kernel but the sequence kernels)."""
+        return tuple(dict.fromkeys(f for k in self._children() for f in k.scalar_features))
+
     def _children(self) -> tuple["BaseKernel", ...]:
         return ()
 
@@ -128,12 +133,14 @@ class BaseKernel:
         name -> value), or plain values for a kernel that names no feature (GraphDot's
         ``KroneckerDelta(0.5)(1, 2)``; a sequence for a sequence kernel)."""
         kernel, x, y = self._bound(x, y)
-        return kernel._eval(x, y)[0]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # IEEE: inf where it overflows
+            return kernel._eval(x, y)[0]
 
     def gradient(self, x: Any, y: Any) -> list[Any]:
         """dk/d(hyperparameter) for every hyperparameter, in order (raw, not log, scale)."""
         kernel, x, y = self._bound(x, y)
-        return kernel._eval(x, y)[1]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return kernel._eval(x, y)[1]
 
     def _bound(self, x: Any, y: Any) -> tuple["BaseKernel", Mapping[str, Any], Mapping[str, Any]]:
         """(kernel, record, record): plain values become the records of a feature named '_'."""
@@ -310,6 +317,10 @@ class _Elementary(BaseKernel):
 
     needs_feature = True
 
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        return self.features
+
     def with_values(self, values: Sequence[float]) -> "BaseKernel":
         (value,) = values
         clone = object.__new__(type(self))
@@ -409,7 +420,7 @@ class SquareExponential(_Elementary):
 
     def _eval(self, x, y):
         d = np.asarray(self._feature(x), float) - np.asarray(self._feature(y), float)
-        ell = self.value
+        ell = np.float64(self.value)  # NumPy arithmetic: a huge length scale gives inf, not OverflowError
         with np.errstate(invalid="ignore", over="ignore"):
             k = np.exp(-d * d / (2 * ell * ell))
             grad = np.where(np.isfinite(d), k * d * d, 0.0) / ell ** 3  # -> 0 as |d| -> inf
@@ -465,6 +476,10 @@ class _Composite(BaseKernel):
         if not parts:
             raise InputError(f"{type(self).__name__} needs at least one kernel")
         self.parts = tuple(_kernel(k, self.symbol) for k in parts)
+        both = [f for f in self.scalar_features if f in self.sequence_features]
+        if both:
+            raise InputError(f"{self!r} reads the feature {both[0]!r} both as a number and as a sequence "
+                             f"(Convolution, DotProduct); a feature is one or the other")
 
     @property
     def hyperparameters(self) -> list[Hyper]:
@@ -521,8 +536,11 @@ class _Composite(BaseKernel):
     @property
     def minmax(self) -> tuple[float, float]:
         ranges = [k.minmax for k in self.parts]
-        combine = sum if self.symbol == "+" else math.prod
-        return combine(lo for lo, _ in ranges), combine(hi for _, hi in ranges)
+        if self.symbol == "+":
+            return sum(lo for lo, _ in ranges), sum(hi for _, hi in ranges)
+        if any(hi == 0 for _, hi in ranges):  # a factor that is always 0 (not 0 x inf = nan)
+            return 0.0, 0.0
+        return math.prod(lo for lo, _ in ranges), math.prod(hi for _, hi in ranges)
 
     def _children(self) -> tuple[BaseKernel, ...]:
         return self.parts
@@ -717,6 +735,10 @@ class RationalQuadratic(BaseKernel):
     def features(self) -> tuple[str, ...]:
         return () if self.on is None else (self.on,)
 
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        return self.features
+
     def with_values(self, values):
         ell, alpha = values
         return RationalQuadratic(float(ell), float(alpha), self.on, "fixed" if self.hyperparameters[0].fixed
@@ -744,7 +766,7 @@ class RationalQuadratic(BaseKernel):
             raise InputError(f"{self!r} names no feature: write RationalQuadratic(..., on='x') or use it inside "
                              f"TensorProduct(x=...)")
         d = np.asarray(x[name], float) - np.asarray(y[name], float)
-        ell, a = self.length_scale, self.alpha
+        ell, a = np.float64(self.length_scale), np.float64(self.alpha)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             r = d * d / (2 * a * ell * ell)
             u = 1 + r

@@ -306,13 +306,13 @@ def from_spec(spec: Any, where: str = "p") -> Any:
     (name, body), = spec.items()
     try:
         if name == "uniform":
-            return Uniform(**_body(body, ("p", "p_bounds"), where, name, "p"))
+            return Uniform(**_body(body, ("p", "p_bounds"), where, name, "p", ()))
         if name == "constant":
-            return Constant(**_body(body, ("p",), where, name, "p"))
+            return Constant(**_body(body, ("p",), where, name, "p", ("p",)))
         if name == "feature":
-            return Feature(**_body(body, ("on",), where, name, "on"))
+            return Feature(**_body(body, ("on",), where, name, "on", ("on",)))
         if name == "assign":
-            return Assign(**_body(body, ("on", "values", "default", "bounds"), where, name, None))
+            return Assign(**_body(body, ("on", "values", "default", "bounds"), where, name, None, ("on", "values")))
         if name in ("product", "sum"):
             if not isinstance(body, Sequence) or isinstance(body, str) or not body:
                 raise InputError(f"expected a list of start probabilities; got {body!r}")
@@ -324,7 +324,8 @@ def from_spec(spec: Any, where: str = "p") -> Any:
                      f"{did_you_mean(name, _FORMS)}")
 
 
-def _body(body: Any, allowed: tuple[str, ...], where: str, name: str, scalar: str | None) -> dict:
+def _body(body: Any, allowed: tuple[str, ...], where: str, name: str, scalar: str | None,
+          required: tuple[str, ...]) -> dict:
     if scalar is not None and not isinstance(body, Mapping):
         body = {scalar: body}
     if not isinstance(body, Mapping):
@@ -333,6 +334,9 @@ def _body(body: Any, allowed: tuple[str, ...], where: str, name: str, scalar: st
     if unknown:
         raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}."
                          f"{did_you_mean(unknown[0], allowed)}")
+    missing = [k for k in required if k not in body]
+    if missing:
+        raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
     return dict(body)
 
 

@@ -29,6 +29,10 @@ class _Sequence(BaseKernel):
     def sequence_features(self) -> tuple[str, ...]:
         return self.features
 
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        return ()  # its elements are numbers, the feature itself a sequence
+
     def unnamed(self) -> BaseKernel | None:
         return self if self.on is None else None
 
