@@ -55,7 +55,7 @@ MOVED = {
     "plugins": "host.manager", "registry": "host.registry", "builtins": "host.builtins",
     "validation": "host.validation", "textio": "io.textio", "tu": "io.tu", "outputs": "io.outputs",
     "generate": "io.generate", "plots": "io.plots", "dispatch": "engine.dispatch", "cluster": "engine.cluster",
-    "wire": "engine.wire", "gram": "engine.gram", "testing": "engine.testing", "basekernels": "kernels.basekernels",
+    "wire": "engine.wire", "gram": "engine.gram", "testing": "engine.testing", "basekernels": "kernels",
     "sources": "pipeline.sources", "bench": "cli.bench", "datasets": "io.datasets",
 }
 

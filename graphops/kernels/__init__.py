@@ -11,13 +11,13 @@ from typing import Any
 from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalize, Normalized, Power,
                                           Product, RationalQuadratic, SquareExponential, Sum, TensorProduct)
 from graphops.kernels.sequence import Convolution, DotProduct
-from graphops.kernels.spec import from_spec
+from graphops.kernels.spec import compile_kernel, from_spec
 from graphops.kernels import probability
 from graphops.kernels.estimators import GraphKernelEstimator, estimator_for
 
 __all__ = ["GraphKernelEstimator", "estimator_for", "BaseKernel", "KroneckerDelta", "SquareExponential",
            "Constant", "TensorProduct", "Additive", "Product", "Sum", "Normalized", "from_spec", "RationalQuadratic",
-           "Power", "Normalize", "Convolution", "DotProduct", "probability"]
+           "Power", "Normalize", "Convolution", "DotProduct", "probability", "compile_kernel"]
 
 
 def __getattr__(name: str) -> Any:
