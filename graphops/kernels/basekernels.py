@@ -133,8 +133,8 @@ class BaseKernel:
         name -> value), or plain values for a kernel that names no feature (GraphDot's
         ``KroneckerDelta(0.5)(1, 2)``; a sequence for a sequence kernel)."""
         kernel, x, y = self._bound(x, y)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # IEEE: inf where it overflows
-            return kernel._eval(x, y)[0]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # IEEE: inf, nan where they arise;
+            return kernel._eval(x, y)[0]  # every _eval runs under this (its guards pick the values that count)
 
     def gradient(self, x: Any, y: Any) -> list[Any]:
         """dk/d(hyperparameter) for every hyperparameter, in order (raw, not log, scale)."""
@@ -212,6 +212,11 @@ class BaseKernel:
     def _on(self, on: str) -> "BaseKernel":
         """This kernel reading feature ``on`` wherever it reads one (set by TensorProduct/Additive)."""
         return self
+
+    def _check_on(self, on: str) -> None:
+        """A kernel naming its feature may sit only under that feature."""
+        if getattr(self, "on", None) is not None and self.on != on:
+            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
 
     @property
     def normalized(self) -> "BaseKernel":
@@ -358,8 +363,7 @@ class _Elementary(BaseKernel):
 
     def _on(self, on: str) -> "_Elementary":
         """This kernel reading feature ``on`` (set by TensorProduct/Additive)."""
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        self._check_on(on)
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__, on=on)
         return clone
@@ -395,21 +399,9 @@ class KroneckerDelta(_Elementary):
         return f"(1.0 if {a} == {b} else {h})", [f"(0.0 if {a} == {b} else 1.0)"]
 
 
-class SquareExponential(_Elementary):
-    """``exp(-(x - y)**2 / (2 * length_scale**2))`` on a float feature."""
-
-    param = "length_scale"
-    high, open_low = math.inf, True
-
-    def self_source(self, lang, p="p", first=0):
-        return "1.0", ["0.0"]
-    bound_low, bound_high = 0.0, math.inf
-
-    def default_bounds(self) -> tuple[float, float]:
-        return (min(1e-2, self.value), max(1e2, self.value))
-
-    def __init__(self, length_scale: float, on: str | None = None, length_scale_bounds: Any = None):
-        super().__init__(length_scale, on, length_scale_bounds)
+class _Similarity(BaseKernel):
+    """A similarity of one float feature: 1 for equal values, falling towards 0 (never reaching it
+    at finite values) with their distance (SquareExponential, RationalQuadratic)."""
 
     @property
     def minmax(self) -> tuple[float, float]:
@@ -418,12 +410,28 @@ class SquareExponential(_Elementary):
     def _range(self) -> tuple[bool, float]:
         return True, 1.0  # > 0 at every finite value
 
+    def self_source(self, lang, p="p", first=0):
+        return "1.0", ["0.0"] * len(self.hyperparameters)
+
+
+class SquareExponential(_Similarity, _Elementary):
+    """``exp(-(x - y)**2 / (2 * length_scale**2))`` on a float feature."""
+
+    param = "length_scale"
+    high, open_low = math.inf, True
+    bound_low, bound_high = 0.0, math.inf
+
+    def default_bounds(self) -> tuple[float, float]:
+        return (min(1e-2, self.value), max(1e2, self.value))
+
+    def __init__(self, length_scale: float, on: str | None = None, length_scale_bounds: Any = None):
+        super().__init__(length_scale, on, length_scale_bounds)
+
     def _eval(self, x, y):
         d = np.asarray(self._feature(x), float) - np.asarray(self._feature(y), float)
         ell = np.float64(self.value)  # NumPy arithmetic: a huge length scale gives inf, not OverflowError
-        with np.errstate(invalid="ignore", over="ignore"):
-            k = np.exp(-d * d / (2 * ell * ell))
-            grad = np.where(np.isfinite(d), k * d * d, 0.0) / ell ** 3  # -> 0 as |d| -> inf
+        k = np.exp(-d * d / (2 * ell * ell))
+        grad = np.where(np.isfinite(d), k * d * d, 0.0) / ell ** 3  # -> 0 as |d| -> inf
         return k, [grad[()] if grad.ndim == 0 else grad]
 
     def source(self, lang, x, y, p="p", first=0):
@@ -682,8 +690,7 @@ class Power(BaseKernel):
         k, grads = self.kernel._eval(x, y)
         c = self.exponent.value
         value = np.power(k, c)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dc = np.where(np.asarray(k) > 0, value * np.log(np.where(np.asarray(k) > 0, k, 1.0)), 0.0)
+        dc = np.where(np.asarray(k) > 0, value * np.log(np.where(np.asarray(k) > 0, k, 1.0)), 0.0)
         return value, [c * np.power(k, c - 1) * g for g in grads] + [dc]
 
     def source(self, lang, x, y, p="p", first=0):
@@ -707,7 +714,7 @@ class Power(BaseKernel):
         return repr(self.exponent.value) if self.exponent.fixed else repr(self.exponent)
 
 
-class RationalQuadratic(BaseKernel):
+class RationalQuadratic(_Similarity):
     """``(1 + (x - y)**2 / (2 alpha length_scale**2)) ** -alpha`` on a float feature (GraphDot's
     RationalQuadratic: many square exponentials of different length scales; SquareExponential as
     ``alpha`` grows)."""
@@ -749,16 +756,8 @@ class RationalQuadratic(BaseKernel):
         return self if self.on is None else None
 
     def _on(self, on: str) -> "BaseKernel":
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        self._check_on(on)
         return RationalQuadratic(self.length_scale, self.alpha, on, self.length_scale_bounds, self.alpha_bounds)
-
-    @property
-    def minmax(self) -> tuple[float, float]:
-        return 0.0, 1.0
-
-    def _range(self) -> tuple[bool, float]:
-        return True, 1.0  # > 0 at every finite value
 
     def _eval(self, x, y):
         name = self.on
@@ -767,16 +766,12 @@ class RationalQuadratic(BaseKernel):
                              f"TensorProduct(x=...)")
         d = np.asarray(x[name], float) - np.asarray(y[name], float)
         ell, a = np.float64(self.length_scale), np.float64(self.alpha)
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            r = d * d / (2 * a * ell * ell)
-            u = 1 + r
-            k = u ** -a
-            finite = np.isfinite(d)
-            grads = [np.where(finite, k * d * d / (ell ** 3 * u), 0.0), np.where(finite, k * (r / u - np.log(u)), 0.0)]
+        r = d * d / (2 * a * ell * ell)
+        u = 1 + r
+        k = u ** -a
+        finite = np.isfinite(d)  # the derivatives -> 0 as |d| -> inf
+        grads = [np.where(finite, k * d * d / (ell ** 3 * u), 0.0), np.where(finite, k * (r / u - np.log(u)), 0.0)]
         return k, [g[()] if g.ndim == 0 else g for g in grads]
-
-    def self_source(self, lang, p="p", first=0):
-        return "1.0", ["0.0", "0.0"]
 
     def source(self, lang, x, y, p="p", first=0):
         if self.on is None:
@@ -853,11 +848,10 @@ class Normalized(_Wrapping):
         kxx, gxx = self.kernel._eval(x, x)
         kyy, gyy = self.kernel._eval(y, y)
         ok = np.asarray(kxx * kyy) > 0  # GraphDot: 0 where k(x, x) k(y, y) is 0 (e.g. an empty sequence)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            root = np.sqrt(np.where(ok, kxx * kyy, 1.0))
-            value = np.where(ok, kxy / root, 0.0)
-            grads = [np.where(ok, g / root - 0.5 * value * (gx / np.where(ok, kxx, 1.0) + gy / np.where(ok, kyy, 1.0)),
-                              0.0) for g, gx, gy in zip(gxy, gxx, gyy)]
+        root = np.sqrt(np.where(ok, kxx * kyy, 1.0))
+        value = np.where(ok, kxy / root, 0.0)
+        grads = [np.where(ok, g / root - 0.5 * value * (gx / np.where(ok, kxx, 1.0) + gy / np.where(ok, kyy, 1.0)), 0.0)
+                 for g, gx, gy in zip(gxy, gxx, gyy)]
         scalar = lambda a: a[()] if np.ndim(a) == 0 else a  # noqa: E731
         return scalar(value), [scalar(g) for g in grads]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from graphops.errors import InputError, did_you_mean
 from graphops.kernels.basekernels import Hyper, _bounds, _number, named_values
+from graphops.kernels.spec import keyword_body
 
 __all__ = ["StartProbability", "Uniform", "Constant", "Feature", "Assign", "Adhoc", "from_spec", "start_from_spec",
            "start_values"]
@@ -306,13 +307,13 @@ def from_spec(spec: Any, where: str = "p") -> Any:
     (name, body), = spec.items()
     try:
         if name == "uniform":
-            return Uniform(**_body(body, ("p", "p_bounds"), where, name, "p", ()))
+            return Uniform(**keyword_body(body, ("p", "p_bounds"), (), shorthand=_plain))
         if name == "constant":
-            return Constant(**_body(body, ("p",), where, name, "p", ("p",)))
+            return Constant(**keyword_body(body, ("p",), ("p",), shorthand=_plain))
         if name == "feature":
-            return Feature(**_body(body, ("on",), where, name, "on", ("on",)))
+            return Feature(**keyword_body(body, ("on",), ("on",), shorthand=_plain))
         if name == "assign":
-            return Assign(**_body(body, ("on", "values", "default", "bounds"), where, name, None, ("on", "values")))
+            return Assign(**keyword_body(body, ("on", "values", "default", "bounds"), ("on", "values")))
         if name in ("product", "sum"):
             if not isinstance(body, Sequence) or isinstance(body, str) or not body:
                 raise InputError(f"expected a list of start probabilities; got {body!r}")
@@ -324,20 +325,9 @@ def from_spec(spec: Any, where: str = "p") -> Any:
                      f"{did_you_mean(name, _FORMS)}")
 
 
-def _body(body: Any, allowed: tuple[str, ...], where: str, name: str, scalar: str | None,
-          required: tuple[str, ...]) -> dict:
-    if scalar is not None and not isinstance(body, Mapping):
-        body = {scalar: body}
-    if not isinstance(body, Mapping):
-        raise InputError(f"expected a mapping of {', '.join(allowed)}; got {body!r}")
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}."
-                         f"{did_you_mean(unknown[0], allowed)}")
-    missing = [k for k in required if k not in body]
-    if missing:
-        raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
-    return dict(body)
+def _plain(value: Any) -> bool:
+    """``{uniform: 2.0}``, ``{feature: mass}``: a value that is not a mapping stands for the first key."""
+    return not isinstance(value, Mapping)
 
 
 def start_values(p: Any, nodes: Mapping[str, Any], n: int, gradient: bool = False) -> Any:

@@ -81,8 +81,7 @@ class Convolution(_Sequence, _Wrapping):
         return Convolution(self.kernel.with_values(values), self.mean, self.on)
 
     def _on(self, on: str) -> "BaseKernel":
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        self._check_on(on)
         return Convolution(self.kernel, self.mean, on)
 
     def _range(self) -> tuple[bool, float]:
@@ -159,8 +158,7 @@ class DotProduct(_Sequence):
         return self
 
     def _on(self, on: str) -> "BaseKernel":
-        if self.on is not None and self.on != on:
-            raise InputError(f"{self!r} sits under the feature {on!r} but names {self.on!r}; name one")
+        self._check_on(on)
         return DotProduct(on)
 
     @property

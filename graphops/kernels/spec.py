@@ -10,7 +10,7 @@ from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, Kronec
                                           RationalQuadratic, SquareExponential, Sum, TensorProduct)
 from graphops.kernels.sequence import Convolution, DotProduct
 
-__all__ = ["from_spec", "compile_kernel"]
+__all__ = ["from_spec", "compile_kernel", "keyword_body"]
 
 
 # YAML -------------------------------------------------------------------------------------
@@ -37,18 +37,11 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
     (name, body), = spec.items()
     if name in _ELEMENTARY:
         cls, allowed = _ELEMENTARY[name]
-        if isinstance(body, (int, float)) and not isinstance(body, bool):
-            body = {allowed[0]: body}
-        if not isinstance(body, Mapping):
-            raise InputError(f"{where}.{name}: expected a mapping of {', '.join(allowed)}; got {body!r}")
-        unknown = sorted(set(body) - set(allowed))
-        if unknown:
-            raise InputError(f"{where}.{name}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
-                             f"{', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
         required = allowed[:2] if cls is RationalQuadratic else allowed[:1]
-        missing = [k for k in required if k not in body]
-        if missing:
-            raise InputError(f"{where}.{name}: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
+        try:
+            body = keyword_body(body, allowed, required, shorthand=_is_number)
+        except InputError as exc:
+            raise InputError(f"{where}.{name}: {exc}") from None
         return _built(where, name, lambda: cls(**body))
     if name in ("tensor_product", "additive"):
         if not isinstance(body, Mapping) or not body:
@@ -84,6 +77,29 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
             raise InputError(f"{where}.dot_product: expected {{on: feature}} or {{}}; got {body!r}")
         return _built(where, name, lambda: DotProduct(body.get("on")))
     raise InputError(f"{where}: unknown base kernel {name!r}; known: {', '.join(_NAMES)}.{did_you_mean(name, _NAMES)}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def keyword_body(body: Any, allowed: Sequence[str], required: Sequence[str],
+                 shorthand: Callable[[Any], bool] | None = None) -> dict:
+    """The keyword arguments a YAML form's body gives (``{h: 0.5, on: label}``), checked: a value
+    ``shorthand`` accepts stands for ``{allowed[0]: value}``; unknown keys and missing required ones
+    are an InputError naming them and what is allowed (the caller prefixes where it is)."""
+    if shorthand is not None and shorthand(body):
+        body = {allowed[0]: body}
+    if not isinstance(body, Mapping):
+        raise InputError(f"expected a mapping of {', '.join(allowed)}; got {body!r}")
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise InputError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}."
+                         f"{did_you_mean(unknown[0], allowed)}")
+    missing = [k for k in required if k not in body]
+    if missing:
+        raise InputError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
+    return dict(body)
 
 
 def _built(where: str, name: str, make: Callable[[], BaseKernel]) -> BaseKernel:

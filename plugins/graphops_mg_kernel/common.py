@@ -144,8 +144,9 @@ def start_probabilities(prep: Prepared, p: Any) -> np.ndarray:
 def start_gradient(prep: Prepared, p: Any) -> np.ndarray:
     """d(start probability)/d(hyperparameter of ``p``): nodes x hyperparameters (at least one
     column, zeros when ``p`` has none)."""
-    g = start_values(p, prep.node_values, prep.n_nodes, gradient=True)[1]
-    return np.ascontiguousarray(g if g.shape[1] else np.zeros((prep.n_nodes, 1)))
+    if not getattr(p, "hyperparameters", None):  # nothing to derive: no second evaluation of p
+        return np.zeros((prep.n_nodes, 1))
+    return np.ascontiguousarray(start_values(p, prep.node_values, prep.n_nodes, gradient=True)[1])
 
 
 def gram_pairs(n: int, m: int | None) -> np.ndarray:
