@@ -677,8 +677,16 @@ class Power(BaseKernel):
 
     @property
     def minmax(self) -> tuple[float, float]:
+        c = self.exponent.value
+
+        def power(x: float) -> float:  # Python floats raise OverflowError where the value is inf
+            try:
+                return x ** c
+            except OverflowError:
+                return math.inf
+
         lo, hi = self.kernel.minmax
-        return lo ** self.exponent.value, hi ** self.exponent.value
+        return power(lo), power(hi)
 
     def _children(self) -> tuple[BaseKernel, ...]:
         return (self.kernel,)

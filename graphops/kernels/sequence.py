@@ -55,6 +55,10 @@ class _Sequence(BaseKernel):
         return f"{kind}_{hashlib.sha1((lang + body).encode()).hexdigest()[:12]}"
 
 
+def _has_sequence_kernel(kernel: BaseKernel) -> bool:
+    return isinstance(kernel, _Sequence) or any(_has_sequence_kernel(k) for k in kernel._children())
+
+
 class Convolution(_Sequence, _Wrapping):
     """GraphDot's Convolution: ``kernel`` between every element of one sequence and every element
     of the other, averaged (``mean=True``: ``Σ k(a, b) / (|X| |Y|)``, 0 for an empty sequence)
@@ -67,7 +71,7 @@ class Convolution(_Sequence, _Wrapping):
             raise InputError(f"Convolution: mean must be true or false; got {mean!r}")
         self.mean = bool(mean)
         inner = self.kernel.features
-        if len(inner) > 1 or self.kernel.sequence_features:
+        if len(inner) > 1 or _has_sequence_kernel(self.kernel):  # named or not yet (under a TensorProduct)
             raise InputError(f"Convolution({self.kernel!r}): the kernel compares the elements of one sequence "
                              f"feature, so it names at most one feature and reads no sequences itself")
         on = _name(on, "Convolution")
