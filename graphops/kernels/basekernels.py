@@ -61,6 +61,8 @@ def _number(name: str, value: Any, low: float, high: float, what: str, open_low:
     if not (low < value <= high if open_low else low <= value <= high) or math.isnan(value):
         interval = f"({low}, {high}]" if open_low else f"[{low}, {high}]"
         raise InputError(f"{what}: {name}={value!r} is outside {interval}")
+    if math.isinf(value):  # an unbounded interval still means a finite number: inf x 0 has no value
+        raise InputError(f"{what}: {name}={value!r} must be a finite number")
     return value
 
 
