@@ -18,10 +18,12 @@ from importlib import resources
 from typing import Any, Iterator, Mapping
 
 import cupy as cp
+import numpy as np
 
 from graphops.base.device import gpu_attribute
 
-__all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "pooled_allocations", "THREADS"]
+__all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "pooled_allocations", "random_read_rate",
+           "counts_gram", "THREADS"]
 
 THREADS = 256
 
@@ -122,3 +124,39 @@ def interleave(gpu_ranges: list[tuple[int, int]], launch: Any, cpu_ranges: Any, 
         queue_one()
     for event in queued:
         wait(event)
+
+
+def random_read_rate(table_bytes: int = 16 << 20, rounds: int = 256) -> float:
+    """4-byte reads per second at random positions of a table of ``table_bytes`` (a power of two;
+    the default stays in an H100's 50 MB L2), measured with kernels/probe.cu: the rate of the
+    lookups a hash set or bitmap outside shared memory makes, for benchmark work floors."""
+    from graphops.base.timing import timed
+
+    words = table_bytes // 4
+    table = cp.arange(words, dtype=cp.uint32)
+    threads = 256
+    blocks = gpu_attribute("MultiProcessorCount") * 64
+    out = cp.empty(blocks * threads, cp.uint32)
+    fn = load_module("graphops.base", "probe").get_function("random_reads")
+    run = lambda: fn((blocks,), (threads,), (table, cp.uint64(words - 1), cp.int32(rounds), out))  # noqa: E731
+    best = timed(run, repeat=5, warmup=1).best
+    return blocks * threads * rounds / best
+
+
+def counts_gram(a: Any, b: Any, out: Any) -> None:
+    """``out = a @ b.T`` for float16 ``a`` (r × k) and ``b`` (c × k), C-contiguous with k a multiple
+    of 8, into float32 ``out`` (r × c): one cuBLAS GEMM on the tensor cores, accumulating in float32.
+    Exact where every entry of ``a`` and ``b`` is an integer of at most 2048 and every entry of
+    the product is below 2**24 (counts: every partial sum is then a float32 integer too)."""
+    from cupy_backends.cuda.libs import cublas
+
+    r, k = a.shape
+    c = b.shape[0]
+    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+    # row-major out (r × c) is column-major outᵀ (c × r) = b · aᵀ
+    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), _OP_T, _OP_N, c, r, k, one.ctypes.data, b.data.ptr, _R_16F,
+                  k, a.data.ptr, _R_16F, k, zero.ctypes.data, out.data.ptr, _R_32F, c, _COMPUTE_32F, _GEMM_DEFAULT)
+
+
+# cuBLAS / CUDA enumerators (cublas_api.h, library_types.h)
+_OP_N, _OP_T, _R_16F, _R_32F, _COMPUTE_32F, _GEMM_DEFAULT = 0, 1, 2, 0, 68, -1

@@ -50,6 +50,7 @@ class BenchRow:
     speedup: float | None = None
     baseline: str | None = None
     floor: float | None = None
+    work_floor: float | None = None  # seconds: the least lookups (cost's "probes") at the random-read rate
     rates: dict[str, float] = field(default_factory=dict)
     note: str = ""
     workers: int = 0  # Dask workers that ran it (0: this process)
@@ -88,6 +89,16 @@ def _copy_rate(device: Device) -> float:
 def measure_bandwidth(devices: Iterable[str]) -> dict[str, float]:
     """Bytes/s of a large copy (read + write) on each device: the memory floor's rate."""
     return {d: _copy_rate(Device(d)) for d in sorted(set(devices))}
+
+
+def measure_random_reads() -> dict[str, float]:
+    """4-byte random reads per second within an L2-sized table on the GPU, the work floor's rate
+    (``graphops.base.cuda.random_read_rate``); none without a GPU."""
+    if not gpu_available():
+        return {}
+    from graphops.base.cuda import random_read_rate
+
+    return {"gpu": random_read_rate()}
 
 
 def _machine() -> dict[str, Any]:
@@ -145,11 +156,13 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
     if algo.cost:
         cost = load_target(algo.cost)(inputs, planned[0].params)
         row.floor = cost.get("bytes")
+        row.work_floor = cost.get("probes")
         row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
     return row
 
 
-def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, float]) -> None:
+def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, float],
+            probe_rates: dict[str, float] | None = None) -> None:
     timed = [r for r in rows if r.median]
     named = sorted((r for r in timed if r.backend == settings.baseline), key=lambda r: r.workers)
     base = (named or timed or [None])[0]
@@ -158,6 +171,8 @@ def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, floa
         r.speedup = base.median / r.median
         if r.floor is not None and r.device in rates:
             r.floor = r.floor / rates[r.device]
+        r.work_floor = r.work_floor / probe_rates[r.device] if r.work_floor and r.device in (probe_rates or {}) \
+            else None
 
 
 def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
@@ -166,6 +181,9 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
     report = BenchReport(_machine(), _dt.datetime.now().isoformat(timespec="seconds"))
     rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
     report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}
+    probe_rates = measure_random_reads()
+    if probe_rates:
+        report.machine["random_reads_G_per_s"] = {d: round(r / 1e9, 1) for d, r in probe_rates.items()}
     for file in bench_files(paths):
         try:
             loaded = load_pipeline(file, registry)
@@ -176,7 +194,7 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
         settings = loaded.model.bench or BenchSettings()
         rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup)
         for case in dict.fromkeys(r.case for r in rows):
-            _ratios([r for r in rows if r.case == case], settings, rates)
+            _ratios([r for r in rows if r.case == case], settings, rates, probe_rates)
         report.rows += rows
     return report
 
@@ -250,10 +268,11 @@ def median_ms(row: BenchRow) -> str:
     return "-" if row.median is None else f"{row.median * 1e3:.3f}"
 
 
-def floor_text(row: BenchRow) -> str:
-    if row.floor is None or row.median is None:
+def floor_text(row: BenchRow, floor: float | None = None) -> str:
+    floor = row.floor if floor is None else floor
+    if not floor or row.median is None:
         return "-"
-    return f"{row.floor * 1e3:.3f} ms ({row.median / row.floor:.0f}x)"
+    return f"{floor * 1e3:.3f} ms ({row.median / floor:.0f}x)"
 
 
 def _si(x: float) -> str:
@@ -280,12 +299,13 @@ def markdown(report: BenchReport) -> str:
 
 def rows_as_table(report: BenchReport) -> list[list[str]]:
     """Header + one list of cells per row, for printing."""
-    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "rates", "note"]
+    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "work floor (x over)", "rates",
+            "note"]
     body = []
     for r in report.rows:
         speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
         where = f", Dask {r.workers} worker{'s' if r.workers > 1 else ''}" if r.workers else ""
         body.append([r.case, r.backend + (" (peer" + where + ")" if r.peer else f" ({where[2:]})" if where else ""),
                      median_ms(r), speed,
-                     floor_text(r), rates_text(r), r.note])
+                     floor_text(r), floor_text(r, r.work_floor or 0.0), rates_text(r), r.note])
     return [head, *body]

@@ -183,12 +183,15 @@ def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | 
 
     ``take=True``: the arrays belong to the frame from now on (a backend's fresh result), so
     pandas keeps them as they are instead of copying them into one block (2 s for 4 columns
-    of 20 M rows)."""
+    of 20 M rows), and cuDF keeps a NaN as a NaN, as the pandas frame does, instead of a pass
+    over every float column turning NaNs into nulls (1.3 ms of a 5 ms call on 33 M rows)."""
     columns = list(columns) if columns is not None else list(data)
     if device is Device.CPU:
         arrays = _to_host(columns, data)
         return device.xdf.DataFrame(arrays, columns=columns, copy=False if take else None)
     arrays = {c: to_device(data[c], device) for c in columns}
+    if take:
+        return device.xdf.DataFrame(arrays, columns=columns, nan_as_null=False)
     return device.xdf.DataFrame(arrays, columns=columns)
 
 

@@ -57,7 +57,8 @@ class JaccardParams(Params):
 
 def cost(inputs: dict[str, Any], params: JaccardParams) -> dict[str, Any]:
     """Least bytes any implementation moves (the pairs in, one float out per pair, the
-    adjacency read once) and the counts that rates are quoted in."""
+    adjacency read once), the least lookups (``probes``: each entry of a pair's shorter list
+    looked up in the longer one, Σ min(d_u, d_v)) and the counts that rates are quoted in."""
     from .common import adjacency, work_stats
 
     g = inputs["graph"]
@@ -65,5 +66,5 @@ def cost(inputs: dict[str, Any], params: JaccardParams) -> dict[str, Any]:
     given = inputs.get("pairs")
     pairs = (Pairs.edges_of(g) if given is None else given).index(g, g.device)
     stats = work_stats(adj, pairs.first, pairs.second)
-    return {"bytes": 24.0 * stats["pairs"] + adj.nbytes(), "flops": 0.0,
-            "counts": {"pairs": stats["pairs"], "Σ(d_u+d_v)": stats["sum_deg"]}}
+    return {"bytes": 24.0 * stats["pairs"] + adj.nbytes(), "flops": 0.0, "probes": stats["sum_min"],
+            "counts": {"pairs": stats["pairs"], "Σ min(d_u,d_v)": stats["sum_min"]}}

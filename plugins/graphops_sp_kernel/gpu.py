@@ -20,10 +20,11 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops.plugin import CSR, Device, chunks, gpu_attribute, gram_rows, grid, load_module, wait_idle
+from graphops.plugin import (CSR, Device, chunks, counts_gram, gpu_attribute, gram_rows, grid, load_module,
+                             wait_idle)
 
-from .common import (CELL_COST, GPU_LENGTH_COST, GPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet, compact,
-                     histograms, lengths, matrix_form_possible, negative_cycle_error, node_inputs)
+from .common import (CELL_COST, DENSE_KEYS, GPU_LENGTH_COST, GPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet,
+                     compact, histograms, lengths, matrix_form_possible, negative_cycle_error, node_inputs)
 from .params import SPKernelParams
 
 _MODULE = load_module(__package__, "sp_kernel", options=("--fmad=false",),  # match the CPU's rounding
@@ -40,16 +41,90 @@ def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Any:
     """
     symmetric = other is None
     other = graphs if symmetric else other  # K against itself: the same set on both sides
-    pa = paths(graphs)
-    pb = pa if symmetric else paths(other)
     weighted = graphs.weights is not None or other.weights is not None
-    lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
-    gram = _histogram_gram if params.use_histogram else _fcsp_gram
-    fill, da, db, mirror, row_work = gram(graphs, other, pa, pb, lens, params, symmetric)
+    direct = _direct_histograms(graphs, other, params, symmetric, weighted) if params.use_histogram else None
+    if direct is not None:
+        fill, da, db, mirror, row_work = direct
+    else:
+        pa = paths(graphs)
+        pb = pa if symmetric else paths(other)
+        lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
+        gram = _histogram_gram if params.use_histogram else _fcsp_gram
+        fill, da, db, mirror, row_work = gram(graphs, other, pa, pb, lens, params, symmetric)
     return gram_rows(graphs.n_graphs, other.n_graphs, fill, what="sp_kernel on the GPU", tile=params.tile,
                      progress=params.progress, mirror=mirror, diagonals=(da, db) if params.normalize else None,
                      to_host=graphs.home is not Device.GPU, row_work=row_work,
                      first=None if row_work is None else FIRST_TILE_WORK)
+
+
+# Counts up to this value are exact in float16 (11 significant bits); Gram entries below 2**24
+# are exact float32 sums of exact products: the tensor-core GEMM then gives the float64 result.
+HALF_COUNT_MAX = 2048
+SINGLE_EXACT = float(1 << 24)
+
+
+def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool, weighted: bool) -> Any:
+    """Delta kernels without path lists: the histograms come from the distance blocks in two
+    launches (sp_mark, sp_count), and each tile of rows is one GEMM: float16 operands on the
+    tensor cores when every count and Gram entry stays exact (``counts_gram``), else float64.
+    None when the key range (labels² × lengths) is too large for a table of flags."""
+    (dist_a, sq_a), (dist_b, sq_b) = _all_pairs(ga), _all_pairs(gb)
+    lens = lengths(cp, dist_a, *(() if symmetric else (dist_b,)), weighted=weighted)
+    labs = alphabet(cp, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
+    n_labels = 0 if labs is None else len(labs)
+    n_keys = max(n_labels, 1) ** 2 * len(lens)
+    if n_keys > DENSE_KEYS:
+        return None
+    sides = [(ga, dist_a, sq_a), *(() if symmetric else ((gb, dist_b, sq_b),))]
+
+    def args(g: CSR, dist: Any, sq: Any) -> tuple:
+        label = (cp.zeros(1, cp.int32) if labs is None
+                 else cp.searchsorted(labs, g.node_labels).astype(cp.int32))
+        return (dist, sq, g.graph_ptr, cp.int64(g.n_graphs), label, cp.int32(n_labels), lens, cp.int32(len(lens)),
+                cp.int32(not weighted))
+
+    used = cp.zeros(n_keys, cp.uint8)
+    for side in sides:
+        _MODULE.get_function("sp_mark")(grid(side[0].n_graphs, 1, per_sm=16), (_THREADS,), (*args(*side), used))
+    column = cp.cumsum(used, dtype=cp.int64) - 1
+    n_features = int(column[-1]) + 1 if n_keys else 0
+    ld = max(8, -(-n_features // 8) * 8)  # rows of 16-byte multiples for the tensor cores
+    counts = []
+    for side in sides:
+        c = cp.zeros((side[0].n_graphs, ld), cp.int32)
+        _MODULE.get_function("sp_count")(grid(side[0].n_graphs, 1, per_sm=16), (_THREADS,),
+                                          (*args(*side), column, cp.int64(ld), c))
+        counts.append(c)
+    ca, cb = counts[0], counts[-1]
+    da, db = (_squares(c) for c in (ca, cb))
+    half = (max(int(c.max()) if c.size else 0 for c in counts) <= HALF_COUNT_MAX
+            and max(float(d.max()) if d.size else 0.0 for d in (da, db)) < SINGLE_EXACT)
+    if half:  # |K[a, b]| <= sqrt(K[a, a] K[b, b]) < 2**24: every partial sum is exact in float32
+        xa = ca.astype(cp.float16)
+        xb = xa if symmetric else cb.astype(cp.float16)
+        buffer = cp.empty(0, cp.float32)
+
+        def fill(r0: int, r1: int, out: Any) -> None:
+            nonlocal buffer
+            if buffer.size < (r1 - r0) * len(xb):
+                buffer = cp.empty((r1 - r0) * len(xb), cp.float32)
+            part = buffer[:(r1 - r0) * len(xb)].reshape(r1 - r0, len(xb))
+            counts_gram(xa[r0:r1], xb, part)
+            out[...] = part
+    else:
+        xa = ca.astype(cp.float64)
+        xb = xa if symmetric else cb.astype(cp.float64)
+
+        def fill(r0: int, r1: int, out: Any) -> None:
+            cp.matmul(xa[r0:r1], xb.T, out=out)
+
+    return fill, da, db, False, None
+
+
+def _squares(counts: Any) -> Any:
+    """Each row's Σ count², exactly (float64), the raw diagonal K[a, a]."""
+    c = counts.astype(cp.float64)
+    return (c * c).sum(1)
 
 
 # Work of the first tile (path pairs) before any timing: about 0.1 s of FCSP walk on an H100.

@@ -154,6 +154,37 @@ def test_random_skewed_graphs_gpu_hybrid_equal_cpu(monkeypatch):
         np.testing.assert_allclose(got, wc, rtol=1e-12, atol=0)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("bitmap_bytes", [1 << 30, 1])
+def test_heavy_pairs_by_hub_equal_cpu(monkeypatch, bitmap_bytes):
+    """Heavy pairs grouped by hub: every class of shared-memory hash set, tasks cut within a hub,
+    and the bitmaps of the largest hubs (all at once, or one hub per batch) give the CPU's values
+    exactly, and the shared counts |N(u) ∩ N(v)| equal the set reference's."""
+    import cupy as cp
+
+    import graphops_jaccard.gpu as jgpu
+    from graphops.base.device import Device
+    from graphops.model.pairs import Pairs
+    from graphops_jaccard.common import adjacency
+
+    monkeypatch.setattr(jgpu, "THREAD_MAX", 2)
+    monkeypatch.setattr(jgpu, "HASH_CLASSES", ((8, 16, 32), (40, 128, 64), (100, 256, 128)))
+    monkeypatch.setattr(jgpu, "TASK_WORK", 64)
+    monkeypatch.setattr(jgpu, "TASK_PAIRS", 4)
+    monkeypatch.setattr(jgpu, "BITMAP_BYTES", bitmap_bytes)
+    g = go.generate.rmat(12, 16, seed=5)
+    cpu = go.run("jaccard", g, backend="cpu")
+    deg = np.bincount(np.concatenate([g.edges.src, g.edges.dst]))
+    assert (deg > 100).sum() > 20 and ((deg > 8) & (deg <= 40)).sum() > 100  # bitmaps and hash classes
+    assert go.run("jaccard", g, backend="gpu")["jaccard_coeff"].tolist() == cpu["jaccard_coeff"].tolist()
+    adj = adjacency(g.csr(Device.GPU), False, False)
+    pairs = Pairs.edges_of(g).index(g, Device.GPU)
+    got = cp.asnumpy(jgpu.coefficients(adj, pairs.first, pairs.second, shared=True))
+    nbrs = neighbourhoods(g.src_index.tolist(), g.dst_index.tolist())  # internal indices, as the pairs
+    want = [len(set(nbrs[u]) & set(nbrs[v])) for u, v in zip(cp.asnumpy(pairs.first).tolist(), cp.asnumpy(pairs.second).tolist())]
+    assert got.tolist() == want
+
+
 REAL = {
     "luxembourg_osm.edges": {"sep": " ", "comment": None},
     "delaunay_n16.edges": {"sep": " ", "comment": None},

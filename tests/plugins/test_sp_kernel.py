@@ -230,6 +230,32 @@ def test_cpu_and_gpu_agree_on_real_sets(shared_data, name, params, exact):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("route", ["half", "double", "path lists"])
+def test_gpu_delta_histograms_every_route_equals_cpu(monkeypatch, weighted, route):
+    """The delta Gram on the GPU: histograms from the distance blocks multiplied in float16 on
+    the tensor cores (exact counts), in float64 when a count or an entry is too large for that,
+    or from path lists when the key range is too large for a table: all equal the CPU exactly,
+    with labels and without, against itself and train × test."""
+    import graphops_sp_kernel.gpu as sgpu
+
+    if route == "double":
+        monkeypatch.setattr(sgpu, "HALF_COUNT_MAX", 0)
+    if route == "path lists":
+        monkeypatch.setattr(sgpu, "DENSE_KEYS", 0)
+    gs = mixed_set()[170:200]
+    if weighted:  # lengths are sums of weights: searched among the distinct lengths
+        rng = np.random.default_rng(7)
+        graphs = [go.Graph.from_edgelist(g.edges.assign(w=rng.integers(1, 4, len(g.edges)).astype(float)),
+                                         weight="w", nodes=g.nodes) for g in gs]
+        gs = go.GraphSet.from_graphs(graphs, node_label="label")
+    for params in ({}, {"node_kernel": "none"}):
+        want = go.run("sp_kernel", gs, backend="cpu", **params)
+        np.testing.assert_array_equal(go.run("sp_kernel", gs, backend="gpu", **params), want)
+        np.testing.assert_array_equal(go.run("sp_kernel", gs[:9], gs[9:], backend="gpu", **params), want[:9, 9:])
+
+
+@pytest.mark.gpu
 def test_gpu_tiles_and_train_test(shared_data):
     gs = go.read_tu(shared_data / "tu" / "ENZYMES")[:90]
     params = {"node_kernel": {"gaussian": {"gamma": 0.5}}, "normalize": True}

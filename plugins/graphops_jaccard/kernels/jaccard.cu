@@ -185,3 +185,133 @@ extern "C" __global__ void pair_keys(const i64* __restrict__ indptr, const i64* 
         keys[i] = (indptr[u + 1] - indptr[u]) + (indptr[v + 1] - indptr[v]);
     }
 }
+
+// ---- Heavy pairs grouped by hub (unweighted modes) ---------------------------------------------
+// A pair whose shorter list is longer than thread_max is scored against its "hub", the vertex with
+// the longer list (v on a tie, as order_lists). The pairs are sorted by (d_hub, hub) and cut into
+// tasks of one hub and at most TASK_PAIRS pairs; a block builds the hub's list once into something
+// O(1) to probe (a hash set in shared memory, or for the largest hubs a bitmap over all vertices
+// in global memory, which stays in L2 while the blocks on that hub run), then probes the entries
+// of its pairs' other lists: min(d_u, d_v) probes per pair instead of binary searches. The entries
+// of a task's lists are one flat range that the block's threads stride over, so a long list and
+// many short ones keep every thread busy alike, and each thread's loads are independent.
+
+#ifndef TASK_PAIRS
+#error "define TASK_PAIRS (gpu.py passes it)"
+#endif
+
+// Per heavy pair: key = d_hub << 32 | hub (the sort key), and its shorter list's length.
+extern "C" __global__ void hub_keys(const i64* __restrict__ indptr, const i64* __restrict__ first,
+                                    const i64* __restrict__ second, const i64* __restrict__ heavy, i64 m,
+                                    i64* __restrict__ keys, int* __restrict__ short_len) {
+    for (i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x; t < m; t += (i64)gridDim.x * blockDim.x) {
+        i64 i = heavy[t], u = first[i], v = second[i];
+        i64 du = indptr[u + 1] - indptr[u], dv = indptr[v + 1] - indptr[v];
+        const bool u_long = du > dv;
+        keys[t] = ((u_long ? du : dv) << 32) | (u_long ? u : v);
+        short_len[t] = (int)(u_long ? dv : du);
+    }
+}
+
+__device__ __forceinline__ unsigned slot_of(int x, int shift) {
+    return ((unsigned)x * 2654435761u) >> shift;
+}
+
+// Tasks t0 .. t0 + n_tasks - 1, a block each. bits == nullptr: the hub's hash set has
+// 1 << (32 - shift) slots of dynamic shared memory (at least twice the hub's degree); else the
+// task's hub has the bitmap bits + task_bitmap[task - t0] * words. entry: the exclusive prefix
+// sum of the shorter lists' lengths over the sorted pairs (m + 1 values).
+extern "C" __global__ void jaccard_hub(
+        const i64* __restrict__ indptr, const int* __restrict__ idx, const i64* __restrict__ first,
+        const i64* __restrict__ second, const i64* __restrict__ pairs, const i64* __restrict__ keys,
+        const i64* __restrict__ entry, const i64* __restrict__ task_ptr, i64 t0, i64 n_tasks, int shift,
+        const unsigned* __restrict__ bits, const i64* __restrict__ task_bitmap, i64 words, int mode,
+        double* __restrict__ out) {
+    extern __shared__ int table[];
+    __shared__ i64 s_start[TASK_PAIRS];
+    __shared__ i64 s_off[TASK_PAIRS + 1];
+    __shared__ int s_count[TASK_PAIRS];
+    const unsigned slots = bits ? 0u : 1u << (32 - shift), mask = slots - 1;
+    for (i64 task = t0 + blockIdx.x; task < t0 + n_tasks; task += gridDim.x) {
+        const i64 p0 = task_ptr[task], np = task_ptr[task + 1] - p0;
+        const i64 h = keys[p0] & 0xffffffffLL;
+        const i64 b0 = indptr[h], b1 = indptr[h + 1];
+        const i64 e0 = entry[p0];
+        const i64 total = entry[p0 + np] - e0;
+        const unsigned* b = bits ? bits + task_bitmap[task - t0] * words : nullptr;
+        for (unsigned k = threadIdx.x; k < slots; k += blockDim.x) table[k] = -1;
+        for (int j = threadIdx.x; j < np; j += blockDim.x) {
+            const i64 i = pairs[p0 + j], u = first[i], v = second[i];
+            s_start[j] = indptr[v == h ? u : v];  // the other vertex's list
+            s_off[j] = entry[p0 + j] - e0;
+            s_count[j] = 0;
+        }
+        if (threadIdx.x == 0) s_off[np] = total;
+        __syncthreads();
+        for (i64 k = b0 + threadIdx.x; k < b1 && !bits; k += blockDim.x) {
+            const int x = idx[k];
+            unsigned q = slot_of(x, shift);
+            while (atomicCAS(&table[q], -1, x) != -1) q = (q + 1) & mask;  // lists hold no repeats
+        }
+        __syncthreads();
+        // each warp takes an equal run of entries, its lanes 32 consecutive ones at a time
+        const int lane = threadIdx.x & 31, n_warps = blockDim.x >> 5;
+        const i64 run = ((total + n_warps - 1) / n_warps + 31) & ~31LL;
+        const i64 e_end = min(total, (i64)((threadIdx.x >> 5) + 1) * run);
+        i64 e = (threadIdx.x >> 5) * run + lane;
+        int j = 0;
+        if (e < e_end) {  // the pair holding entry e, by bisection; then forward as e grows
+            int hi = (int)np - 1;
+            while (j < hi) {
+                const int mid = (j + hi + 1) >> 1;
+                if (s_off[mid] <= e) j = mid; else hi = mid - 1;
+            }
+        }
+        for (; e < e_end; e += 4 * 32) {  // four independent loads in flight per lane
+            int xs[4], js[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const i64 eu = e + 32 * u;
+                js[u] = -1;
+                if (eu < e_end) {
+                    while (eu >= s_off[j + 1]) ++j;
+                    js[u] = j;
+                    xs[u] = idx[s_start[j] + (eu - s_off[j])];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                if (js[u] < 0) continue;
+                const int x = xs[u];
+                bool hit;
+                if (b) {
+                    hit = (b[x >> 5] >> (x & 31)) & 1u;
+                } else {
+                    unsigned q = slot_of(x, shift);
+                    int y;
+                    while ((y = table[q]) != x && y != -1) q = (q + 1) & mask;
+                    hit = y == x;
+                }
+                if (hit) atomicAdd(&s_count[js[u]], 1);
+            }
+        }
+        __syncthreads();
+        for (int j = threadIdx.x; j < np; j += blockDim.x)
+            out[pairs[p0 + j]] = finish(s_off[j + 1] - s_off[j], b1 - b0, s_count[j], 0.0, nullptr, 0, 0, mode);
+        __syncthreads();
+    }
+}
+
+// Bitmaps of hubs over all vertices: words 32-bit words each, one block per hub.
+extern "C" __global__ void hub_bitmaps(const i64* __restrict__ indptr, const int* __restrict__ idx,
+                                       const i64* __restrict__ hubs, i64 n_hubs, i64 words,
+                                       unsigned* __restrict__ bits) {
+    for (i64 j = blockIdx.x; j < n_hubs; j += gridDim.x) {
+        const i64 h = hubs[j];
+        unsigned* b = bits + j * words;
+        for (i64 k = indptr[h] + threadIdx.x; k < indptr[h + 1]; k += blockDim.x) {
+            const int x = idx[k];
+            atomicOr(&b[x >> 5], 1u << (x & 31));
+        }
+    }
+}

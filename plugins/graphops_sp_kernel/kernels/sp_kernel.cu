@@ -286,3 +286,54 @@ extern "C" __global__ void fcsp(const long long* __restrict__ rows, const long l
         if (threadIdx.x == 0) out[t] = total;
     }
 }
+
+// ---- Delta kernels: path histograms straight from the distance blocks --------------------------
+// The key of path (i, j), i != j, of finite length d in graph g: (label_i * n_labels + label_j)
+// * n_lens + the id of d among lens (d itself for hop counts, lens = 0, 1, ...; else the sorted
+// distinct lengths, searched); without labels (n_labels == 0) the length id alone. A block per
+// graph walks its n × n block: sp_mark flags the keys used, sp_count adds each path to its
+// graph's row of counts at the key's column (column[key], the flags' prefix sum).
+__device__ __forceinline__ long long path_key(double d, long long i, long long j, long long node0,
+                                              const int* __restrict__ label, int n_labels,
+                                              const double* __restrict__ lens, int n_lens, int hops) {
+    long long lid;
+    if (hops) {
+        lid = (long long)d;
+    } else {
+        int lo = 0, hi = n_lens - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (lens[mid] < d) lo = mid + 1; else hi = mid;
+        }
+        lid = lo;
+    }
+    if (n_labels == 0) return lid;
+    return ((long long)label[node0 + i] * n_labels + label[node0 + j]) * n_lens + lid;
+}
+
+#define FOR_EACH_PATH(BODY)                                                                                    \
+    for (long long g = blockIdx.x; g < n_graphs; g += gridDim.x) {                                             \
+        const long long node0 = graph_ptr[g], n = graph_ptr[g + 1] - node0;                                     \
+        const double* d = dist + sq_ptr[g];                                                                    \
+        for (long long k = threadIdx.x; k < n * n; k += blockDim.x) {                                          \
+            const long long i = k / n, j = k - i * n;                                                          \
+            if (i == j || !(d[k] < INF)) continue;                                                             \
+            const long long key = path_key(d[k], i, j, node0, label, n_labels, lens, n_lens, hops);            \
+            BODY;                                                                                              \
+        }                                                                                                      \
+    }
+
+extern "C" __global__ void sp_mark(const double* __restrict__ dist, const long long* __restrict__ sq_ptr,
+                                   const long long* __restrict__ graph_ptr, long long n_graphs,
+                                   const int* __restrict__ label, int n_labels, const double* __restrict__ lens,
+                                   int n_lens, int hops, unsigned char* __restrict__ used) {
+    FOR_EACH_PATH(used[key] = 1)
+}
+
+extern "C" __global__ void sp_count(const double* __restrict__ dist, const long long* __restrict__ sq_ptr,
+                                    const long long* __restrict__ graph_ptr, long long n_graphs,
+                                    const int* __restrict__ label, int n_labels, const double* __restrict__ lens,
+                                    int n_lens, int hops, const long long* __restrict__ column, long long ld,
+                                    int* __restrict__ counts) {
+    FOR_EACH_PATH(atomicAdd(&counts[g * ld + column[key]], 1))
+}
