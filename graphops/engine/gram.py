@@ -109,7 +109,7 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
             tile(r0, r1, buffers[slot][:r1 - r0])
             computed.append(compute.record())
             copy.wait_event(computed[-1])
-            buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1])
+            buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1], blocking=False)  # queued: overlaps the next tile
             copied[slot] = copy.record()
     wait_idle(copy)
     return K

@@ -29,7 +29,7 @@ BITMAP_BYTES = 1 << 30
 # A task (one block, one hub) probes about max(4 x the hub's degree, TASK_WORK) entries of at
 # most TASK_PAIRS pairs, so building the hub's set costs at most a quarter of the probing and a
 # hub's pairs spread over many blocks.
-TASK_WORK = 8192
+TASK_WORK = 32768
 TASK_PAIRS = 1024
 _MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS})
 
