@@ -66,6 +66,24 @@ def test_bench_prints_table_and_json(tmp_path, capsys):
     assert "cpu" in report["machine"]["copy_GBps"]
 
 
+def test_bench_work_floor_is_the_lookups_at_the_measured_random_read_rate(tmp_path, capsys, monkeypatch):
+    """jaccard declares its least lookups (Σ min(d_u, d_v)); the bench divides them by the
+    random-read rate it measured on the row's device and prints the ratio beside the memory floor."""
+    monkeypatch.setattr("graphops.cli.bench.measure_random_reads", lambda: {"cpu": 1e9})
+    (tmp_path / "g.txt").write_text("".join(f"{i} {i + 1}\n" for i in range(200)))  # a path: Σ min = 398
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
+                   "  - {id: a, algorithm: jaccard, inputs: {graph: g}, backend: cpu}\n"
+                   "bench: {repeat: 2, warmup: 0}\n")
+    out_json = tmp_path / "r.json"
+    assert main(["bench", str(cfg), "--json", str(out_json)]) == 0
+    assert "work floor (x over)" in capsys.readouterr().out
+    report = json.loads(out_json.read_text())
+    (row,) = report["rows"]
+    assert row["work_floor"] == pytest.approx(398 / 1e9)
+    assert report["machine"]["random_reads_G_per_s"] == {"cpu": 1.0}
+
+
 def test_bench_times_command_lines_each_in_a_fresh_process(tmp_path):
     """bench.commands: a cold-start row per command line (after the warm-up runs), and a command
     that fails is a row saying why, not a crash."""
