@@ -49,17 +49,23 @@ def test_plugins_lists_describe(capsys):
     assert "describe" in capsys.readouterr().out
 
 
-def test_bench_prints_table_and_json(tmp_path, capsys):
+def bench_on_a_path(tmp_path, steps, bench):
+    """Run ``graphops bench`` on a file of ``steps`` over the path 0-1-...-200 (graph ``g``);
+    the JSON report."""
     (tmp_path / "g.txt").write_text("".join(f"{i} {i + 1}\n" for i in range(200)))
     cfg = tmp_path / "b.yaml"
     cfg.write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
-                   "  - {id: a, algorithm: describe, inputs: {graph: g}, backend: networkx}\n"
-                   "  - {id: b, algorithm: describe, inputs: {graph: g}, backend: cpu}\n"
-                   "bench: {repeat: 3, warmup: 1, baseline: networkx}\n")
+                   + "".join(f"  - {{id: s{k}, {step}, inputs: {{graph: g}}}}\n" for k, step in enumerate(steps))
+                   + f"bench: {bench}\n")
     out_json = tmp_path / "r.json"
     assert main(["bench", str(cfg), "--json", str(out_json)]) == 0
+    return json.loads(out_json.read_text())
+
+
+def test_bench_prints_table_and_json(tmp_path, capsys):
+    report = bench_on_a_path(tmp_path, ["algorithm: describe, backend: networkx", "algorithm: describe, backend: cpu"],
+                             "{repeat: 3, warmup: 1, baseline: networkx}")
     assert "speed-up" in capsys.readouterr().out
-    report = json.loads(out_json.read_text())
     rows = {r["backend"]: r for r in report["rows"]}
     assert len(rows["cpu"]["times"]) == 3 and rows["networkx"]["speedup"] == pytest.approx(1.0)
     assert rows["cpu"]["speedup"] > 0 and rows["cpu"]["floor"] > 0 and rows["networkx"]["peer"]
@@ -70,15 +76,8 @@ def test_bench_work_floor_is_the_lookups_at_the_measured_random_read_rate(tmp_pa
     """jaccard declares its least lookups (Σ min(d_u, d_v)); the bench divides them by the
     random-read rate it measured on the row's device and prints the ratio beside the memory floor."""
     monkeypatch.setattr("graphops.cli.bench.measure_random_reads", lambda: {"cpu": 1e9})
-    (tmp_path / "g.txt").write_text("".join(f"{i} {i + 1}\n" for i in range(200)))  # a path: Σ min = 398
-    cfg = tmp_path / "b.yaml"
-    cfg.write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
-                   "  - {id: a, algorithm: jaccard, inputs: {graph: g}, backend: cpu}\n"
-                   "bench: {repeat: 2, warmup: 0}\n")
-    out_json = tmp_path / "r.json"
-    assert main(["bench", str(cfg), "--json", str(out_json)]) == 0
+    report = bench_on_a_path(tmp_path, ["algorithm: jaccard, backend: cpu"], "{repeat: 2, warmup: 0}")  # Σ min = 398
     assert "work floor (x over)" in capsys.readouterr().out
-    report = json.loads(out_json.read_text())
     (row,) = report["rows"]
     assert row["work_floor"] == pytest.approx(398 / 1e9)
     assert report["machine"]["random_reads_G_per_s"] == {"cpu": 1.0}

@@ -1,11 +1,13 @@
 """GPU backend of ``jaccard``: load-balanced CUDA kernels (kernels/jaccard.cu) through CuPy.
 
-Three launches per chunk of pairs: ``jaccard_thread`` scores every pair whose shorter
-list has at most ``THREAD_MAX`` entries and appends the others to a warp list or a
-block list on the device; ``jaccard_warp`` and ``jaccard_block`` drain those lists.
-Nothing comes back to the host in between, so the launches queue back to back. Pairs go
-in chunks of about equal work (``graphops.base.work.chunks``), so Ctrl-C stops a long call
-within about a second.
+Per chunk of pairs, ``jaccard_thread`` scores every pair whose shorter list has at most
+``THREAD_MAX`` entries and lists the others on the device. Unweighted, the listed pairs are
+then sorted by hub (the vertex with the longer list) and scored a hub per block, each entry of
+the shorter lists looked up in the hub's hash set (shared memory) or bitmap (global memory,
+for the largest hubs): :func:`by_hub`, which reads the two list lengths back (one small copy).
+Weighted, ``jaccard_warp`` and ``jaccard_block`` drain the lists with binary searches, queued
+back to back. Pairs go in chunks of about equal work (``graphops.base.work.chunks``), so
+Ctrl-C stops a long call within about a second.
 """
 from __future__ import annotations
 
