@@ -268,8 +268,8 @@ def median_ms(row: BenchRow) -> str:
     return "-" if row.median is None else f"{row.median * 1e3:.3f}"
 
 
-def floor_text(row: BenchRow, floor: float | None = None) -> str:
-    floor = row.floor if floor is None else floor
+def floor_text(row: BenchRow, floor: float | None) -> str:
+    """``floor`` (seconds: the row's memory or work floor) and how many times the median is over it."""
     if not floor or row.median is None:
         return "-"
     return f"{floor * 1e3:.3f} ms ({row.median / floor:.0f}x)"
@@ -307,5 +307,5 @@ def rows_as_table(report: BenchReport) -> list[list[str]]:
         where = f", Dask {r.workers} worker{'s' if r.workers > 1 else ''}" if r.workers else ""
         body.append([r.case, r.backend + (" (peer" + where + ")" if r.peer else f" ({where[2:]})" if where else ""),
                      median_ms(r), speed,
-                     floor_text(r), floor_text(r, r.work_floor or 0.0), rates_text(r), r.note])
+                     floor_text(r, r.floor), floor_text(r, r.work_floor), rates_text(r), r.note])
     return [head, *body]

@@ -141,7 +141,6 @@ def _by_bitmap(adj: Adjacency, keys: Any, starts: Any, t0: int, common: tuple, m
     batch = max(1, BITMAP_BYTES // (4 * words))
     bits = cp.empty(min(batch, len(hubs)) * words, cp.uint32)
     fill, fn = _MODULE.get_function("hub_bitmaps"), _MODULE.get_function("jaccard_hub")
-    fn.max_dynamic_shared_size_bytes = 0
     task_bounds = cp.searchsorted(rank, cp.arange(0, len(hubs) + batch, batch), side="left").get().tolist()
     for j, (a, b) in enumerate(zip(task_bounds[:-1], task_bounds[1:])):
         if b <= a:

@@ -83,20 +83,21 @@ def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool
         return (dist, sq, g.graph_ptr, cp.int64(g.n_graphs), label, cp.int32(n_labels), lens, cp.int32(len(lens)),
                 cp.int32(not weighted))
 
+    launches = [(grid(side[0].n_graphs, 1, per_sm=16), args(*side)) for side in sides]
     used = cp.zeros(n_keys, cp.uint8)
-    for side in sides:
-        _MODULE.get_function("sp_mark")(grid(side[0].n_graphs, 1, per_sm=16), (_THREADS,), (*args(*side), used))
+    for blocks, side_args in launches:
+        _MODULE.get_function("sp_mark")(blocks, (_THREADS,), (*side_args, used))
     column = cp.cumsum(used, dtype=cp.int64) - 1
     n_features = int(column[-1]) + 1 if n_keys else 0
     ld = max(8, -(-n_features // 8) * 8)  # rows of 16-byte multiples for the tensor cores
     counts = []
-    for side in sides:
-        c = cp.zeros((side[0].n_graphs, ld), cp.int32)
-        _MODULE.get_function("sp_count")(grid(side[0].n_graphs, 1, per_sm=16), (_THREADS,),
-                                          (*args(*side), column, cp.int64(ld), c))
+    for (g, _, _), (blocks, side_args) in zip(sides, launches):
+        c = cp.zeros((g.n_graphs, ld), cp.int32)
+        _MODULE.get_function("sp_count")(blocks, (_THREADS,), (*side_args, column, cp.int64(ld), c))
         counts.append(c)
     ca, cb = counts[0], counts[-1]
-    da, db = (_squares(c) for c in (ca, cb))
+    da = _squares(ca)
+    db = da if symmetric else _squares(cb)
     half = (max(int(c.max()) if c.size else 0 for c in counts) <= HALF_COUNT_MAX
             and max(float(d.max()) if d.size else 0.0 for d in (da, db)) < SINGLE_EXACT)
     if half:  # |K[a, b]| <= sqrt(K[a, a] K[b, b]) < 2**24: every partial sum is exact in float32
