@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import graphops as go
 from graphops import InputError
@@ -291,3 +292,40 @@ def test_canonical_edge_order_sorts_only_repeated_pairs_by_features():
         a = rng.integers(0, 3, (m, k)).astype(float)
         full = np.lexsort(np.stack([a[:, j] for j in range(k - 1, -1, -1)] + [dst, src]))
         np.testing.assert_array_equal(_canonical(src, dst, a), full)
+
+
+# Numbers as such files write them: C's %f/%e/%g, repr, integers, and long digit strings that only a
+# correctly rounded parser reads to the nearest double.
+_NUMBER = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False).map(repr),
+    st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: "%e" % v),
+    st.floats(0, 10, allow_nan=False).map(lambda v: "%.9g" % v),
+    st.integers(-10 ** 6, 10 ** 6).map(str),
+    st.tuples(st.integers(0, 9), st.text("0123456789", min_size=18, max_size=40)).map(lambda t: f"{t[0]}.{t[1]}"),
+)
+# How the numbers of a row are apart and how a line ends: one space (Arrow's parser), else the
+# other readers.
+_SPACING = st.sampled_from([(" ", "\n"), (" ", "\r\n"), ("  ", "\n"), ("\t", "\n"), (" \t ", "\n")])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(1, 6), cols=st.integers(1, 4), data=st.data(), spacing=_SPACING,
+       edge=st.sampled_from(["", " ", "\n"]))
+def test_every_reader_reads_each_number_correctly_rounded(tmp_path, rows, cols, data, spacing, edge):
+    """Whatever the spacing (one space: Arrow; other whitespace: pandas; a stray space at a line's
+    start or end too), every feature equals Python's float() of its text, bit for bit."""
+    sep, eol = spacing
+    tokens = [[data.draw(_NUMBER) for _ in range(cols)] for _ in range(rows)]
+    lines = [sep.join([str(r), *t]) for r, t in enumerate(tokens)]
+    if edge == " ":
+        lines[0] = " " + lines[0]
+        lines[-1] = lines[-1] + " "
+    text = f"{rows} {cols + 1}{eol}" + eol.join(lines) + eol + (eol if edge == "\n" else "")
+    path = tmp_path / "v.csv"
+    path.write_bytes(text.encode())
+    from graphops_appclass.io import read_vertices
+
+    got = read_vertices(path)
+    want = np.array([[float(v) for v in t] for t in tokens])
+    assert got.shape == want.shape
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
