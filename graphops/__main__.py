@@ -1,5 +1,3 @@
-import sys
+from graphops.cli.command import entry
 
-from graphops.cli import main
-
-sys.exit(main())
+entry()

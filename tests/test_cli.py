@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -309,3 +311,18 @@ def test_each_plugin_failure_is_printed_once(tmp_path, capsys, caplog, monkeypat
     assert main(command) == 0
     captured = capsys.readouterr()
     assert (captured.out + captured.err + caplog.text).count("boom at import") == 1
+
+
+@pytest.mark.parametrize("argv, code", [(["--help"], 0), (["nosuch"], 2), (["validate", str(EXAMPLE)], 0)])
+def test_the_console_script_runs_exit_handlers_flushes_and_keeps_the_exit_code(argv, code):
+    """``entry`` leaves without the interpreter's teardown, but only after the exit handlers ran and
+    the output was flushed; usage errors keep argparse's code 2."""
+    script = ("import atexit, sys\n"
+              "from graphops.cli.command import entry\n"
+              "atexit.register(lambda: print('handler ran', end=''))\n"
+              f"sys.argv = ['graphops', *{argv!r}]\n"
+              "entry()\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == code, out.stderr
+    assert out.stdout.endswith("handler ran")
+    assert "Traceback" not in out.stderr

@@ -351,5 +351,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc, args.verbose)
 
 
+def entry() -> None:
+    """The ``graphops`` console script (and ``python -m graphops``): :func:`main`, then a prompt exit.
+
+    After the exit handlers have run and the streams are flushed, the interpreter's own teardown
+    (every module's objects, Numba's worker threads) has nothing left to do for a command line
+    process, yet took 0.17 s of a 1.3 s ``graphops appclass`` call on a 2-core machine; so the
+    process leaves at once. With a thread of the user's still running (which Python would wait
+    for), or a stream that cannot be flushed, it exits the usual way."""
+    import atexit
+    import os
+    import threading
+
+    try:
+        code = main()
+    except SystemExit as exc:  # --help, a usage error
+        code = exc.code
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if run_handlers is None or others or not isinstance(code, (int, type(None))):
+        sys.exit(code)
+    run_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(int(code or 0))
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()
