@@ -49,3 +49,32 @@ def test_import_graphops_is_light():
 @pytest.mark.gpu
 def test_device_of_gpu_objects(xp):
     assert device_of(xp.zeros(2)) is Device.GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gram_tile_casts_and_normalizes_like_normalize_bit_for_bit(xp, dtype):
+    """The one-pass tile kernel against graphops.engine.gram.normalize (NumPy) on integer counts,
+    random values, zero and NaN diagonals, a strided destination and in place."""
+    from graphops.base.cuda import gram_tile
+    from graphops.engine.gram import normalize
+
+    rng = np.random.default_rng(3)
+    rows, cols = 37, 300
+    for values in (rng.integers(0, 2048, (rows, cols)), rng.random((rows, cols)) * 1e3):
+        src = values.astype(dtype)
+        drow, dcol = rng.random(rows) * 1e6, rng.random(cols) * 1e6
+        drow[[0, 5]], dcol[[1, 7]] = 0.0, np.nan
+        want = normalize(np, src.astype(np.float64), drow, dcol)
+        big = xp.full((rows + 3, cols + 20), -1.0)
+        out = big[2:2 + rows, 5:5 + cols]  # rows of a larger matrix
+        gram_tile(xp.asarray(src), out, xp.asarray(drow), xp.asarray(dcol))
+        assert np.array_equal(out.get(), want, equal_nan=True)
+        assert float(big[:2].max()) == -1.0 and float(big[:, :5].max()) == -1.0  # nothing outside
+        plain = xp.empty((rows, cols))
+        gram_tile(xp.asarray(src), plain)
+        assert np.array_equal(plain.get(), src.astype(np.float64))
+        if dtype == "float64":
+            inplace = xp.asarray(src)
+            gram_tile(inplace, inplace, xp.asarray(drow), xp.asarray(dcol))
+            assert np.array_equal(inplace.get(), want)

@@ -23,7 +23,7 @@ import numpy as np
 from graphops.base.device import gpu_attribute
 
 __all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "pooled_allocations", "random_read_rate",
-           "counts_gram", "THREADS"]
+           "counts_gram", "gram_tile", "THREADS"]
 
 THREADS = 256
 
@@ -156,6 +156,28 @@ def counts_gram(a: Any, b: Any, out: Any) -> None:
     # row-major out (r × c) is column-major outᵀ (c × r) = b · aᵀ
     cublas.gemmEx(cp.cuda.device.get_cublas_handle(), _OP_T, _OP_N, c, r, k, one.ctypes.data, b.data.ptr, _R_16F,
                   k, a.data.ptr, _R_16F, k, zero.ctypes.data, out.data.ptr, _R_32F, c, _COMPUTE_32F, _GEMM_DEFAULT)
+
+
+_GRAM_TILE: dict[str, Any] = {}
+
+
+def gram_tile(src: Any, out: Any, drow: Any = None, dcol: Any = None) -> None:
+    """``out[...] = src`` (float32 or float64 rows, unit column stride), or with the diagonals
+    ``src / sqrt(drow dcolᵀ)`` (0 where that product is not positive), in one pass over the tile
+    (kernels/gram.cu); ``src`` may be ``out``. Bit for bit :func:`graphops.engine.gram.normalize`."""
+    rows, cols = out.shape
+    if rows == 0 or cols == 0:
+        return
+    kind = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[src.dtype]
+    if not _GRAM_TILE:
+        module = load_module("graphops.base", "gram")
+        _GRAM_TILE.update({k: module.get_function(f"gram_tile_{k}") for k in ("f32", "f64")})
+    scale = () if drow is None else tuple(cp.ascontiguousarray(d, dtype=cp.float64) for d in (drow, dcol))
+    drow, dcol = scale or (None, None)
+    threads = 256
+    blocks = (-(-cols // threads), min(rows, 65535))
+    _GRAM_TILE[kind](blocks, (threads,), (src, cp.int64(src.strides[0] // src.itemsize), out,
+                                          cp.int64(out.strides[0] // 8), drow, dcol, cp.int32(rows), cp.int32(cols)))
 
 
 # cuBLAS / CUDA enumerators (cublas_api.h, library_types.h)

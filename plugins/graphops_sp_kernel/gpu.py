@@ -51,12 +51,16 @@ def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Any:
         lens = lengths(cp, pa["dist"], pb["dist"], weighted=weighted)
         gram = _histogram_gram if params.use_histogram else _fcsp_gram
         fill, da, db, mirror, row_work = gram(graphs, other, pa, pb, lens, params, symmetric)
+    on_gpu = graphs.home is Device.GPU
     return gram_rows(graphs.n_graphs, other.n_graphs, fill, what="sp_kernel on the GPU", tile=params.tile,
                      progress=params.progress, mirror=mirror, diagonals=(da, db) if params.normalize else None,
-                     to_host=graphs.home is not Device.GPU, row_work=row_work,
-                     first=None if row_work is None else FIRST_TILE_WORK)
+                     to_host=not on_gpu, row_work=row_work, first=None if row_work is None else FIRST_TILE_WORK,
+                     tile_entries=GEMM_TILE_ENTRIES if direct is not None and on_gpu else 1 << 21)
 
 
+# Entries of a GEMM tile when the Gram matrix stays on the GPU (no pinned copy to feed): NCI1's
+# 4110² is one GEMM, not nine of 510 rows whose launches the host could not keep up with.
+GEMM_TILE_ENTRIES = 1 << 25
 # Counts up to this value are exact in float16 (11 significant bits); Gram entries below 2**24
 # are exact float32 sums of exact products: the tensor-core GEMM then gives the float64 result.
 HALF_COUNT_MAX = 2048
@@ -67,7 +71,35 @@ def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool
     """Delta kernels without path lists: the histograms come from the distance blocks in two
     launches (sp_mark, sp_count), and each tile of rows is one GEMM: float16 operands on the
     tensor cores when every count and Gram entry stays exact (``counts_gram``), else float64.
-    None when the key range (labels² × lengths) is too large for a table of flags."""
+    The histograms are kept with the CSR view, as its distances are. None when the key range
+    (labels² × lengths) is too large for a table of flags."""
+    key = ("delta_histograms", bool(params.node_kernel.delta), weighted, None if symmetric else id(gb), DENSE_KEYS,
+           HALF_COUNT_MAX)
+    made = ga.cached(key, lambda: _delta_histograms(ga, gb, params, symmetric, weighted))
+    if made is None:
+        return None
+    xa, xb, da, db, half, _ = made
+    if half:  # |K[a, b]| <= sqrt(K[a, a] K[b, b]) < 2**24: every partial sum is exact in float32
+        buffer = cp.empty(0, cp.float32)
+
+        def fill(r0: int, r1: int, out: Any) -> Any:
+            nonlocal buffer
+            if buffer.size < (r1 - r0) * len(xb):
+                buffer = cp.empty((r1 - r0) * len(xb), cp.float32)
+            part = buffer[:(r1 - r0) * len(xb)].reshape(r1 - r0, len(xb))
+            counts_gram(xa[r0:r1], xb, part)
+            return part  # gram_rows casts it into out (normalized) in one pass
+    else:
+        def fill(r0: int, r1: int, out: Any) -> None:
+            cp.matmul(xa[r0:r1], xb.T, out=out)
+
+    return fill, da, db, False, None
+
+
+def _delta_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool, weighted: bool) -> Any:
+    """(X_a, X_b, diag_a, diag_b, half, gb): both sides' histograms as GEMM operands (float16 when
+    exact, else float64) and their raw diagonals; None when the key range is too large. ``gb``
+    rides along so that the cache key's id of it stays valid."""
     (dist_a, sq_a), (dist_b, sq_b) = _all_pairs(ga), _all_pairs(gb)
     lens = lengths(cp, dist_a, *(() if symmetric else (dist_b,)), weighted=weighted)
     labs = alphabet(cp, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
@@ -98,28 +130,17 @@ def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool
     ca, cb = counts[0], counts[-1]
     da = _squares(ca)
     db = da if symmetric else _squares(cb)
-    half = (max(int(c.max()) if c.size else 0 for c in counts) <= HALF_COUNT_MAX
-            and max(float(d.max()) if d.size else 0.0 for d in (da, db)) < SINGLE_EXACT)
-    if half:  # |K[a, b]| <= sqrt(K[a, a] K[b, b]) < 2**24: every partial sum is exact in float32
-        xa = ca.astype(cp.float16)
-        xb = xa if symmetric else cb.astype(cp.float16)
-        buffer = cp.empty(0, cp.float32)
+    most_count, most_square = cp.stack([_top(counts), _top((da, db))]).get().tolist()  # one read-back
+    half = most_count <= HALF_COUNT_MAX and most_square < SINGLE_EXACT
+    real = cp.float16 if half else cp.float64
+    xa = ca.astype(real)
+    return xa, xa if symmetric else cb.astype(real), da, db, half, gb
 
-        def fill(r0: int, r1: int, out: Any) -> None:
-            nonlocal buffer
-            if buffer.size < (r1 - r0) * len(xb):
-                buffer = cp.empty((r1 - r0) * len(xb), cp.float32)
-            part = buffer[:(r1 - r0) * len(xb)].reshape(r1 - r0, len(xb))
-            counts_gram(xa[r0:r1], xb, part)
-            out[...] = part
-    else:
-        xa = ca.astype(cp.float64)
-        xb = xa if symmetric else cb.astype(cp.float64)
 
-        def fill(r0: int, r1: int, out: Any) -> None:
-            cp.matmul(xa[r0:r1], xb.T, out=out)
-
-    return fill, da, db, False, None
+def _top(arrays: Any) -> Any:
+    """The largest entry of any of ``arrays`` (0 when all are empty), as a float64 device scalar."""
+    tops = [a.max().astype(cp.float64) for a in arrays if a.size]
+    return cp.stack(tops).max() if tops else cp.zeros((), cp.float64)
 
 
 def _squares(counts: Any) -> Any:

@@ -164,8 +164,10 @@ class SPKernelParams(Params):
     :param fcsp_form: ``fcsp`` path only: ``walk`` pairs the two graphs' shortest paths,
         ``matrix`` sums per length d over ``(V·M_d) ⊙ (A_d·V)`` (fewer operations on dense
         graphs with few distinct lengths), ``auto`` picks per graph pair by operation count
-    :param tile: most rows of the Gram matrix per GPU tile (device memory holds two); tiles are
-        otherwise sized to take about 0.2 s each, so Ctrl-C stops a long job within a second
+    :param tile: most rows of the Gram matrix per GPU tile (device memory holds two), and at most
+        2**21 entries a tile (2**25 for the delta histograms' GEMM when the result stays on the
+        GPU); tiles are otherwise sized to take about 0.2 s each, so Ctrl-C stops a long job
+        within a second
     :param progress: show a progress bar (``None``: for jobs lasting over a second on a terminal)
     :param hybrid_threshold: ``hybrid`` backend only: graph pairs whose work (product of their
         shortest-path counts) is below this go to the CPU, the rest to the GPU; ``None``
@@ -177,7 +179,7 @@ class SPKernelParams(Params):
     normalize: bool = False
     path: Literal["auto", "histogram", "fcsp"] = "auto"
     fcsp_form: Literal["auto", "walk", "matrix"] = "auto"
-    tile: int = Field(1024, ge=1)
+    tile: int = Field(8192, ge=1)
     hybrid_threshold: int | None = Field(None, ge=0)
     progress: bool | None = None
 
