@@ -53,16 +53,18 @@ def run_here(planned: Plan) -> Outcome:
     t1 = time.perf_counter()
     with holding_interrupts(), _allocations(spec.device):  # Ctrl-C between kernel calls, never in Numba's compiler
         raw = fn(*args, planned.params)
-    details = raw.details if isinstance(raw, Result) else {}
-    raw = raw.value if isinstance(raw, Result) else raw
-    result = wrap_result(algo, planned.backend, raw, planned.inputs, args)
+        details = raw.details if isinstance(raw, Result) else {}
+        raw = raw.value if isinstance(raw, Result) else raw
+        result = wrap_result(algo, planned.backend, raw, planned.inputs, args)  # its copies: from the pool too
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
                    planned.reason, t1 - t0, details)
 
 
 def _allocations(device: str) -> Any:
-    """GPU backends allocate from a pool even where cuDF left CuPy on unpooled RMM."""
+    """GPU backends allocate from a pool even where cuDF left CuPy on unpooled RMM, and so do the
+    result's copies: a cudaMalloc and cudaFree (which synchronise) of each 268 MB pair column
+    took 0.2 ms apiece of a 3 ms Jaccard call on a 4096² grid."""
     if device != "gpu":
         return contextlib.nullcontext()
     from graphops.base.cuda import pooled_allocations

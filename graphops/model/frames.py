@@ -189,10 +189,10 @@ def new_frame(device: Device, data: Mapping[str, Any], columns: Sequence[str] | 
     if device is Device.CPU:
         arrays = _to_host(columns, data)
         return device.xdf.DataFrame(arrays, columns=columns, copy=False if take else None)
-    arrays = {c: to_device(data[c], device) for c in columns}
+    arrays = {c: to_device(data[c], device) for c in columns}  # in column order: no columns= (0.5 ms in cuDF)
     if take:
-        return device.xdf.DataFrame(arrays, columns=columns, nan_as_null=False)
-    return device.xdf.DataFrame(arrays, columns=columns)
+        return device.xdf.DataFrame(arrays, nan_as_null=False)
+    return device.xdf.DataFrame(arrays)
 
 
 def _to_host(columns: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:

@@ -41,10 +41,11 @@ def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
 
 
-# Pairs in the first chunk, before any timing: a small graph is one chunk of three launches
-# (an H100 scores 70 M to 4 G pairs/s, so this is 4 ms to 0.25 s). Chunks are cut by count:
-# pairs come in edge order, so hub pairs spread over all chunks.
-FIRST_CHUNK_PAIRS = 1 << 24
+# Pairs in the first chunk, before any timing: a graph of up to 33.5 M pairs (a 4096² grid) is
+# one chunk, with one read-back (an H100 scores 70 M to 22 G pairs/s, so this is 1.5 ms to 0.5 s,
+# still within the second Ctrl-C is promised; two chunks cost the grid 0.1 ms more). Chunks are
+# cut by count: pairs come in edge order, so hub pairs spread over all chunks.
+FIRST_CHUNK_PAIRS = 1 << 25
 
 
 def coefficients(adj: Adjacency, first: Any, second: Any, cpu_key: int = -1, cpu_cut: int = 0,

@@ -1,7 +1,8 @@
 // Jaccard coefficients of vertex pairs on a sorted, duplicate-free CSR adjacency.
 //
 // Load balancing by the shorter list's length d_min of each pair:
-//   d_min <= thread_max      one thread: merge or galloping binary search (as the CPU does)
+//   d_min <= thread_max      one thread: merge or galloping binary search (as the CPU does); both
+//                            lists of at most 8 entries (unweighted): all loaded at once, S x S compares
 //   d_min <= warp_max        one warp: lanes binary-search strided entries of the shorter list
 //   larger                   one block: threads do the same over the whole block
 // jaccard_thread visits every pair once, does the light ones and appends the others to
@@ -42,6 +43,25 @@ __device__ __forceinline__ void order_lists(const i64* __restrict__ indptr, i64 
     if (a1 - a0 > b1 - b0) { i64 t0 = a0, t1 = a1; a0 = b0; a1 = b1; b0 = t0; b1 = t1; }
 }
 
+// |A ∩ B| of two short lists (at most S entries each; lists hold distinct vertices): every entry
+// loaded at once (independent loads, no chain of dependent ones as in a merge), then all S x S
+// compares. Padding never matches: -1 in A, -2 in B, vertices >= 0.
+template <int S>
+__device__ __forceinline__ i64 small_shared(const int* __restrict__ idx, i64 a0, i64 na, i64 b0, i64 nb) {
+    int a[S], b[S];
+#pragma unroll
+    for (int k = 0; k < S; ++k) {
+        a[k] = k < na ? idx[a0 + k] : -1;
+        b[k] = k < nb ? idx[b0 + k] : -2;
+    }
+    int shared = 0;
+#pragma unroll
+    for (int k = 0; k < S; ++k)
+#pragma unroll
+        for (int l = 0; l < S; ++l) shared += a[k] == b[l];
+    return shared;
+}
+
 extern "C" __global__ void jaccard_thread(
         const i64* __restrict__ indptr, const int* __restrict__ idx, const double* __restrict__ w,
         const double* __restrict__ wdeg, const i64* __restrict__ first, const i64* __restrict__ second,
@@ -62,7 +82,9 @@ extern "C" __global__ void jaccard_thread(
         const bool weighted = mode == 1;
         i64 shared = 0;
         double wmin = 0.0;
-        if (na > 0) {
+        if (na > 0 && !weighted && nb <= 8) {  // the longer list has at most 8 entries
+            shared = nb <= 4 ? small_shared<4>(idx, a0, na, b0, nb) : small_shared<8>(idx, a0, na, b0, nb);
+        } else if (na > 0) {
             if ((double)na * log2((double)nb) < (double)(na + nb)) {
                 i64 lo = b0;
                 for (i64 k = a0; k < a1; ++k) {
