@@ -120,6 +120,9 @@ def _read(path: str | os.PathLike, min_columns: int, what: str) -> Table:
     with open(path, "rb") as fh:
         data = fh.read()
     cut = data.find(b"\n")
+    if b"\r" in data[:cut].rstrip(b"\r"):  # lines ended by a bare CR: as Python's text mode reads them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        cut = data.find(b"\n")
     cut = len(data) if cut < 0 else cut
     first, raw = data[:cut].decode("utf-8", errors="replace"), memoryview(data)[cut + 1:]
     if not first.strip():

@@ -305,7 +305,7 @@ _NUMBER = st.one_of(
 )
 # How the numbers of a row are apart and how a line ends: one space (Arrow's parser), else the
 # other readers.
-_SPACING = st.sampled_from([(" ", "\n"), (" ", "\r\n"), ("  ", "\n"), ("\t", "\n"), (" \t ", "\n")])
+_SPACING = st.sampled_from([(" ", "\n"), (" ", "\r\n"), (" ", "\r"), ("  ", "\n"), ("\t", "\n"), (" \t ", "\n")])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
