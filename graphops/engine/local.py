@@ -51,8 +51,9 @@ def run_here(planned: Plan) -> Outcome:
     args = prepare(planned)
     synchronize()
     t1 = time.perf_counter()
-    with holding_interrupts(), _allocations(spec.device):  # Ctrl-C between kernel calls, never in Numba's compiler
-        raw = fn(*args, planned.params)
+    with _allocations(spec.device):
+        with holding_interrupts():  # Ctrl-C between kernel calls, never in Numba's compiler
+            raw = fn(*args, planned.params)
         details = raw.details if isinstance(raw, Result) else {}
         raw = raw.value if isinstance(raw, Result) else raw
         result = wrap_result(algo, planned.backend, raw, planned.inputs, args)  # its copies: from the pool too
