@@ -8,6 +8,7 @@ view and cached on it, with each row's weight sum for the weighted variant.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,11 @@ class Adjacency:
 
     def degrees(self) -> Any:
         return self.indptr[1:] - self.indptr[:-1]
+
+    @functools.cached_property
+    def max_degree(self) -> int:
+        """The longest list's length (a host int, read once per adjacency)."""
+        return int(self.degrees().max()) if self.n_vertices else 0
 
     def nbytes(self) -> int:
         return sum(int(a.nbytes) for a in (self.indptr, self.indices, self.weights) if a is not None)

@@ -4,7 +4,8 @@ Per chunk of pairs, ``jaccard_thread`` scores every pair whose shorter list has 
 ``THREAD_MAX`` entries and lists the others on the device. Unweighted, the listed pairs are
 then sorted by hub (the vertex with the longer list) and scored a hub per block, each entry of
 the shorter lists looked up in the hub's hash set (shared memory) or bitmap (global memory,
-for the largest hubs): :func:`by_hub`, which reads the two list lengths back (one small copy).
+for the largest hubs): :func:`by_hub`, which reads the two list lengths back (one small copy;
+none when no vertex has more than ``THREAD_MAX`` neighbours, as on a grid).
 Weighted, ``jaccard_warp`` and ``jaccard_block`` drain the lists with binary searches, queued
 back to back. Pairs go in chunks of about equal work (``graphops.base.work.chunks``), so
 Ctrl-C stops a long call within about a second.
@@ -69,13 +70,16 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1,
     mode = 2 if shared else int(weighted)
     w = adj.weights if weighted else cp.zeros(1, cp.float64)
     wdeg = adj.wdeg if weighted else w
-    lists = cp.empty(n, cp.int64)
+    light = adj.max_degree <= THREAD_MAX  # no list is long: jaccard_thread scores every pair, lists nothing
+    lists = cp.empty(1 if light else n, cp.int64)
     counts = cp.zeros(2, cp.uint64)
     common = (adj.indptr, adj.indices, w, wdeg, first, second)
     _MODULE.get_function("jaccard_thread")(
         grid(n, _THREADS), (_THREADS,),
         (*common, cp.int64(n), cp.int64(cpu_key), cp.int64(cpu_cut), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
          cp.int32(mode), out, lists, counts))
+    if light:  # nor a read-back of the (empty) lists' lengths
+        return
     if not weighted:
         by_hub(adj, first, second, out, lists, counts, mode)
         return
