@@ -71,14 +71,15 @@ def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool
     """Delta kernels without path lists: the histograms come from the distance blocks in two
     launches (sp_mark, sp_count), and each tile of rows is one GEMM: float16 operands on the
     tensor cores when every count and Gram entry stays exact (``counts_gram``), else float64.
-    The histograms are kept with the CSR view, as its distances are. None when the key range
-    (labels² × lengths) is too large for a table of flags."""
-    key = ("delta_histograms", bool(params.node_kernel.delta), weighted, None if symmetric else id(gb), DENSE_KEYS,
-           HALF_COUNT_MAX)
-    made = ga.cached(key, lambda: _delta_histograms(ga, gb, params, symmetric, weighted))
+    A set's histograms against itself are kept with its CSR view, as its distances are (against
+    another set they depend on both, and keeping them would keep that set alive). None when the
+    key range (labels² × lengths) is too large for a table of flags."""
+    key = ("delta_histograms", bool(params.node_kernel.delta), weighted, DENSE_KEYS, HALF_COUNT_MAX)
+    made = (ga.cached(key, lambda: _delta_histograms(ga, gb, params, symmetric, weighted)) if symmetric
+            else _delta_histograms(ga, gb, params, symmetric, weighted))
     if made is None:
         return None
-    xa, xb, da, db, half, _ = made
+    xa, xb, da, db, half = made
     if half:  # |K[a, b]| <= sqrt(K[a, a] K[b, b]) < 2**24: every partial sum is exact in float32
         buffer = cp.empty(0, cp.float32)
 
@@ -97,9 +98,8 @@ def _direct_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool
 
 
 def _delta_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool, weighted: bool) -> Any:
-    """(X_a, X_b, diag_a, diag_b, half, gb): both sides' histograms as GEMM operands (float16 when
-    exact, else float64) and their raw diagonals; None when the key range is too large. ``gb``
-    rides along so that the cache key's id of it stays valid."""
+    """(X_a, X_b, diag_a, diag_b, half): both sides' histograms as GEMM operands (float16 when
+    exact, else float64) and their raw diagonals; None when the key range is too large."""
     (dist_a, sq_a), (dist_b, sq_b) = _all_pairs(ga), _all_pairs(gb)
     lens = lengths(cp, dist_a, *(() if symmetric else (dist_b,)), weighted=weighted)
     labs = alphabet(cp, ga.node_labels, gb.node_labels) if params.node_kernel.delta else None
@@ -134,7 +134,7 @@ def _delta_histograms(ga: CSR, gb: CSR, params: SPKernelParams, symmetric: bool,
     half = most_count <= HALF_COUNT_MAX and most_square < SINGLE_EXACT
     real = cp.float16 if half else cp.float64
     xa = ca.astype(real)
-    return xa, xa if symmetric else cb.astype(real), da, db, half, gb
+    return xa, xa if symmetric else cb.astype(real), da, db, half
 
 
 def _top(arrays: Any) -> Any:
