@@ -1,6 +1,4 @@
 """``python -m graphops.cli``: the ``graphops`` command."""
-import sys
+from graphops.cli.command import entry
 
-from graphops.cli.command import main
-
-sys.exit(main())
+entry()
