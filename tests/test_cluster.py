@@ -829,3 +829,28 @@ def test_when_closing_runs_before_a_client_graphops_opened_closes():
         when_closing(c, lambda: seen.append(len(c.scheduler_info()["workers"])))
         when_closing(c, lambda: 1 / 0)
     assert seen == [1]
+
+
+CLUSTER_RUN = """version: 1
+name: clu
+cluster: {kind: local, workers: 2}
+graphs:
+  g: {generate: {kind: rmat, scale: 10, edge_factor: 8, seed: 1}}
+steps:
+  - {id: j, algorithm: jaccard, inputs: {graph: g}, backend: cpu, output: j.parquet}
+"""
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_the_command_line_shows_dasks_info_records_only_when_verbose(tmp_path, verbose):
+    """A run on a local cluster: Dask's scheduler logs each worker's start and stop at INFO; the
+    command prints them with -v and not without (graphops' own INFO lines likewise)."""
+    (tmp_path / "c.yaml").write_text(CLUSTER_RUN)
+    argv = [sys.executable, "-m", "graphops", *(["-v"] if verbose else []), "run", str(tmp_path / "c.yaml"),
+            "--out", str(tmp_path / "o"), "--quiet"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "o" / "j.parquet").exists()
+    assert ("INFO distributed." in out.stderr) is verbose
+    assert ("INFO graphops" in out.stderr) is verbose

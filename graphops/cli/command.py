@@ -335,9 +335,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         log.removeFilter(held)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    log.setLevel(  # graphops' own messages only: Numba's debug log is huge
-        logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING)
+    level = logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING
+    root = logging.getLogger()
+    if not root.handlers:  # a process of its own: print records from `level` up, whoever logs them (Dask's
+        shown = logging.StreamHandler()  # scheduler logs at INFO: 46 lines of a 2-worker run under --quiet)
+        shown.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        shown.setLevel(level)
+        root.addHandler(shown)
+        root.setLevel(logging.WARNING)
+    log.setLevel(level)  # graphops' own messages only: Numba's debug log is huge
     for record in held.records if args.command != "plugins" else ():
         log.handle(record)
     out = Console(highlight=False, width=max(Console().width, 160))
