@@ -14,6 +14,7 @@ Imported only by GPU backends: it imports CuPy at the top.
 from __future__ import annotations
 
 import contextlib
+import functools
 from importlib import resources
 from typing import Any, Iterator, Mapping
 
@@ -158,7 +159,12 @@ def counts_gram(a: Any, b: Any, out: Any) -> None:
                   k, a.data.ptr, _R_16F, k, zero.ctypes.data, out.data.ptr, _R_32F, c, _COMPUTE_32F, _GEMM_DEFAULT)
 
 
-_GRAM_TILE: dict[str, Any] = {}
+@functools.cache
+def _gram_tile_kernels() -> dict[Any, Any]:
+    """kernels/gram.cu's two kernels, by the dtype of the tile they read."""
+    module = load_module("graphops.base", "gram")
+    return {np.dtype(np.float32): module.get_function("gram_tile_f32"),
+            np.dtype(np.float64): module.get_function("gram_tile_f64")}
 
 
 def gram_tile(src: Any, out: Any, drow: Any = None, dcol: Any = None) -> None:
@@ -168,16 +174,12 @@ def gram_tile(src: Any, out: Any, drow: Any = None, dcol: Any = None) -> None:
     rows, cols = out.shape
     if rows == 0 or cols == 0:
         return
-    kind = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[src.dtype]
-    if not _GRAM_TILE:
-        module = load_module("graphops.base", "gram")
-        _GRAM_TILE.update({k: module.get_function(f"gram_tile_{k}") for k in ("f32", "f64")})
-    scale = () if drow is None else tuple(cp.ascontiguousarray(d, dtype=cp.float64) for d in (drow, dcol))
-    drow, dcol = scale or (None, None)
-    threads = 256
-    blocks = (-(-cols // threads), min(rows, 65535))
-    _GRAM_TILE[kind](blocks, (threads,), (src, cp.int64(src.strides[0] // src.itemsize), out,
-                                          cp.int64(out.strides[0] // 8), drow, dcol, cp.int32(rows), cp.int32(cols)))
+    if drow is not None:
+        drow, dcol = (cp.ascontiguousarray(d, dtype=cp.float64) for d in (drow, dcol))
+    blocks = (-(-cols // THREADS), min(rows, 65535))
+    _gram_tile_kernels()[src.dtype](blocks, (THREADS,), (src, cp.int64(src.strides[0] // src.itemsize), out,
+                                                         cp.int64(out.strides[0] // 8), drow, dcol, cp.int32(rows),
+                                                         cp.int32(cols)))
 
 
 # cuBLAS / CUDA enumerators (cublas_api.h, library_types.h)

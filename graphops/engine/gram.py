@@ -39,7 +39,7 @@ def normalize(xp: Any, K: Any, diag_rows: Any, diag_cols: Any) -> Any:
 
 def gram_rows(na: int, nb: int, fill: Any, *, what: str, tile: int = 1024, progress: bool | None = None,
               mirror: bool = False, diagonals: tuple[Any, Any] | None = None, to_host: bool = True,
-              row_work: Any = None, first: float | None = None, tile_entries: int = 1 << 21) -> Any:
+              row_work: Any = None, first: float | None = None, tile_entries: int | None = None) -> Any:
     """The ``na × nb`` Gram matrix, ``fill(r0, r1, out)`` writing rows ``r0:r1`` into ``out``.
 
     Rows go in tiles sized by :func:`graphops.base.work.chunks` (each about 0.2 s of GPU work, at
@@ -50,12 +50,12 @@ def gram_rows(na: int, nb: int, fill: Any, *, what: str, tile: int = 1024, progr
     result goes to the host: the GPU fills one while the other is copied out (a second
     stream), so the copy of the matrix hides behind the computation. ``mirror``: only entries
     on and above the diagonal are filled; the rest are copied from them. ``diagonals``:
-    normalize each tile on the GPU. ``tile_entries``: most entries of a tile (the default keeps a
-    pinned copy's tiles at 16 MB). ``fill`` may instead return the tile's values (float32 or
+    normalize each tile on the GPU. ``tile_entries``: most entries of a tile (``None``: 2**21, which keeps
+    a pinned copy's tiles at 16 MB). ``fill`` may instead return the tile's values (float32 or
     float64, e.g. a tensor-core GEMM's float32): they are cast into ``out``, and normalized, in
     the same single pass.
     """
-    rows = max(1, min(tile, tile_entries // max(nb, 1), na))
+    rows = max(1, min(tile, (tile_entries or 1 << 21) // max(nb, 1), na))
     if row_work is None:  # cheap per pair (a GEMM): whole tiles from the start
         row_work = np.arange(nb, nb - na, -1).clip(1) if mirror else np.full(na, max(nb, 1))
         first = None
@@ -76,9 +76,9 @@ def gram_rows(na: int, nb: int, fill: Any, *, what: str, tile: int = 1024, progr
 
     def tile(r0: int, r1: int, out: Any) -> None:
         got = fill(r0, r1, out)  # None: written to out; else the tile (float32 or float64) to put there
-        if diagonals is not None or got is not None:
-            gram_tile(out if got is None else got, out, *(() if diagonals is None else (diagonals[0][r0:r1],
-                                                                                   diagonals[1])))
+        drow, dcol = (None, None) if diagonals is None else (diagonals[0][r0:r1], diagonals[1])
+        if got is not None or drow is not None:
+            gram_tile(out if got is None else got, out, drow, dcol)
 
     if not to_host:
         K = cp.empty((na, nb), cp.float64)

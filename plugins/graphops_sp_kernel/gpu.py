@@ -55,7 +55,7 @@ def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Any:
     return gram_rows(graphs.n_graphs, other.n_graphs, fill, what="sp_kernel on the GPU", tile=params.tile,
                      progress=params.progress, mirror=mirror, diagonals=(da, db) if params.normalize else None,
                      to_host=not on_gpu, row_work=row_work, first=None if row_work is None else FIRST_TILE_WORK,
-                     tile_entries=GEMM_TILE_ENTRIES if direct is not None and on_gpu else 1 << 21)
+                     tile_entries=GEMM_TILE_ENTRIES if direct is not None and on_gpu else None)
 
 
 # Entries of a GEMM tile when the Gram matrix stays on the GPU (no pinned copy to feed): NCI1's
