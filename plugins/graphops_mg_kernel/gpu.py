@@ -18,17 +18,20 @@ from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute,
 
 from .common import (NotConvergedError, Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
-from .lowrank import Terms, factor_bytes, side, terms
+from .lowrank import Terms, column_bytes, column_pair_bytes, factor_bytes, side, terms
 from .params import MGKernelParams
 from .tiles import octiles
 
 __all__ = ["run", "FAMILIES"]
 
 # Team sizes: (warps per team, output tiles per warp) of the tile solver, (warps, entries per
-# thread) of the factored one. A pair goes to the first family that holds its unknowns and
-# whose shared memory fits; one-warp teams share blocks of 8 warps.
+# thread) of the factored one, (warps, rows per warp, column chunks of 32) of the column solver,
+# which takes the factored pairs it holds (at most warps x rows nodes in the first graph, 32 x
+# chunks in the second). A pair goes to the first family that holds its unknowns and whose
+# shared memory fits; one-warp teams share blocks of 8 warps.
 FAMILIES = ((1, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 FACTORED = ((1, 8), (2, 8), (4, 8), (8, 8), (16, 8), (32, 8))
+COLUMNS = tuple((w, 8 // c, c) for c in (1, 2) for w in (1, 2, 4, 8, 16))
 GLOBAL_WARPS = 8  # team of the global-memory path (pairs too large for shared memory)
 # matvec='auto' factors edge kernels of at most this many terms. Measured on an H100 (float32):
 # NCI1 (1 term) factored 1.7x faster than tiles; MUTAG (5 terms) tiles 1.3x faster.
@@ -37,6 +40,9 @@ AUTO_TERMS = 2
 # registers a thread). More resident warps hide the shared-memory latency of the mat-vec
 # better than registers spare spills: measured on an H100, the README has the numbers.
 RESIDENT_THREADS = 1536
+# The column solver keeps six registers per unknown it owns: 768 resident threads (at most 85
+# registers a thread) hold its eight float32 unknowns a thread without spills; float64 asks 512.
+COLUMN_RESIDENT_THREADS = {np.float32: 768, np.float64: 512}
 # Work of the first row tile before any timing, about 0.1 s on an H100: tile pairs (tiles),
 # multiply-adds of one mat-vec (factored).
 FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
@@ -65,13 +71,16 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
-        f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)", ""])
+        *(f"#define {name}(threads) ({n} >= (threads) ? {n} / (threads) : 1)"
+          for name, n in (("MGK_MIN_BLOCKS", RESIDENT_THREADS), ("MGK_COLUMN_BLOCKS", COLUMN_RESIDENT_THREADS[real]))),
+        ""])
     prim = params.primitive
     sparse = "true" if prim == "sparse" else "false"
     glob = f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, {sparse}, false)\n"
     suffix = "\n" + {
         "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
-        "factored": "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
+        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c})\n" for w, k, c in COLUMNS)
+                    + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
     key = prefix + suffix
@@ -88,10 +97,12 @@ def _statements(expressions: list[str]) -> str:
 @dataclass
 class _Graphs:
     """One side's graphs on the device in one layout, and what the launch plan reads on the host:
-    ``key`` (tile rows, or nodes) and ``bytes`` (staged in shared memory) per graph, ``work``."""
+    ``key`` (tile rows, or nodes) and ``bytes`` (staged in shared memory) per graph, ``work``;
+    factored: ``column_bytes``, staged by the column solver."""
     args: tuple
     key: np.ndarray
     bytes: np.ndarray
+    column_bytes: np.ndarray | None = None
     code: Any = None     # per graph (device): index of its key among the plan's keys
     perm: np.ndarray | None = None
     dst: Any = None      # tiles: d(start probability)/d(its hyperparameters), nodes x NHP in the solver's order
@@ -115,10 +126,11 @@ def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, rea
     def make() -> tuple[_Graphs, np.ndarray]:
         f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real,
                  layout(params)[0])
-        args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st))
+        args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st, f.most))
         nbytes = factor_bytes(f.n, f.n_terms, f.nnz, row_width(params.node_kernel.features, layout(params)[0]),
                               np.dtype(real).itemsize)
-        return _Graphs(args, f.n.astype(np.int64), nbytes), f.nnz.astype(np.float64)
+        cbytes = column_bytes(f.n, f.n_terms, f.most, first, np.dtype(real).itemsize)
+        return _Graphs(args, f.n.astype(np.int64), nbytes, cbytes), f.nnz.astype(np.float64)
 
     return prep.cached(("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features,
                         params.p, real, layout_key(params)), make)
@@ -127,12 +139,22 @@ def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, rea
 @dataclass
 class _Class:
     name: str
-    kind: str            # "factored", "tiles" (staged) or "global"
+    kind: str            # "columns", "factored", "tiles" (staged) or "global"
     team_bytes: int      # shared bytes per team, or scratch entries per team (global)
     threads: int
     grid: int
     smem: int
     fn: Any = None       # the kernel (looked up once)
+
+
+def _holds(kind: str, w: int, s: Any, kx: np.ndarray, ky: np.ndarray) -> np.ndarray:
+    """Which pairs of keys (graph 1's in ``kx``, graph 2's in ``ky``) a family's team holds: the
+    factored solver's w x s x 32 entries, the tile solver's w x s output tiles, the column solver's
+    w x rows per warp rows by 32 x column chunks columns."""
+    if kind == "columns":
+        return (kx <= w * s[0]) & (ky <= 32 * s[1])
+    entries = kx * (ky | 1) if kind == "factored" else kx * ky
+    return w * s * (32 if kind == "factored" else 1) >= entries
 
 
 def _by_key(keys: np.ndarray, key: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -166,36 +188,40 @@ class _Plan:
             (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
             na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
             self.pair_work = (wa, na, wb, nb)  # work of (i, j): wa_i nb_j + na_i wb_j + na_i nb_j
-            families = FACTORED
+            families = [("columns", w, (k, c)) for w, k, c in COLUMNS] + [("factored", w, s) for w, s in FACTORED]
         else:
             (self.A, wa), (self.B, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
             self.pair_work = (wa, None, wb, None)  # tile pairs
-            families = FAMILIES
+            families = [("tiles", w, s) for w, s in FAMILIES]
         if params.teams == "block":
-            families = tuple(f for f in families if f[0] * 32 >= 256)
+            families = [f for f in families if f[1] * 32 >= 256]
         if params.staging == "global":
-            families = ()
-        specs = [(self.kind, w, s) for w, s in families] + [("global", GLOBAL_WARPS, 1)]
+            families = []
+        specs = families + [("global", GLOBAL_WARPS, 1)]
         limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
         keys_a, keys_b = distinct(self.A.key), distinct(self.B.key)
         MA, MB = _by_key(keys_a, self.A.key, self.A.bytes), _by_key(keys_b, self.B.key, self.B.bytes)
         kx, ky = keys_a[:, None], keys_b[None, :]
         if self.kind == "factored":
             entries = kx * (ky | 1)
-            need = (3 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :]
+            need = {"factored": (3 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :],
+                    "columns": column_pair_bytes(kx, ky, t.count, size)
+                    + _by_key(keys_b, self.B.key, self.B.column_bytes)[None, :]}
+            column_row = _by_key(keys_a, self.A.key, self.A.column_bytes)[:, None]  # times the team's rows
             scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
         else:
             entries = kx * ky  # output tiles
-            need = (entries * 64 * size + 15) // 16 * 16 + MA[:, None] + MB[None, :]
+            need = {"tiles": (entries * 64 * size + 15) // 16 * 16 + MA[:, None] + MB[None, :]}
             scratch = entries * 64
         table = np.full(entries.shape, len(specs) - 1, np.int32)  # by default: global memory
         free = np.ones(entries.shape, bool)
         bound: dict[int, int] = {}
         for c, (kind, w, s) in enumerate(specs[:-1]):
-            fits = free & (w * s * (32 if kind == "factored" else 1) >= entries) & ((8 if w == 1 else 1) * need <= limit)
+            team = need[kind] + (w * s[0] * column_row if kind == "columns" else 0)
+            fits = free & _holds(kind, w, s, kx, ky) & ((8 if w == 1 else 1) * team <= limit)
             if fits.any():
                 table[fits], free[fits] = c, False
-                bound[c] = int(need[fits].max())
+                bound[c] = int(team[fits].max())
         if free.any():
             bound[len(specs) - 1] = int(np.broadcast_to(scratch, entries.shape)[free].max())
         self.A.code = cp.asarray(np.searchsorted(keys_a, self.A.key).astype(np.int64))
@@ -215,8 +241,11 @@ class _Plan:
     def _launch_class(self, spec: tuple, team_bytes: int) -> _Class:
         kind, w, s = spec
         prim = self.params.primitive
-        name = {"factored": f"mgk_f_w{w}_s{s}", "tiles": f"mgk_w{w}_s{s}_{prim}",
-                "global": f"mgk_global_w{w}_{prim}"}[kind]
+        if kind == "columns":
+            name = f"mgk_c_w{w}_k{s[0]}_i{s[1]}"
+        else:
+            name = {"factored": f"mgk_f_w{w}_s{s}", "tiles": f"mgk_w{w}_s{s}_{prim}",
+                    "global": f"mgk_global_w{w}_{prim}"}[kind]
         threads = 256 if w == 1 else w * 32
         smem = (8 if w == 1 else 1) * team_bytes if kind != "global" else 0
         fn = self.module.get_function(name)
@@ -279,7 +308,7 @@ class _Plan:
             k = self.classes[c]
             head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int32(row0), nodal, nodal_off,
                     self.stats, np.int32(k.team_bytes))
-            if k.kind == "factored":
+            if k.kind in ("factored", "columns"):
                 args = (*self.A.args, *self.B.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
             else:
                 A, B = (self.GA, self.GB) if k.kind == "global" and self.kind == "factored" else (self.A, self.B)

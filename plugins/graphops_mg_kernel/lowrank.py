@@ -28,7 +28,8 @@ from graphops.plugin import BaseKernel
 
 from .common import Prepared, feature_columns, start_probabilities
 
-__all__ = ["Terms", "terms", "Side", "side", "factor_bytes", "MAX_TERMS", "MAX_VALUES"]
+__all__ = ["Terms", "terms", "Side", "side", "factor_bytes", "column_bytes", "column_pair_bytes", "MAX_TERMS",
+           "MAX_VALUES"]
 
 MAX_TERMS = 32     # more terms than this: the tile solver is faster
 MAX_VALUES = 4096  # distinct edge-feature rows per set considered at most
@@ -107,6 +108,28 @@ def factor_bytes(n: np.ndarray, n_terms: int, nnz: np.ndarray, nfn: int, real_si
     return (b + 15) // 16 * 16
 
 
+def _align16(b: np.ndarray) -> np.ndarray:
+    return (b + 15) // 16 * 16
+
+
+def column_bytes(n: np.ndarray, n_terms: int, most: np.ndarray, first: bool, real_size: int) -> np.ndarray:
+    """Shared bytes of a graph's padded arcs (an int offset and a value: 8 or 16 bytes) in the
+    column solver (mg_kernel.cu): as the first graph, of one row (the most arcs of a row over all
+    terms, rounded up to 2; a team stages as many rows as it holds); as the second, of its
+    ``n_terms`` x (``n`` + 1) columns of the most arcs of a row in one term, rounded up to 4.
+    ``most`` is :attr:`Side.most`."""
+    arc = 8 if real_size == 4 else 16
+    if first:
+        return arc * ((most[:, 0] + 1) // 2 * 2)
+    return _align16(arc * n_terms * (n + 1) * ((most[:, 1] + 3) // 4 * 4))
+
+
+def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: int) -> np.ndarray:
+    """Shared bytes of a pair's search direction (n1 rows of ``n2 | 1`` entries) and of V (n1 rows of
+    ``n_terms (n2 + 1) | 1``) in the column solver, before the graphs' :func:`column_bytes`."""
+    return _align16(n1 * (n2 | 1) * real_size) + _align16(n1 * ((n_terms * (n2 + 1)) | 1) * real_size)
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's graphs as per-term CSRs (see the module's docstring), node values by node."""
@@ -120,6 +143,7 @@ class Side:
     st: np.ndarray
     nnz: np.ndarray      # stored edges per graph
     n: np.ndarray
+    most: np.ndarray     # (graphs, 2) int32: the most arcs of a row over all terms, and in one term
 
 
 def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], edge_features: tuple[str, ...],
@@ -174,6 +198,12 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     rptr = starts[:-1] - first_nz[graph_of_entry] if len(graph_of_entry) else np.zeros(0, np.int64)
     nnz = np.bincount(g, minlength=graphs)
     info = np.stack([sizes, rbase[:-1], first_nz, prep.node_ptr[:-1]], axis=1).astype(np.int32)
+    most = np.zeros((graphs, 2), np.int32)
+    if len(arc):  # rows' arcs over all terms (by node), and per term (counts by row id)
+        per_node = np.bincount(prep.node_ptr[g] + src, minlength=prep.n_nodes)
+        most[:, 0] = np.maximum.reduceat(per_node, prep.node_ptr[:-1])
+        most[:, 1] = np.maximum.reduceat(counts, rbase[:-1])
     nf = feature_columns(prep.node_values, node_features, prep.n_nodes, node_widths).astype(real)
     return Side(R, np.ascontiguousarray(info), rptr.astype(np.int32), dst.astype(np.int32), val.astype(real),
-                nf.reshape(-1), prep.degree.astype(real), start_probabilities(prep, p).astype(real), nnz, sizes)
+                nf.reshape(-1), prep.degree.astype(real), start_probabilities(prep, p).astype(real), nnz, sizes,
+                most)

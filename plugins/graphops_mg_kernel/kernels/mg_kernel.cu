@@ -464,6 +464,7 @@ struct Side {
     const int* col;
     const real* val;
     Nodes v;
+    const int2* most;  // per graph: the most arcs of a row over all terms, and in one term
 };
 
 struct Factor {   // one graph as terms x CSR (global memory)
@@ -649,6 +650,293 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         team_sum2<W>(total, unused, red, flip, warp, lane);
         if (rank == 0) record(L, ij, total, its, done);
         team_sync<W>();
+    }
+}
+
+// ---- The column solver: the factored mat-vec for pairs of at most W·KS × 32·IS nodes -----------
+// The same product as solve_factored, Σ_t F_t P G_tᵀ, in fewer instructions per unknown: that
+// solver is bound by instruction issue (Nsight Compute: 89% of issue slots on NCI1), and most of
+// its instructions set up loops over rows of two or three edges, or move A·p and x through shared
+// memory. Here entry (i, k) belongs to lane k % 32 (column chunk b = k / 32 < IS) of warp i % W
+// (row slot a = i / W < KS), which keeps its x, r, P, 1/P, p and A·p in registers, and both
+// halves of the mat-vec run loops of a fixed number of edges per row, unrolled over the rows a
+// warp holds, each row's edges staged padded with zero-valued arcs:
+// * Step 1, V = P [G_0 … G_T]ᵀ: column t (n2 + 1) + k of V is P G_tᵀ's column k (k = n2: zeros).
+//   A warp holds columns warp + W m, lanes down the column (rows j of P, odd row stride: no bank
+//   conflicts). Their arcs (column offset in P's row, value) are padded to DB (the most of a row in
+//   any G_t, rounded up to 4) and stored by pairs, pair e of every column side by side.
+// * Step 2, Σ_t (F_t V_t)[i, k]: the owner of (i, k) sums it in registers from row i's arcs in
+//   every F_t (offset of row j of V plus the term's first column, value), padded to DA (the most
+//   over all terms, rounded up to 2), pair e of all W KS rows side by side; rows past n1 are zero
+//   arcs. Lanes along the row of V; lanes past n2 read the term's zero column.
+// * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
+//   rebuild at each access). Dot products are summed per thread and over the team in REAL (the
+//   stopping test's first residual in double); alpha and beta are divided in REAL, the precision of
+//   the updates that use them.
+
+struct __align__(sizeof(real) == 4 ? 8 : 16) Arc {  // a stored edge as staged for one pair
+    int off;   // byte offset: of row j of V and the term's first column (graph 1), of column l in P (graph 2)
+    real val;
+};
+
+__device__ __forceinline__ int align16(int b) { return (b + 15) & ~15; }
+
+template <typename R = real>
+__device__ __forceinline__ R ld_s(unsigned a) {  // a REAL at a shared-window address
+    R v;
+    if constexpr (sizeof(R) == 4) asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    else asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(a) : "memory");
+    return v;
+}
+
+template <typename R = real>
+__device__ __forceinline__ void st_s(unsigned a, R v) {
+    if constexpr (sizeof(R) == 4) asm volatile("st.shared.f32 [%0], %1;" ::"r"(a), "f"(v) : "memory");
+    else asm volatile("st.shared.f64 [%0], %1;" ::"r"(a), "d"(v) : "memory");
+}
+
+template <typename R = real>
+__device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two arcs, 16-aligned
+    if constexpr (sizeof(R) == 4) {
+        int o0, o1;
+        float v0, v1;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(o0), "=f"(v0), "=r"(o1), "=f"(v1) : "r"(a) : "memory");
+        f = Arc{o0, v0};
+        g = Arc{o1, v1};
+    } else {
+        long long o0, o1;
+        R v0, v1;  // double (dependent: this branch is not compiled for float)
+        asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o0), "=d"(v0) : "r"(a) : "memory");
+        asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o1), "=d"(v1) : "r"(a + 16) : "memory");
+        f = Arc{(int)o0, v0};
+        g = Arc{(int)o1, v1};
+    }
+}
+
+// Sums of N REALs over a team of W warps; every thread gets the same result (same order).
+template <int W, int N>
+__device__ __forceinline__ void team_sum_real(real (&v)[N], real (*red)[32][4], int& flip, int warp, int lane) {
+#pragma unroll
+    for (int h = 0; h < N; ++h)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v[h] += __shfl_xor_sync(0xffffffffu, v[h], o);
+    if constexpr (W > 1) {
+        if (lane == 0)
+#pragma unroll
+            for (int h = 0; h < N; ++h) red[flip][warp][h] = v[h];
+        __syncthreads();
+#pragma unroll
+        for (int h = 0; h < N; ++h) {
+            v[h] = 0;
+            for (int t = 0; t < W; ++t) v[h] += red[flip][t][h];
+        }
+        flip ^= 1;
+    } else {
+        __syncwarp();
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void team_sum1(double& a, double (*red)[32][2], int& flip, int warp, int lane) {
+    a = warp_sum(a);
+    if constexpr (W > 1) {
+        if (lane == 0) red[flip][warp][0] = a;
+        __syncthreads();
+        a = 0.0;
+        for (int t = 0; t < W; ++t) a += red[flip][t][0];
+        flip ^= 1;
+    } else {
+        __syncwarp();
+    }
+}
+
+template <int W, int KS, int IS>
+__device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
+                              double q, double tol, int max_iter, int lmin) {
+    __shared__ double red[2][32][2];
+    __shared__ real redr[2][32][4];
+    __shared__ int job_s;
+    constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
+    static_assert(S >= 1 && KS * W <= 1024, "team shape");
+    const int lane = threadIdx.x & 31;
+    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
+    const int team = W == 1 ? threadIdx.x >> 5 : 0;
+    const int rank = W == 1 ? lane : threadIdx.x;
+    const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
+    real xv[S], rv[S], Pv[S], Iv[S], pv[S], av[S];  // per owned entry: x, r, P, 1/P, p, A·p (then z)
+    int flip = 0, flipr = 0;
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        const Factor GA = factor(SA, ij.x), GB = factor(SB, ij.y);
+        const int n1 = GA.n, n2 = GB.n;
+        const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;
+        const int NC = terms * (n2 + 1);                                   // columns of V
+        const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
+        // byte offsets into mgk_smem (lowrank.py's column_bytes and column_pair_bytes): P, V, graph
+        // 1's padded arcs, graph 2's
+        const int P = team * L.team_bytes, V = P + align16(n1 * prow), TA = V + align16(n1 * vrow);
+        const int TB = TA + W * KS * DA * ARC;
+        unsigned live = 0;  // the terms with edges in both graphs
+        for (int t = 0; t < terms; ++t) {
+            const int* ra = GA.rptr + t * (n1 + 1);
+            const int* rb = GB.rptr + t * (n2 + 1);
+            if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
+        }
+        for (int s = rank; s < W * KS * DA; s += T) {  // arc d of row i of graph 1, in every live term
+            const int i = (s >> 1) % (W * KS);  // stored at ((d / 2) W KS + i) 2 + d % 2
+            int d = (s >> 1) / (W * KS) * 2 + (s & 1);
+            Arc arc{0, 0};
+            for (int t = 0; t < terms && i < n1; ++t) {
+                if (!(live >> t & 1)) continue;
+                const int e0 = GA.rptr[t * (n1 + 1) + i], deg = GA.rptr[t * (n1 + 1) + i + 1] - e0;
+                if (d < deg) {
+                    arc = Arc{GA.col[e0 + d] * vrow + t * (n2 + 1) * R, GA.val[e0 + d]};
+                    break;
+                }
+                d -= deg;
+            }
+            SH(Arc, TA)[s] = arc;
+        }
+        for (int s = rank; s < NC * DB; s += T) {  // arc d of column c = t (n2 + 1) + k of V: row k of G_t
+            const int c = (s >> 1) % NC, d = (s >> 1) / NC * 2 + (s & 1), t = c / (n2 + 1), k = c - t * (n2 + 1);
+            Arc arc{0, 0};
+            if (k < n2 && (live >> t & 1)) {
+                const int e0 = GB.rptr[t * (n2 + 1) + k], deg = GB.rptr[t * (n2 + 1) + k + 1] - e0;
+                if (d < deg) arc = Arc{GB.col[e0 + d] * R, GB.val[e0 + d]};
+            }
+            SH(Arc, TB)[s] = arc;
+        }
+        unsigned kc[IS];  // this lane's column of V (the term's zero column past the last)
+#pragma unroll
+        for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
+        const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
+        double rz0 = 0.0, rr0 = 0.0;
+#pragma unroll
+        for (int a = 0; a < KS; ++a) {
+            const int i = warp + a * W;
+#pragma unroll
+            for (int b = 0; b < IS; ++b) {
+                const int s = a * IS + b, k = lane + 32 * b;
+                real D = 0, Pd = 1;
+                if (i < n1 && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
+                xv[s] = 0;
+                rv[s] = D;
+                Pv[s] = Pd;
+                Iv[s] = (real)1 / Pd;
+                pv[s] = D * Iv[s];
+                if (i < n1 && k < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                rz0 += (double)D * pv[s];
+                rr0 += (double)D * D;
+            }
+        }
+        team_sum2<W>(rz0, rr0, red, flip, warp, lane);
+        const double bound = tol * tol * rr0;
+        const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
+        real rz = (real)rz0;
+        int its = 0;
+        bool done = rr0 <= bound;
+        while (!done && its < limit) {
+            team_sync<W>();  // p written
+            for (int j0 = 0; j0 < n1; j0 += 32) {  // step 1: V = P [G_t]ᵀ, the warp's columns S at a time
+                const unsigned pj = window + P + min(j0 + lane, n1 - 1) * prow;
+                const unsigned vj = window + V + (j0 + lane) * vrow;
+                for (int c0 = warp; c0 < NC; c0 += W * S) {
+#pragma unroll
+                    for (int m = 0; m < S; ++m) av[m] = 0;
+#pragma unroll 1
+                    for (int d = 0; d < DB; d += 4) {
+                        const unsigned tb = window + TB + ((d >> 1) * NC + c0) * 2 * ARC;
+#pragma unroll
+                        for (int m = 0; m < S; ++m) {
+                            if (c0 + W * m >= NC) break;
+                            Arc g0, g1, g2, g3;
+                            arc_pair(tb + m * W * 2 * ARC, g0, g1);
+                            arc_pair(tb + (NC + m * W) * 2 * ARC, g2, g3);
+                            av[m] += g0.val * ld_s(pj + g0.off);
+                            av[m] += g1.val * ld_s(pj + g1.off);
+                            av[m] += g2.val * ld_s(pj + g2.off);
+                            av[m] += g3.val * ld_s(pj + g3.off);
+                        }
+                    }
+                    if (j0 + lane < n1)
+#pragma unroll
+                        for (int m = 0; m < S; ++m) {
+                            if (c0 + W * m >= NC) break;
+                            st_s(vj + (c0 + W * m) * R, av[m]);
+                        }
+                }
+            }
+            team_sync<W>();  // V complete
+#pragma unroll
+            for (int s = 0; s < S; ++s) av[s] = 0;
+#pragma unroll 1
+            for (int d = 0; d < DA; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
+                const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
+#pragma unroll
+                for (int a = 0; a < KS; ++a) {
+                    Arc f, g;
+                    arc_pair(at + 2 * a * W * ARC, f, g);
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) {
+                        av[a * IS + b] += f.val * ld_s(kc[b] + f.off);
+                        av[a * IS + b] += g.val * ld_s(kc[b] + g.off);
+                    }
+                }
+            }
+            real pAp[1] = {0};
+#pragma unroll
+            for (int s = 0; s < S; ++s) {
+                av[s] = Pv[s] * pv[s] - av[s];
+                pAp[0] += pv[s] * av[s];
+            }
+            team_sum_real<W, 1>(pAp, redr, flipr, warp, lane);  // also: every read of V is done
+            const real alpha = rz / pAp[0];
+            real sums[2] = {0, 0};  // r·z, r·r
+#pragma unroll
+            for (int s = 0; s < S; ++s) {
+                xv[s] += alpha * pv[s];
+                rv[s] -= alpha * av[s];
+                av[s] = rv[s] * Iv[s];  // z
+                sums[0] += rv[s] * av[s];
+                sums[1] += rv[s] * rv[s];
+            }
+            team_sum_real<W, 2>(sums, redr, flipr, warp, lane);  // also: every read of P is done
+            const real beta = sums[0] / rz;
+            rz = sums[0];
+#pragma unroll
+            for (int a = 0; a < KS; ++a) {
+                const bool row = warp + a * W < n1;
+#pragma unroll
+                for (int b = 0; b < IS; ++b) {
+                    const int s = a * IS + b;
+                    pv[s] = av[s] + beta * pv[s];
+                    if (row && lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                }
+            }
+            ++its;
+            done = (double)sums[1] <= bound;
+        }
+        double total = 0.0;
+        const long long noff = L.nodal ? L.nodal_off[job] : 0;
+#pragma unroll
+        for (int a = 0; a < KS; ++a) {
+            const int i = warp + a * W;
+#pragma unroll
+            for (int b = 0; b < IS; ++b) {
+                const int k = lane + 32 * b;
+                if (i >= n1 || k >= n2) continue;
+                const double v = k_term(GA.v, GB.v, i, k, (double)xv[a * IS + b], lmin, pn);
+                total += v;
+                if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
+            }
+        }
+        team_sum1<W>(total, red, flip, warp, lane);
+        if (rank == 0) record(L, ij, total, its, done);
+        team_sync<W>();  // shared memory free for the next pair
     }
 }
 
@@ -1001,20 +1289,33 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
 }
 
 // gpu.py instantiates, after this file, the kernels one call needs: MGK_KERNEL(name, W, SL, SPARSE, STAGED)
-// for its tile families and the global-memory kernel, MGK_FACTORED, or MGK_GRADIENT and MGK_NODAL_GRADIENT.
+// for its tile families and the global-memory kernel, MGK_COLUMNS and MGK_FACTORED, or MGK_GRADIENT and
+// MGK_NODAL_GRADIENT.
+#define MGK_FACTOR_ARGS                                                                                       \
+    const int4 *ia, const int *rpa, const int *cola, const real *va, const real *nfa, const real *dega,         \
+        const real *sta, const int2 *mosta, const int4 *ib, const int *rpb, const int *colb, const real *vb,     \
+        const real *nfb, const real *degb, const real *stb, const int2 *mostb, int terms, const int2 *pairs,      \
+        const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0, double *nodal,          \
+        const long long *nodal_off, u64 *stats, int team_bytes, const double *pn, double q, double tol,           \
+        int max_iter, int lmin
+#define MGK_FACTOR_SETUP                                                                                       \
+    Side SA{ia, rpa, cola, va, {nfa, dega, sta}, mosta};                                                        \
+    Side SB{ib, rpb, colb, vb, {nfb, degb, stb}, mostb};                                                        \
+    Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr, nullptr};
 #define MGK_FACTORED(W, S)                                                                                     \
     extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32)) \
-        mgk_f_w##W##_s##S(const int4 *ia, const int *rpa, const int *cola, const real *va, const real *nfa,    \
-                          const real *dega, const real *sta, const int4 *ib, const int *rpb, const int *colb,  \
-                          const real *vb, const real *nfb, const real *degb, const real *stb, int terms,        \
-                          const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out,          \
-                          long long ld, int row0, double *nodal, const long long *nodal_off, u64 *stats,        \
-                          int team_bytes, const double *pn, double q, double tol, int max_iter, int lmin) {     \
-        Side SA{ia, rpa, cola, va, {nfa, dega, sta}};                                                           \
-        Side SB{ib, rpb, colb, vb, {nfb, degb, stb}};                                                           \
-        Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr,   \
-                 nullptr};                                                                                      \
+        mgk_f_w##W##_s##S(MGK_FACTOR_ARGS) {                                                                    \
+        MGK_FACTOR_SETUP                                                                                        \
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
+    }
+#ifndef MGK_COLUMN_BLOCKS  // resident blocks per multiprocessor asked for the column solver
+#define MGK_COLUMN_BLOCKS(threads) 1
+#endif
+#define MGK_COLUMNS(W, KS, IS)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_COLUMN_BLOCKS(W == 1 ? 256 : W * 32)) \
+        mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
+        MGK_FACTOR_SETUP                                                                                        \
+        solve_columns<W, KS, IS>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                 \
     }
 #define MGK_GRADIENT(W)                                                                                          \
     extern "C" __global__ void __launch_bounds__(W * 32) mgk_gradient_w##W(                                     \
