@@ -33,9 +33,10 @@ FAMILIES = ((1, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 FACTORED = ((1, 8), (2, 8), (4, 8), (8, 8), (16, 8), (32, 8))
 COLUMNS = tuple((w, 8 // c, c) for c in (1, 2) for w in (1, 2, 4, 8, 16))
 GLOBAL_WARPS = 8  # team of the global-memory path (pairs too large for shared memory)
-# matvec='auto' factors edge kernels of at most this many terms. Measured on an H100 (float32):
-# NCI1 (1 term) factored 1.7x faster than tiles; MUTAG (5 terms) tiles 1.3x faster.
-AUTO_TERMS = 2
+# matvec='auto' factors edge kernels of at most this many terms. Measured on an H100 (float32), with
+# the column solver: MUTAG (5 terms) factored 2.6 ms, tiles 5.0 ms; PTC_MR 6.8 against 7.9 ms; NCI1
+# (1 term) 1.5 s against 5.8 s. (Before it, tiles won at 5 terms and the limit was 2.)
+AUTO_TERMS = 8
 # Threads resident per multiprocessor asked of the register allocator (1536: at most 42
 # registers a thread). More resident warps hide the shared-memory latency of the mat-vec
 # better than registers spare spills: measured on an H100, the README has the numbers.

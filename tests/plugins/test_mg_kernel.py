@@ -401,6 +401,10 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
             g2 = _graph(b, j, b.node_feature_table(), b.edge_feature_table())
             got = sum(np.kron(F, G) for F, G in zip(dense_terms(fa, i), dense_terms(fb, j)))
             np.testing.assert_allclose(got, product_adjacency(g1, g2, edge_kernel), rtol=1e-12, atol=1e-12)
+    for f in (fa, fb):  # the column solver pads rows to these: the most arcs of a row, over all terms and in one
+        for g in range(len(f.n)):
+            counts = np.array([[np.count_nonzero(row) for row in F] for F in dense_terms(f, g)])
+            assert f.most[g].tolist() == [counts.sum(axis=0).max(), counts.max()]
 
 
 @pytest.mark.parametrize("columns", [1, 2, 3])

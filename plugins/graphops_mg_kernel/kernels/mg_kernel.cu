@@ -670,9 +670,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   over all terms, rounded up to 2), pair e of all W KS rows side by side; rows past n1 are zero
 //   arcs. Lanes along the row of V; lanes past n2 read the term's zero column.
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
-//   rebuild at each access). Dot products are summed per thread and over the team in REAL (the
-//   stopping test's first residual in double); alpha and beta are divided in REAL, the precision of
-//   the updates that use them.
+//   rebuild at each access). Dot products are summed in double, as in the other solvers; alpha
+//   and beta are divided in REAL, the precision of the updates that use them.
 
 struct __align__(sizeof(real) == 4 ? 8 : 16) Arc {  // a stored edge as staged for one pair
     int off;   // byte offset: of row j of V and the term's first column (graph 1), of column l in P (graph 2)
@@ -713,29 +712,6 @@ __device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two a
     }
 }
 
-// Sums of N REALs over a team of W warps; every thread gets the same result (same order).
-template <int W, int N>
-__device__ __forceinline__ void team_sum_real(real (&v)[N], real (*red)[32][4], int& flip, int warp, int lane) {
-#pragma unroll
-    for (int h = 0; h < N; ++h)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) v[h] += __shfl_xor_sync(0xffffffffu, v[h], o);
-    if constexpr (W > 1) {
-        if (lane == 0)
-#pragma unroll
-            for (int h = 0; h < N; ++h) red[flip][warp][h] = v[h];
-        __syncthreads();
-#pragma unroll
-        for (int h = 0; h < N; ++h) {
-            v[h] = 0;
-            for (int t = 0; t < W; ++t) v[h] += red[flip][t][h];
-        }
-        flip ^= 1;
-    } else {
-        __syncwarp();
-    }
-}
-
 template <int W>
 __device__ __forceinline__ void team_sum1(double& a, double (*red)[32][2], int& flip, int warp, int lane) {
     a = warp_sum(a);
@@ -754,7 +730,6 @@ template <int W, int KS, int IS>
 __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
-    __shared__ real redr[2][32][4];
     __shared__ int job_s;
     constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
@@ -764,7 +739,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     const int rank = W == 1 ? lane : threadIdx.x;
     const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
     real xv[S], rv[S], Pv[S], Iv[S], pv[S], av[S];  // per owned entry: x, r, P, 1/P, p, A·p (then z)
-    int flip = 0, flipr = 0;
+    int flip = 0;
     const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
     while (true) {
@@ -836,7 +811,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         team_sum2<W>(rz0, rr0, red, flip, warp, lane);
         const double bound = tol * tol * rr0;
         const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
-        real rz = (real)rz0;
+        double rz = rz0;
         int its = 0;
         bool done = rr0 <= bound;
         while (!done && its < limit) {
@@ -887,26 +862,27 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     }
                 }
             }
-            real pAp[1] = {0};
+            double pAp = 0.0;
 #pragma unroll
             for (int s = 0; s < S; ++s) {
                 av[s] = Pv[s] * pv[s] - av[s];
-                pAp[0] += pv[s] * av[s];
+                pAp += (double)pv[s] * (double)av[s];
             }
-            team_sum_real<W, 1>(pAp, redr, flipr, warp, lane);  // also: every read of V is done
-            const real alpha = rz / pAp[0];
-            real sums[2] = {0, 0};  // r·z, r·r
+            team_sum1<W>(pAp, red, flip, warp, lane);  // also: every read of V is done
+            const real alpha = (real)rz / (real)pAp;
+            double rz_new = 0.0, rr = 0.0;
 #pragma unroll
             for (int s = 0; s < S; ++s) {
                 xv[s] += alpha * pv[s];
                 rv[s] -= alpha * av[s];
                 av[s] = rv[s] * Iv[s];  // z
-                sums[0] += rv[s] * av[s];
-                sums[1] += rv[s] * rv[s];
+                const double r = rv[s];
+                rz_new += r * (double)av[s];
+                rr += r * r;
             }
-            team_sum_real<W, 2>(sums, redr, flipr, warp, lane);  // also: every read of P is done
-            const real beta = sums[0] / rz;
-            rz = sums[0];
+            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
+            const real beta = (real)rz_new / (real)rz;
+            rz = rz_new;
 #pragma unroll
             for (int a = 0; a < KS; ++a) {
                 const bool row = warp + a * W < n1;
@@ -918,7 +894,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 }
             }
             ++its;
-            done = (double)sums[1] <= bound;
+            done = rr <= bound;
         }
         double total = 0.0;
         const long long noff = L.nodal ? L.nodal_off[job] : 0;
