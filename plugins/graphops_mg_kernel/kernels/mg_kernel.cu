@@ -259,6 +259,16 @@ __device__ __forceinline__ int next_job(const Launch& L, int start, int& job_s, 
     return job + start;
 }
 
+// A thread's place: its lane, its warp in the team and rank in the team, its team in the block
+// (teams of one warp are the 8 warps of a block).
+template <int W>
+struct Place {
+    int lane = threadIdx.x & 31;
+    int warp = W == 1 ? 0 : threadIdx.x >> 5;
+    int team = W == 1 ? threadIdx.x >> 5 : 0;
+    int rank = W == 1 ? (threadIdx.x & 31) : threadIdx.x;
+};
+
 // One thread of the team writes the pair's K and its statistics.
 // The launch's statistics: iterations (total, most), pairs not converged and one of them.
 __device__ __forceinline__ void tally(const Launch& L, int2 ij, int its, bool done) {
@@ -310,10 +320,8 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
     __shared__ int job_s;
     constexpr int TEAMS = W == 1 ? 8 : 1;   // warps of a W == 1 block are 8 teams
     constexpr int NR = STAGED ? 2 * SL : 1; // registers per thread for x, r, P, Ap
-    const int lane = threadIdx.x & 31;
-    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
-    const int team = W == 1 ? threadIdx.x >> 5 : 0;
-    const int rank = W == 1 ? lane : threadIdx.x;
+    const Place<W> at;
+    const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
     const int gteam = blockIdx.x * TEAMS + team;
     char* mine = smem + (long long)team * L.team_bytes;
     real* gp = nullptr; real* gr = nullptr; real* gP = nullptr; real* gAp = nullptr; double* gx = nullptr;
@@ -480,6 +488,20 @@ __device__ __forceinline__ Factor factor(const Side& S, int g) {
     return Factor{in.x, S.rptr + in.y, S.col + in.z, S.val + in.z, S.v.from(in.w)};
 }
 
+// The pairs of the launch's class, one at a time for a team from the job counter:
+// body(job, pair, graph 1, graph 2).
+template <int W, class Body>
+__device__ __forceinline__ void factor_pairs(const Side& SA, const Side& SB, const Launch& L, int& job_s, int lane,
+                                             Body body) {
+    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
+    while (true) {
+        const int job = next_job<W>(L, start, job_s, lane);
+        if (job >= end) break;
+        const int2 ij = L.pairs[job];
+        body(job, ij, factor(SA, ij.x), factor(SB, ij.y));
+    }
+}
+
 // Bytes of one staged factor (lowrank.py's factor_bytes computes the same).
 __device__ __forceinline__ int factor_bytes(int n, int terms, int nnz) {
     int b = (int)sizeof(real) * (nnz + n * (NFN + 2)) + 4 * (terms * (n + 1) + nnz);
@@ -524,20 +546,13 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
     __shared__ double red[2][32][2];
     __shared__ int job_s;
     constexpr int T = W * 32;
-    const int lane = threadIdx.x & 31;
-    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
-    const int team = W == 1 ? threadIdx.x >> 5 : 0;
-    const int rank = W == 1 ? lane : threadIdx.x;
+    const Place<W> at;
+    const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
     const int mine = team * L.team_bytes;
     real rr_[SLOTS], Pr[SLOTS];  // x is in shared memory: registers are scarce at full occupancy
     int flip = 0;
-    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
-    while (true) {
-        const int job = next_job<W>(L, start, job_s, lane);
-        if (job >= end) break;
-        const int2 ij = L.pairs[job];
-        const Factor GA = factor(SA, ij.x), GB = factor(SB, ij.y);
+    factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
         const int n1 = GA.n, n2 = GB.n, n2p = n2 | 1, N = n1 * n2p;
         const int Npad = (N + 3) & ~3;
         real* p = SH(real, mine);
@@ -650,7 +665,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
         team_sum2<W>(total, unused, red, flip, warp, lane);
         if (rank == 0) record(L, ij, total, its, done);
         team_sync<W>();
-    }
+    });
 }
 
 // ---- The column solver: the factored mat-vec for pairs of at most W·KS × 32·IS nodes -----------
@@ -733,20 +748,13 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     __shared__ int job_s;
     constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
-    const int lane = threadIdx.x & 31;
-    const int warp = W == 1 ? 0 : threadIdx.x >> 5;
-    const int team = W == 1 ? threadIdx.x >> 5 : 0;
-    const int rank = W == 1 ? lane : threadIdx.x;
+    const Place<W> at;
+    const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
     const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
     real xv[S], rv[S], Pv[S], Iv[S], pv[S], av[S];  // per owned entry: x, r, P, 1/P, p, A·p (then z)
     int flip = 0;
-    const int start = L.class_ptr[L.cls], end = L.class_ptr[L.cls + 1];
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
-    while (true) {
-        const int job = next_job<W>(L, start, job_s, lane);
-        if (job >= end) break;
-        const int2 ij = L.pairs[job];
-        const Factor GA = factor(SA, ij.x), GB = factor(SB, ij.y);
+    factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
         const int n1 = GA.n, n2 = GB.n;
         const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;
         const int NC = terms * (n2 + 1);                                   // columns of V
@@ -913,7 +921,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         team_sum1<W>(total, red, flip, warp, lane);
         if (rank == 0) record(L, ij, total, its, done);
         team_sync<W>();  // shared memory free for the next pair
-    }
+    });
 }
 
 // ---- Gradients (tile layout, global memory; any edge kernel) --------------------------------
