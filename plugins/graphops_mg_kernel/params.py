@@ -50,7 +50,7 @@ class MGKernelParams(Params):
         written as a few separable terms over the distinct edge values (labels), each term two
         small sparse-times-dense products; ``tiles``: 8×8 adjacency tiles with the edge kernel
         evaluated for every pair of edges (any edge kernel); ``auto``: factored when the edge
-        values allow it with at most two terms (one label, or none). Values agree to rounding
+        values allow it with at most eight terms (seven labels). Values agree to rounding
     :param reorder: gpu: renumber each graph's nodes by reverse Cuthill–McKee (``rcm``) so its
         edges fill fewer 8×8 tiles, or keep the order (``none``); values do not change
     :param primitive: gpu: visit a tile pair's non-zeros through its bitmasks (``sparse``) or
