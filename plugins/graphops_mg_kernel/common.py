@@ -10,7 +10,7 @@ import numpy as np
 
 from graphops.plugin import Device, GraphopsError, start_values
 
-__all__ = ["Prepared", "prepare_cpu", "feature_columns", "row_width", "with_layout", "layout", "layout_key", "start_probabilities", "gram_pairs",
+__all__ = ["Prepared", "prepare_cpu", "align16", "feature_columns", "row_width", "with_layout", "layout", "layout_key", "start_probabilities", "gram_pairs",
            "square_matrix", "finish_gradient", "start_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
            "stats_check", "NotConvergedError"]
 
@@ -58,6 +58,11 @@ class Prepared:
         if key not in self.cache:
             self.cache[key] = make()
         return self.cache[key]
+
+
+def align16(b: Any) -> Any:
+    """``b`` bytes rounded up to a multiple of 16 (how mg_kernel.cu packs shared memory)."""
+    return (b + 15) // 16 * 16
 
 
 def prepare_cpu(gs: Any) -> Prepared:

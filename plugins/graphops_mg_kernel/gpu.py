@@ -16,7 +16,7 @@ import numpy as np
 
 from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
-from .common import (NotConvergedError, Prepared, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
+from .common import (NotConvergedError, Prepared, align16, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
 from .lowrank import Terms, column_bytes, column_pair_bytes, factor_bytes, side, terms
 from .params import MGKernelParams
@@ -212,7 +212,7 @@ class _Plan:
             scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
         else:
             entries = kx * ky  # output tiles
-            need = {"tiles": (entries * 64 * size + 15) // 16 * 16 + MA[:, None] + MB[None, :]}
+            need = {"tiles": align16(entries * 64 * size) + MA[:, None] + MB[None, :]}
             scratch = entries * 64
         table = np.full(entries.shape, len(specs) - 1, np.int32)  # by default: global memory
         free = np.ones(entries.shape, bool)

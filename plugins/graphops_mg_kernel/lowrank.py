@@ -26,7 +26,7 @@ import numpy as np
 
 from graphops.plugin import BaseKernel
 
-from .common import Prepared, feature_columns, start_probabilities
+from .common import Prepared, align16, feature_columns, start_probabilities
 
 __all__ = ["Terms", "terms", "Side", "side", "factor_bytes", "column_bytes", "column_pair_bytes", "MAX_TERMS",
            "MAX_VALUES"]
@@ -104,12 +104,7 @@ def terms(kernel: BaseKernel, a: Prepared, b: Prepared) -> Terms | None:
 
 def factor_bytes(n: np.ndarray, n_terms: int, nnz: np.ndarray, nfn: int, real_size: int) -> np.ndarray:
     """Bytes of a graph's factor staged in shared memory, 16-aligned: ``factor_bytes`` of mg_kernel.cu."""
-    b = real_size * (nnz + n * (nfn + 2)) + 4 * (n_terms * (n + 1) + nnz)
-    return (b + 15) // 16 * 16
-
-
-def _align16(b: np.ndarray) -> np.ndarray:
-    return (b + 15) // 16 * 16
+    return align16(real_size * (nnz + n * (nfn + 2)) + 4 * (n_terms * (n + 1) + nnz))
 
 
 def column_bytes(n: np.ndarray, n_terms: int, most: np.ndarray, first: bool, real_size: int) -> np.ndarray:
@@ -121,13 +116,13 @@ def column_bytes(n: np.ndarray, n_terms: int, most: np.ndarray, first: bool, rea
     arc = 8 if real_size == 4 else 16
     if first:
         return arc * ((most[:, 0] + 1) // 2 * 2)
-    return _align16(arc * n_terms * (n + 1) * ((most[:, 1] + 3) // 4 * 4))
+    return align16(arc * n_terms * (n + 1) * ((most[:, 1] + 3) // 4 * 4))
 
 
 def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: int) -> np.ndarray:
     """Shared bytes of a pair's search direction (n1 rows of ``n2 | 1`` entries) and of V (n1 rows of
     ``n_terms (n2 + 1) | 1``) in the column solver, before the graphs' :func:`column_bytes`."""
-    return _align16(n1 * (n2 | 1) * real_size) + _align16(n1 * ((n_terms * (n2 + 1)) | 1) * real_size)
+    return align16(n1 * (n2 | 1) * real_size) + align16(n1 * ((n_terms * (n2 + 1)) | 1) * real_size)
 
 
 @dataclass(frozen=True)

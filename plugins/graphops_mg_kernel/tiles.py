@@ -16,7 +16,7 @@ import numpy as np
 
 from graphops.plugin import InputError, distinct, njit, prange
 
-from .common import Prepared, feature_columns, start_probabilities
+from .common import Prepared, align16, feature_columns, start_probabilities
 
 __all__ = ["Octiles", "octiles", "rcm", "graph_bytes"]
 
@@ -41,8 +41,7 @@ class Octiles:
 
 def graph_bytes(n: np.ndarray, nt: np.ndarray, tiles: np.ndarray, nfn: int, nfe: int, real_size: int) -> np.ndarray:
     """Bytes of a graph staged in shared memory, 16-aligned: the ``graph_bytes`` of mg_kernel.cu."""
-    b = 8 * tiles + real_size * (64 * tiles * (1 + nfe) + n * (nfn + 2)) + 4 * (nt + 1 + tiles)
-    return (b + 15) // 16 * 16
+    return align16(8 * tiles + real_size * (64 * tiles * (1 + nfe) + n * (nfn + 2)) + 4 * (nt + 1 + tiles))
 
 
 @njit(parallel=True)

@@ -118,10 +118,11 @@ struct GraphSet {
     }
 };
 
+__device__ __forceinline__ int align16(int b) { return (b + 15) & ~15; }  // bytes rounded up to 16
+
 // Bytes of one staged graph (gpu.py's graph_bytes computes the same, for the launch's shared size).
 __device__ __forceinline__ int graph_bytes(int n, int nt, int tiles) {
-    int b = 8 * tiles + (int)sizeof(real) * (64 * tiles * (1 + NFE) + n * (NFN + 2)) + 4 * (nt + 1 + tiles);
-    return (b + 15) & ~15;
+    return align16(8 * tiles + (int)sizeof(real) * (64 * tiles * (1 + NFE) + n * (NFN + 2)) + 4 * (nt + 1 + tiles));
 }
 
 template <typename V>
@@ -504,8 +505,7 @@ __device__ __forceinline__ void factor_pairs(const Side& SA, const Side& SB, con
 
 // Bytes of one staged factor (lowrank.py's factor_bytes computes the same).
 __device__ __forceinline__ int factor_bytes(int n, int terms, int nnz) {
-    int b = (int)sizeof(real) * (nnz + n * (NFN + 2)) + 4 * (terms * (n + 1) + nnz);
-    return (b + 15) & ~15;
+    return align16((int)sizeof(real) * (nnz + n * (NFN + 2)) + 4 * (terms * (n + 1) + nnz));
 }
 
 // The dynamic shared memory, addressed by 32-bit byte offsets in the factored solver: a staged
@@ -692,8 +692,6 @@ struct __align__(sizeof(real) == 4 ? 8 : 16) Arc {  // a stored edge as staged f
     int off;   // byte offset: of row j of V and the term's first column (graph 1), of column l in P (graph 2)
     real val;
 };
-
-__device__ __forceinline__ int align16(int b) { return (b + 15) & ~15; }
 
 template <typename R = real>
 __device__ __forceinline__ R ld_s(unsigned a) {  // a REAL at a shared-window address
