@@ -235,3 +235,40 @@ def test_the_cli_prints_progress_lines_unless_quiet(tmp_path, capsys, monkeypatc
     assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     assert main(["-q", "run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "o")]) == 0
     assert "graphops: sp_kernel" not in capsys.readouterr().err
+
+
+def test_mirror_rows_in_any_cut_fills_the_lower_triangle_from_the_upper():
+    from graphops.engine.gram import mirror_rows, mirror_upper
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 600):
+        A = rng.random((n, n))
+        want = np.triu(A) + np.triu(A, 1).T
+        upper = np.triu(A) + np.tril(rng.random((n, n)), -1)  # anything below the diagonal
+        assert np.array_equal(mirror_upper(upper.copy()), want)
+        K = upper.copy()
+        cuts = sorted({0, n, *rng.integers(0, n, 4).tolist()})
+        for a, b in zip(cuts, cuts[1:]):  # in order, as tiles reach the host
+            mirror_rows(K, a, b, block=5)
+        assert np.array_equal(K, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("to_host", [True, False])
+def test_gram_rows_mirrors_every_tile_of_a_square_matrix(to_host):
+    """Rows in many small tiles (the host mirrors each tile while the GPU fills a later one)."""
+    import cupy as cp
+
+    from graphops.engine.gram import gram_rows
+
+    n = 203
+    A = np.random.default_rng(4).random((n, n))
+    want = np.triu(A) + np.triu(A, 1).T
+    dA = cp.asarray(A)
+
+    def fill(r0, r1, out):  # only j >= i is written; the rest holds what the buffer held
+        out[...] = -1.0
+        out[...] = cp.where(cp.arange(n)[None, :] >= cp.arange(r0, r1)[:, None], dA[r0:r1], out)
+
+    K = gram_rows(n, n, fill, what="test", tile=9, mirror=True, to_host=to_host, progress=False)
+    assert np.array_equal(K if to_host else K.get(), want)

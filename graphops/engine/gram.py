@@ -86,14 +86,15 @@ def gram_rows(na: int, nb: int, fill: Any, *, what: str, tile: int = 1024, progr
             tile(r0, r1, K[r0:r1])
             computed.append(cp.cuda.get_current_stream().record())
         return mirror_upper(K) if mirror else K
-    K = _pipelined(na, nb, rows, tile, ranges, computed)
-    return mirror_upper(K) if mirror else K
+    return _pipelined(na, nb, rows, tile, ranges, computed, mirror)
 
 
-def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: list[Any]) -> Any:
+def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: list[Any], mirror: bool) -> Any:
     """Fill a pinned host matrix tile by tile: compute on one stream, copy out on another.
 
     ``computed`` receives each tile's end-of-computation event (the ranges' ``sync`` waits on it).
+    ``mirror``: each tile's rows get their lower triangle from the rows above them as soon as the
+    tile is on the host, while the GPU computes a later tile.
     """
     import cupy as cp
     import cupyx
@@ -105,6 +106,7 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
     compute, copy = cp.cuda.Stream(), cp.cuda.Stream(non_blocking=True)
     buffers = [cp.empty((rows, nb), cp.float64) for _ in range(2)]
     copied: list[Any] = [None, None]  # when each buffer's last copy to the host finished
+    ends: list[int] = []  # each tile's last row + 1
     with compute:
         for k, (r0, r1) in enumerate(ranges):
             slot = k % 2
@@ -115,21 +117,30 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
             copy.wait_event(computed[-1])
             buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1], blocking=False)  # queued: overlaps the next tile
             copied[slot] = copy.record()
+            ends.append(r1)
+            if mirror and k >= 2:  # tiles reach the host in order: every row before ends[k - 2] is there
+                mirror_rows(K, ends[k - 3] if k >= 3 else 0, ends[k - 2])
     wait_idle(copy)
+    if mirror:
+        mirror_rows(K, ends[-3] if len(ends) >= 3 else 0, na)
+    return K
+
+
+def mirror_rows(K: Any, a: int, b: int, block: int = 512) -> Any:
+    """Fill the lower triangle of rows ``a:b`` of a square matrix from its upper triangle (the rows
+    above them and the diagonal block), a block of rows at a time (NumPy or CuPy)."""
+    xp = np if isinstance(K, np.ndarray) else __import__("cupy")
+    for r0 in range(a, b, block):
+        r1 = min(r0 + block, b)
+        diag = K[r0:r1, r0:r1]
+        diag[...] = xp.triu(diag) + xp.triu(diag, 1).T
+        K[r0:r1, :r0] = K[:r0, r0:r1].T
     return K
 
 
 def mirror_upper(K: Any, block: int = 512) -> Any:
-    """Copy the upper triangle of a square matrix onto its lower one, a block of rows at a time
-    (NumPy or CuPy)."""
-    xp = np if isinstance(K, np.ndarray) else __import__("cupy")
-    n = len(K)
-    for r0 in range(0, n, block):
-        r1 = min(r0 + block, n)
-        diag = K[r0:r1, r0:r1]
-        diag[...] = xp.triu(diag) + xp.triu(diag, 1).T
-        K[r1:, r0:r1] = K[r0:r1, r1:].T
-    return K
+    """Copy the upper triangle of a square matrix onto its lower one (NumPy or CuPy)."""
+    return mirror_rows(K, 0, len(K), block)
 
 
 # on a cluster -------------------------------------------------------------------------------

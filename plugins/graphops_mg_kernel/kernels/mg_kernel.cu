@@ -161,22 +161,58 @@ __device__ __forceinline__ double warp_sum(double v) {
     return v;
 }
 
-// Sums over a team of W warps of two doubles; every thread gets the same result (same order).
-// W > 1: one team per block; `buf` alternates between two halves so consecutive reductions need
-// one barrier each.
-template <int W>
-__device__ __forceinline__ void team_sum2(double& a, double& b, double (*red)[32][2], int& flip, int warp, int lane) {
-    a = warp_sum(a);
-    b = warp_sum(b);
+// Sums over a team of W warps of N doubles (N = 1, 2); every thread gets the same result, bit for
+// bit: a butterfly within each warp, then (W > 1) over the warps' partials: in order for W <= 4; for
+// larger teams a butterfly, each lane reading the partial of warp lane mod W, so every aligned group
+// of W lanes adds the same values in the same order (floating-point addition commutes). Loading all
+// W partials at once made the teams of 8 and 16 warps spill; the butterfly's chain of shuffles is
+// slower for small teams. `red` alternates between two halves so consecutive reductions need one
+// barrier each.
+template <int W, int N>
+__device__ __forceinline__ void team_sum(double (&v)[N], double (*red)[32][2], int& flip, int warp, int lane) {
+    static_assert(N == 1 || N == 2, "one or two values");
+    static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "team of 2^k warps");
+#pragma unroll
+    for (int n = 0; n < N; ++n) v[n] = warp_sum(v[n]);
     if constexpr (W > 1) {
-        if (lane == 0) { red[flip][warp][0] = a; red[flip][warp][1] = b; }
+        if (lane == 0)
+#pragma unroll
+            for (int n = 0; n < N; ++n) red[flip][warp][n] = v[n];
         __syncthreads();
-        a = 0.0; b = 0.0;
-        for (int t = 0; t < W; ++t) { a += red[flip][t][0]; b += red[flip][t][1]; }
+        if constexpr (W <= 4) {  // the partials in order: a short chain of loads and adds
+#pragma unroll
+            for (int n = 0; n < N; ++n) v[n] = 0.0;
+#pragma unroll
+            for (int t = 0; t < W; ++t)
+#pragma unroll
+                for (int n = 0; n < N; ++n) v[n] += red[flip][t][n];
+        } else {
+#pragma unroll
+            for (int n = 0; n < N; ++n) v[n] = red[flip][lane & (W - 1)][n];
+#pragma unroll
+            for (int o = W / 2; o > 0; o >>= 1)
+#pragma unroll
+                for (int n = 0; n < N; ++n) v[n] += __shfl_xor_sync(0xffffffffu, v[n], o);
+        }
         flip ^= 1;
     } else {
         __syncwarp();
     }
+}
+
+template <int W>
+__device__ __forceinline__ void team_sum2(double& a, double& b, double (*red)[32][2], int& flip, int warp, int lane) {
+    double v[2] = {a, b};
+    team_sum<W>(v, red, flip, warp, lane);
+    a = v[0];
+    b = v[1];
+}
+
+template <int W>
+__device__ __forceinline__ void team_sum1(double& a, double (*red)[32][2], int& flip, int warp, int lane) {
+    double v[1] = {a};
+    team_sum<W>(v, red, flip, warp, lane);
+    a = v[0];
 }
 
 template <int W>
@@ -297,8 +333,8 @@ __device__ __forceinline__ int pcg(double& rz, double rr, double bound, int limi
     done = rr <= bound;
     while (!done && its < limit) {
         team_sync<W>();  // p written
-        double pAp = matvec(), unused = 0.0;
-        team_sum2<W>(pAp, unused, red, flip, warp, lane);
+        double pAp = matvec();
+        team_sum1<W>(pAp, red, flip, warp, lane);
         const double alpha = rz / pAp;
         double rz_new = 0.0;
         rr = 0.0;
@@ -433,7 +469,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
                 }
             });
         // K = sum of p_i p'_k (x_ik - [lmin = 1] V_ik)
-        double total = 0.0, unused = 0.0;
+        double total = 0.0;
         const long long noff = L.nodal ? L.nodal_off[job] : 0;
 #pragma unroll
         for (int s = 0; s < nslots; ++s) {
@@ -454,7 +490,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
 #undef RV
 #undef PV
 #undef AV
-        team_sum2<W>(total, unused, red, flip, warp, lane);
+        team_sum1<W>(total, red, flip, warp, lane);
         if (rank == 0) record(L, ij, total, its, done);
         team_sync<W>();  // shared memory free for the next pair
     }
@@ -652,7 +688,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
                     if (o < N) p[o] = precond(rr_[s], Pr[s]) + beta * p[o];
                 }
             });
-        double total = 0.0, unused = 0.0;
+        double total = 0.0;
         const long long noff = L.nodal ? L.nodal_off[job] : 0;
 #pragma unroll
         for (int s = 0; s < SLOTS; ++s) {
@@ -662,7 +698,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
             total += v;
             if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
         }
-        team_sum2<W>(total, unused, red, flip, warp, lane);
+        team_sum1<W>(total, red, flip, warp, lane);
         if (rank == 0) record(L, ij, total, its, done);
         team_sync<W>();
     });
@@ -725,17 +761,20 @@ __device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two a
     }
 }
 
-template <int W>
-__device__ __forceinline__ void team_sum1(double& a, double (*red)[32][2], int& flip, int warp, int lane) {
-    a = warp_sum(a);
-    if constexpr (W > 1) {
-        if (lane == 0) red[flip][warp][0] = a;
-        __syncthreads();
-        a = 0.0;
-        for (int t = 0; t < W; ++t) a += red[flip][t][0];
-        flip ^= 1;
+// f(Count<n>()) for a runtime n in [0, N]: loops unrolled over a count known at compile time, so
+// a warp skips its slots past the last row without a test per slot (N + 1 copies of f's body).
+template <int N>
+struct Count {
+    static constexpr int value = N;
+};
+
+template <int N, class F>
+__device__ __forceinline__ void with_count(int n, F&& f) {
+    if constexpr (N == 0) {
+        f(Count<0>{});
     } else {
-        __syncwarp();
+        if (n >= N) f(Count<N>{});
+        else with_count<N - 1>(n, f);
     }
 }
 
@@ -795,6 +834,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
 #pragma unroll
         for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
         const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
+        const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
         double rz0 = 0.0, rr0 = 0.0;
 #pragma unroll
         for (int a = 0; a < KS; ++a) {
@@ -852,53 +892,57 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 }
             }
             team_sync<W>();  // V complete
+            double rz_new = 0.0, rr = 0.0;
+            with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
+                constexpr int NR = decltype(count)::value, NS = NR * IS;
 #pragma unroll
-            for (int s = 0; s < S; ++s) av[s] = 0;
+                for (int s = 0; s < NS; ++s) av[s] = 0;
 #pragma unroll 1
-            for (int d = 0; d < DA; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
-                const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
+                for (int d = 0; d < DA; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
+                    const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
 #pragma unroll
-                for (int a = 0; a < KS; ++a) {
-                    Arc f, g;
-                    arc_pair(at + 2 * a * W * ARC, f, g);
+                    for (int a = 0; a < NR; ++a) {
+                        Arc f, g;
+                        arc_pair(at + 2 * a * W * ARC, f, g);
 #pragma unroll
-                    for (int b = 0; b < IS; ++b) {
-                        av[a * IS + b] += f.val * ld_s(kc[b] + f.off);
-                        av[a * IS + b] += g.val * ld_s(kc[b] + g.off);
+                        for (int b = 0; b < IS; ++b) {
+                            av[a * IS + b] += f.val * ld_s(kc[b] + f.off);
+                            av[a * IS + b] += g.val * ld_s(kc[b] + g.off);
+                        }
                     }
                 }
-            }
-            double pAp = 0.0;
+                real part = 0;  // this thread's share of p·Ap (then of r·z, r·r): float sums of at most 8
 #pragma unroll
-            for (int s = 0; s < S; ++s) {
-                av[s] = Pv[s] * pv[s] - av[s];
-                pAp += (double)pv[s] * (double)av[s];
-            }
-            team_sum1<W>(pAp, red, flip, warp, lane);  // also: every read of V is done
-            const real alpha = (real)rz / (real)pAp;
-            double rz_new = 0.0, rr = 0.0;
-#pragma unroll
-            for (int s = 0; s < S; ++s) {
-                xv[s] += alpha * pv[s];
-                rv[s] -= alpha * av[s];
-                av[s] = rv[s] * Iv[s];  // z
-                const double r = rv[s];
-                rz_new += r * (double)av[s];
-                rr += r * r;
-            }
-            team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
-            const real beta = (real)rz_new / (real)rz;
-            rz = rz_new;
-#pragma unroll
-            for (int a = 0; a < KS; ++a) {
-                const bool row = warp + a * W < n1;
-#pragma unroll
-                for (int b = 0; b < IS; ++b) {
-                    const int s = a * IS + b;
-                    pv[s] = av[s] + beta * pv[s];
-                    if (row && lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                for (int s = 0; s < NS; ++s) {
+                    av[s] = Pv[s] * pv[s] - av[s];
+                    part += pv[s] * av[s];
                 }
-            }
+                double pAp = part;
+                team_sum1<W>(pAp, red, flip, warp, lane);  // also: every read of V is done
+                const real alpha = (real)rz / (real)pAp;
+                real rz_part = 0, rr_part = 0;
+#pragma unroll
+                for (int s = 0; s < NS; ++s) {
+                    xv[s] += alpha * pv[s];
+                    rv[s] -= alpha * av[s];
+                    av[s] = rv[s] * Iv[s];  // z
+                    rz_part += rv[s] * av[s];
+                    rr_part += rv[s] * rv[s];
+                }
+                rz_new = rz_part;
+                rr = rr_part;
+                team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
+                const real beta = (real)rz_new / (real)rz;
+#pragma unroll
+                for (int a = 0; a < NR; ++a)
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) {
+                        const int s = a * IS + b;
+                        pv[s] = av[s] + beta * pv[s];
+                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                    }
+            });
+            rz = rz_new;
             ++its;
             done = rr <= bound;
         }
@@ -1180,7 +1224,7 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         bool ok = true, d;
         int its = cg_global<W>(A, B, false, p, r, Ap, P, X, red, flip, warp, lane, rank, pn, pe, c, tol, limit, d);
         ok = ok && d;
-        double total = 0.0, unused = 0.0;
+        double total = 0.0;
         for (int o = rank; o < E; o += T) {
             const int ot = o >> 6, e = o & 63;
             const int i = (ot / B.nt) * 8 + (e >> 3), k = (ot % B.nt) * 8 + (e & 7);
@@ -1261,7 +1305,7 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
             }
             team_sync<W>();  // Z is read before the next right-hand side overwrites it
         }
-        team_sum2<W>(total, unused, red, flip, warp, lane);
+        team_sum1<W>(total, red, flip, warp, lane);
         if (rank == 0) {
             L.out[job] = total;
             tally(L, ij, its, ok);
