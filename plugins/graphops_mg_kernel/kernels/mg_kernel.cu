@@ -866,29 +866,37 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 const unsigned pj = window + P + min(j0 + lane, n1 - 1) * prow;
                 const unsigned vj = window + V + (j0 + lane) * vrow;
                 for (int c0 = warp; c0 < NC; c0 += W * S) {
+                    // the warp's columns c0 + W m of this block, m < NM: no test per column, so
+                    // the loads of all NM columns can be in flight together
+                    with_count<S>(min(S, (NC - c0 + W - 1) / W), [&](auto count) {
+                        constexpr int NM = decltype(count)::value;
 #pragma unroll
-                    for (int m = 0; m < S; ++m) av[m] = 0;
+                        for (int m = 0; m < NM; ++m) av[m] = 0;
 #pragma unroll 1
-                    for (int d = 0; d < DB; d += 4) {
-                        const unsigned tb = window + TB + ((d >> 1) * NC + c0) * 2 * ARC;
+                        for (int d = 0; d < DB; d += 4) {
+                            const unsigned tb = window + TB + ((d >> 1) * NC + c0) * 2 * ARC;
+                            Arc g0, g1, g2, g3;  // column m's arcs, loaded while column m - 1 adds
+                            if constexpr (NM > 0) {
+                                arc_pair(tb, g0, g1);
+                                arc_pair(tb + NC * 2 * ARC, g2, g3);
+                            }
 #pragma unroll
-                        for (int m = 0; m < S; ++m) {
-                            if (c0 + W * m >= NC) break;
-                            Arc g0, g1, g2, g3;
-                            arc_pair(tb + m * W * 2 * ARC, g0, g1);
-                            arc_pair(tb + (NC + m * W) * 2 * ARC, g2, g3);
-                            av[m] += g0.val * ld_s(pj + g0.off);
-                            av[m] += g1.val * ld_s(pj + g1.off);
-                            av[m] += g2.val * ld_s(pj + g2.off);
-                            av[m] += g3.val * ld_s(pj + g3.off);
+                            for (int m = 0; m < NM; ++m) {
+                                const Arc h0 = g0, h1 = g1, h2 = g2, h3 = g3;
+                                if (m + 1 < NM) {
+                                    arc_pair(tb + (m + 1) * W * 2 * ARC, g0, g1);
+                                    arc_pair(tb + (NC + (m + 1) * W) * 2 * ARC, g2, g3);
+                                }
+                                av[m] += h0.val * ld_s(pj + h0.off);
+                                av[m] += h1.val * ld_s(pj + h1.off);
+                                av[m] += h2.val * ld_s(pj + h2.off);
+                                av[m] += h3.val * ld_s(pj + h3.off);
+                            }
                         }
-                    }
-                    if (j0 + lane < n1)
+                        if (j0 + lane < n1)
 #pragma unroll
-                        for (int m = 0; m < S; ++m) {
-                            if (c0 + W * m >= NC) break;
-                            st_s(vj + (c0 + W * m) * R, av[m]);
-                        }
+                            for (int m = 0; m < NM; ++m) st_s(vj + (c0 + W * m) * R, av[m]);
+                    });
                 }
             }
             team_sync<W>();  // V complete
@@ -900,14 +908,16 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
 #pragma unroll 1
                 for (int d = 0; d < DA; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
                     const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
+                    Arc f, g;  // row a's arcs, loaded while row a - 1 adds
+                    if constexpr (NR > 0) arc_pair(at, f, g);
 #pragma unroll
                     for (int a = 0; a < NR; ++a) {
-                        Arc f, g;
-                        arc_pair(at + 2 * a * W * ARC, f, g);
+                        const Arc f0 = f, g0 = g;
+                        if (a + 1 < NR) arc_pair(at + 2 * (a + 1) * W * ARC, f, g);
 #pragma unroll
                         for (int b = 0; b < IS; ++b) {
-                            av[a * IS + b] += f.val * ld_s(kc[b] + f.off);
-                            av[a * IS + b] += g.val * ld_s(kc[b] + g.off);
+                            av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
+                            av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
                         }
                     }
                 }
