@@ -44,7 +44,9 @@ class MGKernelParams(Params):
     :param q_bounds: bounds of ``q`` as a hyperparameter (``[low, high]``), or ``fixed``
     :param progress: show a progress bar (``None``: for jobs lasting over a second on a terminal)
     :param precision: arithmetic of the gpu solver: ``float32`` (its default: the mat-vec in
-        float32, the solution, dot products and K in float64) or ``float64``. The cpu backend
+        float32, dot products and K summed in float64; the tile solvers keep the solution in
+        float64, the factored ones in float32, and the column solver sums each thread's share of
+        a dot product, at most eight terms, in float32) or ``float64``. The cpu backend
         always computes in float64. The default ``tol`` is 1e-10 in float64 and 1e-6 in float32
     :param matvec: gpu: how the product-graph mat-vec is formed. ``factored``: the edge kernel
         written as a few separable terms over the distinct edge values (labels), each term two
