@@ -788,7 +788,14 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     const Place<W> at;
     const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
     const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
-    real xv[S], rv[S], Pv[S], Iv[S], pv[S], av[S];  // per owned entry: x, r, P, 1/P, p, A·p (then z)
+    // per owned entry: x, r, P, p, A·p (then z), and in float64 1/P; in float32 z = r / P by the fast
+    // division (a reciprocal and a product), which leaves eight registers for loads in flight
+    constexpr bool KEEP_INV = sizeof(real) == 8;
+    real xv[S], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1];
+    auto precondition = [&](int s, real v) -> real {
+        if constexpr (KEEP_INV) return v * Iv[s];
+        else return __fdividef(v, Pv[s]);
+    };
     int flip = 0;
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
     factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
@@ -847,8 +854,8 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 xv[s] = 0;
                 rv[s] = D;
                 Pv[s] = Pd;
-                Iv[s] = (real)1 / Pd;
-                pv[s] = D * Iv[s];
+                if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
+                pv[s] = precondition(s, D);
                 if (i < n1 && k < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
                 rz0 += (double)D * pv[s];
                 rr0 += (double)D * D;
@@ -935,7 +942,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 for (int s = 0; s < NS; ++s) {
                     xv[s] += alpha * pv[s];
                     rv[s] -= alpha * av[s];
-                    av[s] = rv[s] * Iv[s];  // z
+                    av[s] = precondition(s, rv[s]);  // z
                     rz_part += rv[s] * av[s];
                     rr_part += rv[s] * rv[s];
                 }
