@@ -107,6 +107,7 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
     buffers = [cp.empty((rows, nb), cp.float64) for _ in range(2)]
     copied: list[Any] = [None, None]  # when each buffer's last copy to the host finished
     ends: list[int] = []  # each tile's last row + 1
+    mirrored = 0  # rows before this one have their lower triangle
     with compute:
         for k, (r0, r1) in enumerate(ranges):
             slot = k % 2
@@ -119,10 +120,11 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
             copied[slot] = copy.record()
             ends.append(r1)
             if mirror and k >= 2:  # tiles reach the host in order: every row before ends[k - 2] is there
-                mirror_rows(K, ends[k - 3] if k >= 3 else 0, ends[k - 2])
+                mirror_rows(K, mirrored, ends[k - 2])
+                mirrored = ends[k - 2]
     wait_idle(copy)
     if mirror:
-        mirror_rows(K, ends[-3] if len(ends) >= 3 else 0, na)
+        mirror_rows(K, mirrored, na)
     return K
 
 
