@@ -48,6 +48,19 @@ def test_chunks_cut_by_cost_and_respect_max_items():
     assert (50, 51) in ranges  # a heavy item is a chunk of its own when the first budget is one item's cost
 
 
+def test_sync_waits_for_every_chunk_but_the_last():
+    """The GPU's queue is waited for to size the next chunk; after the last one nothing is sized,
+    so the caller goes on (building the result) while the device finishes."""
+    synced = []
+    ranges = []
+    for lo, hi in chunks(10, first=3, target=1e9, max_items=3, sync=lambda: synced.append(len(ranges))):
+        ranges.append((lo, hi))
+    _covers(ranges, 10)
+    assert len(ranges) == 4 and synced == [1, 2, 3]
+    one = []
+    assert list(chunks(5, first=5, sync=lambda: one.append(1))) == [(0, 5)] and one == []
+
+
 def test_even_ranges_by_cost():
     cost = np.concatenate([[0], np.cumsum([1] * 90 + [90] * 10)])
     ranges = even_ranges(100, 2, cost)

@@ -14,7 +14,8 @@ after ten seconds of work), nothing under :func:`quiet` (``graphops --quiet``) o
         kernel(pairs[lo:hi], out[lo:hi])
 
 GPU loops pass ``sync=`` (e.g. :func:`graphops.base.cuda.wait_idle`) so each chunk is timed to
-its end. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
+its end; the last chunk is not waited for, so the caller can queue or build what follows (a
+result frame) while the GPU finishes it. ``GRAPHOPS_CHUNK_SECONDS`` changes the target.
 
 While graphops runs a backend (:func:`holding_interrupts`, entered by dispatch), Ctrl-C is
 held and raised at the next chunk boundary or when the backend returns; a second Ctrl-C
@@ -226,7 +227,8 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
     :param max_items: no chunk longer than this (e.g. the rows a buffer holds)
     :param progress: show a progress bar (``None``: a bar for jobs lasting over a second on a terminal,
         plain lines for jobs of over ten seconds elsewhere; ``False``: nothing)
-    :param sync: called at the end of each chunk before it is timed (GPU: wait for the queue)
+    :param sync: called at the end of each chunk but the last, before it is timed (GPU: wait for
+        the queue); a caller that needs the last chunk done waits for it itself
     """
     if total <= 0:
         return
@@ -240,7 +242,7 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
             hi = _next_hi(lo, budget, cost, total, max_items)
             start = time.perf_counter()
             yield lo, hi
-            if sync is not None:
+            if sync is not None and hi < total:  # the last chunk is not waited for: nothing is sized after it
                 sync()
             _held_check()
             _stop_check()
