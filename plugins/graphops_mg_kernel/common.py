@@ -12,11 +12,43 @@ from graphops.plugin import Device, GraphopsError, start_values
 
 __all__ = ["Prepared", "prepare_cpu", "align16", "feature_columns", "row_width", "with_layout", "layout", "layout_key", "start_probabilities", "gram_pairs",
            "square_matrix", "finish_gradient", "start_gradient", "nodewise_matrix", "hyper_values", "diagonal_pairs", "not_converged",
-           "stats_check", "NotConvergedError"]
+           "stats_check", "NotConvergedError", "KeptSchedules"]
 
 
 class NotConvergedError(GraphopsError, ArithmeticError):
     """A graph pair whose linear system did not converge within the iteration limit."""
+
+
+class KeptSchedules:
+    """Launch schedules kept by name (a row tile) for the next call, holding at most ``limit``
+    pairs in all: the oldest go first. A call's row tiles are cut by measured time, so a later
+    call may cut them elsewhere; the bound keeps such calls in a loop from piling up device memory."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._kept: dict[Any, tuple[int, Any]] = {}
+        self.pairs = 0
+
+    def __contains__(self, name: Any) -> bool:
+        return name in self._kept
+
+    def __getitem__(self, name: Any) -> Any:
+        return self._kept[name][1]
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def keep(self, name: Any, pairs: int, schedule: Any) -> bool:
+        """Keep ``schedule`` (of ``pairs`` pairs) under ``name``; False when it alone exceeds the bound."""
+        if pairs > self.limit:
+            return False
+        if name in self._kept:
+            self.pairs -= self._kept.pop(name)[0]
+        while self._kept and self.pairs + pairs > self.limit:
+            self.pairs -= self._kept.pop(next(iter(self._kept)))[0]
+        self._kept[name] = (pairs, schedule)
+        self.pairs += pairs
+        return True
 
 
 @dataclass(frozen=True)

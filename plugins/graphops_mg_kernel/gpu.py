@@ -16,7 +16,7 @@ import numpy as np
 
 from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
 
-from .common import (NotConvergedError, Prepared, align16, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
+from .common import (KeptSchedules, NotConvergedError, Prepared, align16, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
 from .lowrank import Terms, column_bytes, column_pair_bytes, factor_bytes, side, terms
 from .params import MGKernelParams
@@ -48,9 +48,11 @@ COLUMN_RESIDENT_THREADS = {np.float32: 768, np.float64: 512}
 # multiply-adds of one mat-vec (factored).
 FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
 # A plan keeps the launch schedule (pairs sorted by class and work) of each row tile of at most
-# this many pairs, so a repeated call (a benchmark, test against train in a loop) skips the
-# sort; 8 bytes a pair of device memory.
+# KEPT_SCHEDULE_PAIRS pairs, so a repeated call (a benchmark, test against train in a loop) skips
+# the sort; 16 bytes a pair of device memory, at most KEPT_PAIRS pairs a plan (NCI1's full Gram,
+# 8.45 M pairs, twice: its tiles are cut by measured time, so a later call may cut them elsewhere).
 KEPT_SCHEDULE_PAIRS = 1 << 20
+KEPT_PAIRS = 1 << 24
 
 _MODULES: dict[str, Any] = {}
 
@@ -236,7 +238,7 @@ class _Plan:
                         for c, k in self.classes.items() if k.kind == "global"}
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
-        self.schedules: dict[Any, tuple] = {}
+        self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
     def _launch_class(self, spec: tuple, team_bytes: int) -> _Class:
@@ -290,7 +292,7 @@ class _Plan:
             launch = [c for c in launch if counts[c] > 0]
         sched = (pairs, class_ptr, launch, order)
         if keep:
-            self.schedules[name] = sched
+            self.schedules.keep(name, len(i), sched)
         return sched
 
     def solve(self, i: Any, j: Any, out: Any, ld: int, row0: int, nodal: Any = None, nodal_off: Any = None,

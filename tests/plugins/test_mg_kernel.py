@@ -8,6 +8,8 @@ import warnings
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphops as go
 from graphops import InputError
@@ -677,3 +679,24 @@ def test_nodewise_matrix_reads_blocks_through_the_solver_order():
     scaled = nodewise_matrix(plain, offsets, pairs, p, p, True, diagonals=(d, d))
     ptr = p.node_ptr
     np.testing.assert_allclose(scaled[ptr[1]:ptr[2], ptr[3]:ptr[4]], want[ptr[1]:ptr[2], ptr[3]:ptr[4]] / np.sqrt(2 * 4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 12)), max_size=30))
+def test_kept_schedules_stay_within_their_bound_and_drop_the_oldest(ops):
+    """The GPU plan's kept launch schedules (row tiles cut by measured time differ from call to
+    call): never more pairs than the bound, the newest kept, the oldest dropped first."""
+    from graphops_mg_kernel.common import KeptSchedules
+
+    kept, model = KeptSchedules(limit=10), {}  # model: name -> pairs, in insertion order
+    for name, pairs in ops:
+        ok = kept.keep(name, pairs, ("schedule", name, pairs))
+        assert ok == (pairs <= 10)
+        if ok:
+            model.pop(name, None)
+            while model and sum(model.values()) + pairs > 10:
+                model.pop(next(iter(model)))
+            model[name] = pairs
+        assert kept.pairs == sum(model.values()) <= 10 and len(kept) == len(model)
+        for n, p in model.items():
+            assert n in kept and kept[n] == ("schedule", n, p)
