@@ -85,6 +85,30 @@ def test_bench_work_floor_is_the_lookups_at_the_measured_random_read_rate(tmp_pa
     assert report["machine"]["random_reads_G_per_s"] == {"cpu": 1.0}
 
 
+def test_bench_drops_each_result_before_the_next_call(tmp_path, monkeypatch):
+    """As a loop over calls does, so pooled memory (device pools, page-locked host buffers) is
+    reused instead of every timed call getting new memory: no call starts while an earlier
+    call's result is alive."""
+    import gc
+    import weakref
+
+    import graphops.cli.bench as bench
+
+    alive, seen = [], []
+    real = bench.execute
+
+    def execute(*args, **kwargs):
+        gc.collect()
+        seen.append(sum(r() is not None for r in alive))
+        outcome = real(*args, **kwargs)
+        alive.append(weakref.ref(outcome.result))
+        return outcome
+
+    monkeypatch.setattr(bench, "execute", execute)
+    report = bench_on_a_path(tmp_path, ["algorithm: describe, backend: cpu"], "{repeat: 4, warmup: 1}")
+    assert len(report["rows"][0]["times"]) == 4 and seen == [0] * 5
+
+
 def test_bench_times_command_lines_each_in_a_fresh_process(tmp_path):
     """bench.commands: a cold-start row per command line (after the warm-up runs), and a command
     that fails is a row saying why, not a crash."""
