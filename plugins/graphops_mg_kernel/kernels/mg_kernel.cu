@@ -709,7 +709,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 // solver is bound by instruction issue (Nsight Compute: 89% of issue slots on NCI1), and most of
 // its instructions set up loops over rows of two or three edges, or move A·p and x through shared
 // memory. Here entry (i, k) belongs to lane k % 32 (column chunk b = k / 32 < IS) of warp i % W
-// (row slot a = i / W < KS), which keeps its x, r, P, 1/P, p and A·p in registers, and both
+// (row slot a = i / W < KS), which keeps its x, r, P, p and A·p (in float64 also 1/P) in registers, and both
 // halves of the mat-vec run loops of a fixed number of edges per row, unrolled over the rows a
 // warp holds, each row's edges staged padded with zero-valued arcs:
 // * Step 1, V = P [G_0 … G_T]ᵀ: column t (n2 + 1) + k of V is P G_tᵀ's column k (k = n2: zeros).
@@ -721,8 +721,9 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   over all terms, rounded up to 2), pair e of all W KS rows side by side; rows past n1 are zero
 //   arcs. Lanes along the row of V; lanes past n2 read the term's zero column.
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
-//   rebuild at each access). Dot products are summed in double, as in the other solvers; alpha
-//   and beta are divided in REAL, the precision of the updates that use them.
+//   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
+//   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
+//   of the updates that use them.
 
 struct __align__(sizeof(real) == 4 ? 8 : 16) Arc {  // a stored edge as staged for one pair
     int off;   // byte offset: of row j of V and the term's first column (graph 1), of column l in P (graph 2)
