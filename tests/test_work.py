@@ -267,21 +267,27 @@ def test_mirror_rows_in_any_cut_fills_the_lower_triangle_from_the_upper():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("to_host", [True, False])
-def test_gram_rows_mirrors_every_tile_of_a_square_matrix(to_host):
-    """Rows in many small tiles (the host mirrors each tile while the GPU fills a later one)."""
+@pytest.mark.parametrize("square", [True, False])
+@pytest.mark.parametrize("dest", ["pinned", "pageable", "device"])
+def test_gram_rows_fills_every_tile(dest, square, monkeypatch):
+    """Rows in many small tiles, to a page-locked host result, to an ordinary one filled through
+    page-locked staging tiles (results over ``PINNED_RESULT_BYTES``), or on the device; a square
+    matrix's lower triangle mirrored by the host tile by tile while the GPU fills a later one."""
     import cupy as cp
 
-    from graphops.engine.gram import gram_rows
+    import graphops.engine.gram as gram
 
-    n = 203
-    A = np.random.default_rng(4).random((n, n))
-    want = np.triu(A) + np.triu(A, 1).T
+    n, m = 203, 203 if square else 157
+    A = np.random.default_rng(4).random((n, m))
+    want = np.triu(A) + np.triu(A, 1).T if square else A
     dA = cp.asarray(A)
+    monkeypatch.setattr(gram, "PINNED_RESULT_BYTES", 0 if dest == "pageable" else 1 << 31)
 
-    def fill(r0, r1, out):  # only j >= i is written; the rest holds what the buffer held
+    def fill(r0, r1, out):  # square: only j >= i is written; the rest holds what the buffer held
         out[...] = -1.0
-        out[...] = cp.where(cp.arange(n)[None, :] >= cp.arange(r0, r1)[:, None], dA[r0:r1], out)
+        upper = cp.arange(m)[None, :] >= cp.arange(r0, r1)[:, None]
+        out[...] = cp.where(upper | (not square), dA[r0:r1], out)
 
-    K = gram_rows(n, n, fill, what="test", tile=9, mirror=True, to_host=to_host, progress=False)
-    assert np.array_equal(K if to_host else K.get(), want)
+    K = gram.gram_rows(n, m, fill, what="test", tile=9, mirror=square, to_host=dest != "device", progress=False)
+    assert isinstance(K, cp.ndarray if dest == "device" else np.ndarray)
+    assert np.array_equal(K.get() if dest == "device" else K, want)

@@ -89,8 +89,15 @@ def gram_rows(na: int, nb: int, fill: Any, *, what: str, tile: int = 1024, progr
     return _pipelined(na, nb, rows, tile, ranges, computed, mirror)
 
 
+# A result of at most this many bytes (a 16,384² Gram) is page-locked host memory from CuPy's pool:
+# a later call reuses the buffer an earlier result freed (NCI1's 135 MB sp_kernel Gram reaches the
+# host in 3.4 ms that way, 110 ms when the memory must be page-locked anew). A larger one is
+# ordinary memory, filled through two page-locked tiles, so no call page-locks gigabytes.
+PINNED_RESULT_BYTES = 1 << 31
+
+
 def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: list[Any], mirror: bool) -> Any:
-    """Fill a pinned host matrix tile by tile: compute on one stream, copy out on another.
+    """Fill a host matrix tile by tile: compute on one stream, copy out on another.
 
     ``computed`` receives each tile's end-of-computation event (the ranges' ``sync`` waits on it).
     ``mirror``: each tile's rows get their lower triangle from the rows above them as soon as the
@@ -101,28 +108,43 @@ def _pipelined(na: int, nb: int, rows: int, tile: Any, ranges: Any, computed: li
 
     from graphops.base.cuda import wait, wait_idle
 
-    K = cupyx.empty_pinned((na, nb), np.float64)  # page-locked (pooled): copies at full link speed
+    pinned = na * nb * 8 <= PINNED_RESULT_BYTES
+    K = cupyx.empty_pinned((na, nb), np.float64) if pinned else np.empty((na, nb))
+    staging = None if pinned else [cupyx.empty_pinned((rows, nb), np.float64) for _ in range(2)]
     # compute: a blocking stream, so it waits for the set-up work queued on the default stream
     compute, copy = cp.cuda.Stream(), cp.cuda.Stream(non_blocking=True)
     buffers = [cp.empty((rows, nb), cp.float64) for _ in range(2)]
     copied: list[Any] = [None, None]  # when each buffer's last copy to the host finished
+    held: list[Any] = [None, None]  # staged: the rows each staging tile holds for K
     ends: list[int] = []  # each tile's last row + 1
     mirrored = 0  # rows before this one have their lower triangle
+
+    def land(slot: int) -> None:  # the copy two tiles back is done with this slot (staged: rows into K)
+        if copied[slot] is not None:
+            wait(copied[slot])
+        if held[slot] is not None:
+            a, b = held[slot]
+            K[a:b] = staging[slot][:b - a]
+            held[slot] = None
+
     with compute:
         for k, (r0, r1) in enumerate(ranges):
             slot = k % 2
-            if copied[slot] is not None:
-                wait(copied[slot])  # the copy two tiles back is done with this buffer
+            land(slot)
             tile(r0, r1, buffers[slot][:r1 - r0])
             computed.append(compute.record())
             copy.wait_event(computed[-1])
-            buffers[slot][:r1 - r0].get(stream=copy, out=K[r0:r1], blocking=False)  # queued: overlaps the next tile
+            dest = K[r0:r1] if pinned else staging[slot][:r1 - r0]
+            buffers[slot][:r1 - r0].get(stream=copy, out=dest, blocking=False)  # queued: overlaps the next tile
             copied[slot] = copy.record()
+            held[slot] = None if pinned else (r0, r1)
             ends.append(r1)
             if mirror and k >= 2:  # tiles reach the host in order: every row before ends[k - 2] is there
                 mirror_rows(K, mirrored, ends[k - 2])
                 mirrored = ends[k - 2]
     wait_idle(copy)
+    land(0)
+    land(1)
     if mirror:
         mirror_rows(K, mirrored, na)
     return K
