@@ -31,7 +31,6 @@ __all__ = ["run", "FAMILIES"]
 # shared memory fits; one-warp teams share blocks of 8 warps.
 FAMILIES = ((1, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
 FACTORED = ((1, 8), (2, 8), (4, 8), (8, 8), (16, 8), (32, 8))
-COLUMNS = tuple((w, 8 // c, c) for c in (1, 2) for w in (1, 2, 4, 8, 16))
 GLOBAL_WARPS = 8  # team of the global-memory path (pairs too large for shared memory)
 # matvec='auto' factors edge kernels of at most this many terms. Measured on an H100 (float32), with
 # the column solver: MUTAG (5 terms) factored 2.6 ms, tiles 5.0 ms; PTC_MR 6.8 against 7.9 ms; NCI1
@@ -41,9 +40,20 @@ AUTO_TERMS = 8
 # registers a thread). More resident warps hide the shared-memory latency of the mat-vec
 # better than registers spare spills: measured on an H100, the README has the numbers.
 RESIDENT_THREADS = 1536
-# The column solver keeps six registers per unknown it owns: 768 resident threads (at most 85
-# registers a thread) hold its eight float32 unknowns a thread without spills; float64 asks 512.
-COLUMN_RESIDENT_THREADS = {np.float32: 768, np.float64: 512}
+# The column solver's shapes by precision, in the order a pair tries them: (warps, rows per warp,
+# column chunks of 32, threads resident per multiprocessor asked of the register allocator). It
+# keeps five registers per float32 unknown it owns (six in float64): eight unknowns a thread fit 768
+# resident threads (at most 85 registers), sixteen fit 512 (128 registers). Measured on an H100
+# (NCI1's float32 Gram, CUDA events per class): pairs of at most 64 x 64 nodes took 248 ms in
+# teams of 16 warps x 4 rows, 165 ms in 8 x 8 at 16 unknowns a thread; at most 64 x 32, 172 ms in
+# 8 x 8, 157 ms in 4 x 16; pairs up to 128 x 128 nodes leave the factored solver (201 -> 131 ms).
+# 32 x 32 stays at eight a thread (193 ms; 354 ms in 2 x 16); float64 keeps eight a thread.
+COLUMNS = {
+    np.float32: ((1, 8, 1, 768), (2, 8, 1, 768), (4, 8, 1, 768), (4, 16, 1, 512), (8, 16, 1, 512),
+                 (1, 4, 2, 768), (2, 4, 2, 768), (4, 4, 2, 768), (8, 4, 2, 768), (8, 8, 2, 512),
+                 (16, 8, 2, 512), (8, 4, 4, 512), (16, 4, 4, 512)),
+    np.float64: tuple((w, 8 // c, c, 512) for c in (1, 2) for w in (1, 2, 4, 8, 16)),
+}
 # Work of the first row tile before any timing, about 0.1 s on an H100: tile pairs (tiles),
 # multiply-adds of one mat-vec (factored).
 FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
@@ -74,15 +84,14 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
-        *(f"#define {name}(threads) ({n} >= (threads) ? {n} / (threads) : 1)"
-          for name, n in (("MGK_MIN_BLOCKS", RESIDENT_THREADS), ("MGK_COLUMN_BLOCKS", COLUMN_RESIDENT_THREADS[real]))),
+        f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)",
         ""])
     prim = params.primitive
     sparse = "true" if prim == "sparse" else "false"
     glob = f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, {sparse}, false)\n"
     suffix = "\n" + {
         "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
-        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c})\n" for w, k, c in COLUMNS)
+        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n})\n" for w, k, c, n in COLUMNS[real])
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
@@ -191,7 +200,7 @@ class _Plan:
             (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
             na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
             self.pair_work = (wa, na, wb, nb)  # work of (i, j): wa_i nb_j + na_i wb_j + na_i nb_j
-            families = [("columns", w, (k, c)) for w, k, c in COLUMNS] + [("factored", w, s) for w, s in FACTORED]
+            families = [("columns", w, (k, c)) for w, k, c, _ in COLUMNS[real]] + [("factored", w, s) for w, s in FACTORED]
         else:
             (self.A, wa), (self.B, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
             self.pair_work = (wa, None, wb, None)  # tile pairs

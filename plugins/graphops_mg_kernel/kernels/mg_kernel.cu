@@ -1352,11 +1352,12 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         MGK_FACTOR_SETUP                                                                                        \
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
     }
-#ifndef MGK_COLUMN_BLOCKS  // resident blocks per multiprocessor asked for the column solver
-#define MGK_COLUMN_BLOCKS(threads) 1
-#endif
-#define MGK_COLUMNS(W, KS, IS)                                                                                 \
-    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_COLUMN_BLOCKS(W == 1 ? 256 : W * 32)) \
+// the column solver's team of W warps, KS rows a warp, IS column chunks of 32; the register allocator
+// is asked for RESIDENT threads a multiprocessor
+#define MGK_THREADS(W) (W == 1 ? 256 : W * 32)
+#define MGK_COLUMNS(W, KS, IS, RESIDENT)                                                                       \
+    extern "C" __global__ void __launch_bounds__(                                                               \
+        MGK_THREADS(W), (RESIDENT) >= MGK_THREADS(W) ? (RESIDENT) / MGK_THREADS(W) : 1)                         \
         mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
         MGK_FACTOR_SETUP                                                                                        \
         solve_columns<W, KS, IS>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                 \
