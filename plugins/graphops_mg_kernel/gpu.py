@@ -25,7 +25,7 @@ from .tiles import octiles
 __all__ = ["run", "FAMILIES"]
 
 # Team sizes: (warps per team, output tiles per warp) of the tile solver, (warps, entries per
-# thread) of the factored one, (warps, rows per warp, column chunks of 32) of the column solver,
+# thread) of the factored one, (warps, rows per warp, column chunks of 32; COLUMNS below) of the column solver,
 # which takes the factored pairs it holds (at most warps x rows nodes in the first graph, 32 x
 # chunks in the second). A pair goes to the first family that holds its unknowns and whose
 # shared memory fits; one-warp teams share blocks of 8 warps.
@@ -46,7 +46,8 @@ RESIDENT_THREADS = 1536
 # resident threads (at most 85 registers), sixteen fit 512 (128 registers). Measured on an H100
 # (NCI1's float32 Gram, CUDA events per class): pairs of at most 64 x 64 nodes took 248 ms in
 # teams of 16 warps x 4 rows, 165 ms in 8 x 8 at 16 unknowns a thread; at most 64 x 32, 172 ms in
-# 8 x 8, 157 ms in 4 x 16; pairs up to 128 x 128 nodes leave the factored solver (201 -> 131 ms).
+# 8 x 8, 157 ms in 4 x 16; pairs up to 128 x 128 nodes leave the factored solver (201 -> 142 ms,
+# with its 11 ms for the pairs it keeps: both graphs above 64 nodes).
 # 32 x 32 stays at eight a thread (193 ms; 354 ms in 2 x 16); float64 keeps eight a thread.
 COLUMNS = {
     np.float32: ((1, 8, 1, 768), (2, 8, 1, 768), (4, 8, 1, 768), (4, 16, 1, 512), (8, 16, 1, 512),
@@ -200,7 +201,8 @@ class _Plan:
             (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
             na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
             self.pair_work = (wa, na, wb, nb)  # work of (i, j): wa_i nb_j + na_i wb_j + na_i nb_j
-            families = [("columns", w, (k, c)) for w, k, c, _ in COLUMNS[real]] + [("factored", w, s) for w, s in FACTORED]
+            families = [("columns", w, (k, c)) for w, k, c, _ in COLUMNS[real]]
+            families += [("factored", w, s) for w, s in FACTORED]
         else:
             (self.A, wa), (self.B, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
             self.pair_work = (wa, None, wb, None)  # tile pairs
