@@ -48,11 +48,13 @@ RESIDENT_THREADS = 1536
 # teams of 16 warps x 4 rows, 165 ms in 8 x 8 at 16 unknowns a thread; at most 64 x 32, 172 ms in
 # 8 x 8, 157 ms in 4 x 16; pairs up to 128 x 128 nodes leave the factored solver (201 -> 142 ms,
 # with its 11 ms for the pairs it keeps: both graphs above 64 nodes).
-# 32 x 32 stays at eight a thread (193 ms; 354 ms in 2 x 16); float64 keeps eight a thread.
+# 32 x 32 stays at eight a thread (193 ms; 354 ms in 2 x 16); float64 keeps eight a thread. Pairs of
+# two graphs above 64 nodes take 32 x 4 x 4 (1024 threads: 64 registers, spilling): 9 ms, where the
+# factored solver and the global-memory path took 40 ms.
 COLUMNS = {
     np.float32: ((1, 8, 1, 768), (2, 8, 1, 768), (4, 8, 1, 768), (4, 16, 1, 512), (8, 16, 1, 512),
                  (1, 4, 2, 768), (2, 4, 2, 768), (4, 4, 2, 768), (8, 4, 2, 768), (8, 8, 2, 512),
-                 (16, 8, 2, 512), (8, 4, 4, 512), (16, 4, 4, 512)),
+                 (16, 8, 2, 512), (8, 4, 4, 512), (16, 4, 4, 512), (32, 4, 4, 1024)),
     np.float64: tuple((w, 8 // c, c, 512) for c in (1, 2) for w in (1, 2, 4, 8, 16)),
 }
 # Work of the first row tile before any timing, about 0.1 s on an H100: tile pairs (tiles),
