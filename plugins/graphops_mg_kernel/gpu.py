@@ -25,8 +25,8 @@ from .tiles import octiles
 __all__ = ["run", "FAMILIES"]
 
 # Team sizes: (warps per team, output tiles per warp) of the tile solver, (warps, entries per
-# thread) of the factored one, (warps, rows per warp, column chunks of 32; COLUMNS below) of the column solver,
-# which takes the factored pairs it holds (at most warps x rows nodes in the first graph, 32 x
+# thread) of the factored one, (warps, rows per warp, column chunks of 32; COLUMNS below) of the
+# column solver, which takes the factored pairs it holds (at most warps x rows nodes in the first graph, 32 x
 # chunks in the second). A pair goes to the first family that holds its unknowns and whose
 # shared memory fits; one-warp teams share blocks of 8 warps.
 FAMILIES = ((1, 2), (2, 2), (4, 2), (8, 2), (16, 2), (32, 2), (32, 4), (32, 8))
@@ -44,13 +44,14 @@ RESIDENT_THREADS = 1536
 # column chunks of 32, threads resident per multiprocessor asked of the register allocator). It
 # keeps five registers per float32 unknown it owns (six in float64): eight unknowns a thread fit 768
 # resident threads (at most 85 registers), sixteen fit 512 (128 registers). Measured on an H100
-# (NCI1's float32 Gram, CUDA events per class): pairs of at most 64 x 64 nodes took 248 ms in
-# teams of 16 warps x 4 rows, 165 ms in 8 x 8 at 16 unknowns a thread; at most 64 x 32, 172 ms in
-# 8 x 8, 157 ms in 4 x 16; pairs up to 128 x 128 nodes leave the factored solver (201 -> 142 ms,
-# with its 11 ms for the pairs it keeps: both graphs above 64 nodes).
-# 32 x 32 stays at eight a thread (193 ms; 354 ms in 2 x 16); float64 keeps eight a thread. Pairs of
-# two graphs above 64 nodes take 32 x 4 x 4 (1024 threads: 64 registers, spilling): 9 ms, where the
-# factored solver and the global-memory path took 40 ms.
+# (NCI1's float32 Gram, CUDA events per class):
+# * at most 64 x 64 nodes: 248 ms in 16 warps x 4 rows, 165 ms in 8 x 8 (sixteen a thread);
+# * at most 64 x 32: 172 ms in 8 x 8, 157 ms in 4 x 16; 32 x 32 stays at eight a thread (193 ms,
+#   354 ms in 2 x 16);
+# * pairs up to 128 x 64 or 64 x 128 leave the factored solver (201 -> 142 ms);
+# * pairs of two graphs above 64 nodes take 32 x 4 x 4 (1024 threads: 64 registers, spilling):
+#   9 ms, where the factored solver and the global-memory path took 40 ms.
+# float64 keeps eight unknowns a thread (sixteen would need about 192 registers).
 COLUMNS = {
     np.float32: ((1, 8, 1, 768), (2, 8, 1, 768), (4, 8, 1, 768), (4, 16, 1, 512), (8, 16, 1, 512),
                  (1, 4, 2, 768), (2, 4, 2, 768), (4, 4, 2, 768), (8, 4, 2, 768), (8, 8, 2, 512),
@@ -87,7 +88,7 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         f"#define NODE_KERNEL(x, y, p) ({node})", f"#define EDGE_KERNEL(x, y, p) ({edge})",
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
-        f"#define MGK_MIN_BLOCKS(threads) ({RESIDENT_THREADS} >= (threads) ? {RESIDENT_THREADS} / (threads) : 1)",
+        f"#define MGK_RESIDENT {RESIDENT_THREADS}",
         ""])
     prim = params.primitive
     sparse = "true" if prim == "sparse" else "false"

@@ -165,12 +165,11 @@ __device__ __forceinline__ V warp_sum(V v) {
 // Sums over a team of W warps of N doubles (N = 1, 2); every thread gets the same result, bit for
 // bit: a butterfly within each warp in REAL (float32 solves: float, half the shuffles of double;
 // NCI1's float32 Gram 4.5% faster, the same iterations, values within 2.5e-7), then (W > 1) over
-// the warps' partials in double: in order for W <= 4; for
-// larger teams a butterfly, each lane reading the partial of warp lane mod W, so every aligned group
-// of W lanes adds the same values in the same order (floating-point addition commutes). Loading all
-// W partials at once made the teams of 8 and 16 warps spill; the butterfly's chain of shuffles is
-// slower for small teams. `red` alternates between two halves so consecutive reductions need one
-// barrier each.
+// the warps' partials in double: in order for W <= 4; for larger teams a butterfly, each lane
+// reading the partial of warp lane mod W, so every aligned group of W lanes adds the same values in
+// the same order (floating-point addition commutes). Loading all W partials at once made the teams
+// of 8 and 16 warps spill; the butterfly's chain of shuffles is slower for small teams. `red`
+// alternates between two halves so consecutive reductions need one barrier each.
 template <int W, int N>
 __device__ __forceinline__ void team_sum(double (&v)[N], double (*red)[32][2], int& flip, int warp, int lane) {
     static_assert(N == 1 || N == 2, "one or two values");
@@ -1209,11 +1208,16 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
         const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0,    \
         double *nodal, const long long *nodal_off, u64 *stats, int team_bytes, real *scratch, double *xscratch, \
         const double *pn, const double *pe, double q, double tol, int max_iter, int lmin
-#ifndef MGK_MIN_BLOCKS  // resident blocks per multiprocessor asked of the register allocator
-#define MGK_MIN_BLOCKS(threads) 1
+// A team's block (one-warp teams share blocks of 8 warps), and the blocks a multiprocessor holds
+// when the register allocator is asked for `resident` threads there (gpu.py's MGK_RESIDENT for the
+// tile and factored solvers, each column shape's own for the column solver; at least one)
+#define MGK_THREADS(W) (W == 1 ? 256 : W * 32)
+#define MGK_BLOCKS(resident, threads) ((resident) >= (threads) ? (resident) / (threads) : 1)
+#ifndef MGK_RESIDENT
+#define MGK_RESIDENT 0
 #endif
 #define MGK_KERNEL(NAME, W, SL, SPARSE, STAGED)                                                                  \
-    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32))  \
+    extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(MGK_RESIDENT, MGK_THREADS(W)))      \
         NAME(MGK_ARGS) {                                                                                        \
         GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
         GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
@@ -1350,17 +1354,15 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
     Side SB{ib, rpb, colb, vb, {nfb, degb, stb}, mostb};                                                        \
     Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr, nullptr};
 #define MGK_FACTORED(W, S)                                                                                     \
-    extern "C" __global__ void __launch_bounds__(W == 1 ? 256 : W * 32, MGK_MIN_BLOCKS(W == 1 ? 256 : W * 32)) \
+    extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(MGK_RESIDENT, MGK_THREADS(W)))      \
         mgk_f_w##W##_s##S(MGK_FACTOR_ARGS) {                                                                    \
         MGK_FACTOR_SETUP                                                                                        \
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
     }
 // the column solver's team of W warps, KS rows a warp, IS column chunks of 32; the register allocator
 // is asked for RESIDENT threads a multiprocessor
-#define MGK_THREADS(W) (W == 1 ? 256 : W * 32)
 #define MGK_COLUMNS(W, KS, IS, RESIDENT)                                                                       \
-    extern "C" __global__ void __launch_bounds__(                                                               \
-        MGK_THREADS(W), (RESIDENT) >= MGK_THREADS(W) ? (RESIDENT) / MGK_THREADS(W) : 1)                         \
+    extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
         mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
         MGK_FACTOR_SETUP                                                                                        \
         solve_columns<W, KS, IS>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                 \
