@@ -267,18 +267,22 @@ def finish_gradient(K: np.ndarray, dK: np.ndarray, params: Any, square: bool, di
 
 
 def nodewise_matrix(flat: np.ndarray, offsets: np.ndarray, pairs: np.ndarray, ga: Prepared, gb: Prepared,
-                    square: bool, diagonals: tuple | None = None, perms: tuple | None = None) -> np.ndarray:
+                    square: bool, diagonals: tuple | None = None, perms: list | None = None,
+                    which: np.ndarray | None = None) -> np.ndarray:
     """The all-nodes matrix from each pair's n1 x n2 block ``flat[offsets[t]:offsets[t + 1]]``:
-    rows and columns taken through ``perms`` (each node's index in the solver's order) when
-    given, divided by ``sqrt(da db)`` when ``diagonals`` = (da, db) are given, and mirrored
-    below the diagonal when square."""
+    rows and columns taken through ``perms[which[t]]`` when given (``which`` None: the first):
+    each node's index in the order of the solver that wrote the pair, as (graph 1's, graph 2's),
+    or None for the graphs' own order. Blocks are divided by ``sqrt(da db)`` when ``diagonals`` =
+    (da, db) are given, and mirrored below the diagonal when square."""
     na, nb = np.diff(ga.node_ptr), np.diff(gb.node_ptr)
     R = np.empty((ga.n_nodes, gb.n_nodes))
     for t, (a, b) in enumerate(pairs.tolist()):
         r0, r1, c0, c1 = ga.node_ptr[a], ga.node_ptr[a + 1], gb.node_ptr[b], gb.node_ptr[b + 1]
         block = flat[offsets[t]:offsets[t + 1]].reshape(na[a], nb[b])
         if perms is not None:
-            block = block[np.ix_(perms[0][r0:r1], perms[1][c0:c1])]
+            order = perms[0 if which is None else which[t]]
+            if order is not None:
+                block = block[np.ix_(order[0][r0:r1], order[1][c0:c1])]
         if diagonals is not None:
             block = block / np.sqrt(diagonals[0][a] * diagonals[1][b])
         R[r0:r1, c0:c1] = block

@@ -277,6 +277,11 @@ class _Plan:
             grid = max(1, min(grid, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
         return _Class(name, kind, team_bytes, threads, grid, smem, fn)
 
+    def pair_classes(self, pairs: np.ndarray) -> np.ndarray:
+        """Each pair's class (host): the last is the global-memory path."""
+        codes = self.A.code[cp.asarray(pairs[:, 0])] * self.width + self.B.code[cp.asarray(pairs[:, 1])]
+        return self.table[codes].get()
+
     def row_work(self, square: bool) -> np.ndarray:
         """Work of each row of the Gram matrix (its pairs: j >= i when square)."""
         wa, na, wb, nb = self.pair_work
@@ -443,10 +448,13 @@ def _nodewise(plan: _Plan, ga: Prepared, gb: Prepared, square: bool, params: MGK
     scale = None
     if params.normalize:
         scale = (np.diag(K),) * 2 if square else (_diagonal(ga, params, real).get(), _diagonal(gb, params, real).get())
-    perms = None  # the tile layout renumbers the nodes; the factored one keeps their order
-    if plan.A.perm is not None:
-        perms = (plan.A.perm, plan.B.perm)
-    R = nodewise_matrix(flat, offsets, pairs, ga, gb, square, scale, perms)
+    # the tile layout renumbers the nodes, the factored one keeps their order; a factored plan's
+    # pairs on the global-memory path are solved in the tile layout
+    perms, which = [None if plan.A.perm is None else (plan.A.perm, plan.B.perm)], None
+    if hasattr(plan, "GA"):
+        which = (plan.pair_classes(pairs) == plan.n_classes - 1).astype(np.int64)
+        perms.append((plan.GA.perm, plan.GB.perm))
+    R = nodewise_matrix(flat, offsets, pairs, ga, gb, square, scale, perms, which)
     n = len(pairs)
     return Result(R, {"iterations_mean": total / max(n, 1), "iterations_max": most, "pairs": n})
 
@@ -495,7 +503,7 @@ def _nodal_gradient(graphs: Prepared, other: Prepared | None, params: MGKernelPa
     _, _, its = _gradient_pairs(graphs, second, A, B, pairs, wa, wb, params, real,
                                 nodal=(flat, cp.asarray(offsets[:-1]), ngrad))
     flat, ngrad = flat.get(), ngrad.get()
-    perms = (A.perm, B.perm)
+    perms = [(A.perm, B.perm)]
     R = nodewise_matrix(flat, offsets, pairs, graphs, second, square, None, perms)
     free, scale = params.free()
     dR = np.stack([nodewise_matrix(np.ascontiguousarray(ngrad[:, h]), offsets, pairs, graphs, second, square, None,

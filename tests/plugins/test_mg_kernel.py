@@ -321,6 +321,31 @@ def test_gpu_large_and_small_graphs_in_one_launch():
 
 
 @pytest.mark.gpu
+def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
+    """In a factored plan, pairs too large for shared memory take the global-memory path, which
+    solves in the tile layout's node order (reverse Cuthill-McKee): their node-wise blocks, like
+    the others, come back in the graphs' own order."""
+    import graphops_mg_kernel.gpu as mg
+
+    graphs = [_big_random(n, s) for s, n in enumerate([12, 150, 40, 140])]
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    launched = set()
+    launch_class = mg._Plan._launch_class
+
+    def spy(self, spec, team_bytes):
+        out = launch_class(self, spec, team_bytes)
+        launched.add(out.name)
+        return out
+
+    monkeypatch.setattr(mg._Plan, "_launch_class", spy)
+    R = run("gpu64", gs, node_kernel=nk, edge_kernel=ek, q=0.1, nodewise=True)
+    assert any(n.startswith("mgk_global") for n in launched) and any(n.startswith("mgk_c_") for n in launched)
+    want = run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1, nodewise=True)
+    np.testing.assert_allclose(R, want, rtol=rtol("gpu64"))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
 def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, monkeypatch):
     """Graphs of 3 to 150 nodes against each other (a cross Gram, so either graph of a pair may be
@@ -683,8 +708,10 @@ def test_gpu_statistics_check():
 
 
 def test_nodewise_matrix_reads_blocks_through_the_solver_order():
-    """The GPU tile solver writes each block in its own node order; placed through the
-    permutations, the matrix is the same as from blocks in node order."""
+    """The GPU solvers write each block in their own node order (the tile layout's renumbers
+    the nodes; in a factored plan, pairs on the global-memory path take it while the others keep
+    the graphs' order); placed through the permutations, pair by pair, the matrix is the same as
+    from blocks in node order."""
     from graphops_mg_kernel.common import gram_pairs, nodewise_matrix, prepare_cpu
     from graphops_mg_kernel.tiles import rcm
 
@@ -695,15 +722,21 @@ def test_nodewise_matrix_reads_blocks_through_the_solver_order():
     rng = np.random.default_rng(1)
     plain = rng.random(int(offsets[-1]))
     perm = rcm(p)  # new local index of every node
-    permuted = np.empty_like(plain)
+    assert (perm != np.concatenate([np.arange(k) for k in n])).any()
+    which = rng.integers(0, 2, len(pairs))
+    assert 0 < which.sum() < len(pairs)
+    permuted, mixed = np.empty_like(plain), np.empty_like(plain)
     for t, (a, b) in enumerate(pairs):
         block = plain[offsets[t]:offsets[t + 1]].reshape(n[a], n[b])
         pa, pb = perm[p.node_ptr[a]:p.node_ptr[a + 1]], perm[p.node_ptr[b]:p.node_ptr[b + 1]]
         moved = np.empty_like(block)
         moved[np.ix_(pa, pb)] = block
         permuted[offsets[t]:offsets[t + 1]] = moved.reshape(-1)
+        mixed[offsets[t]:offsets[t + 1]] = (moved if which[t] else block).reshape(-1)
     want = nodewise_matrix(plain, offsets, pairs, p, p, True)
-    np.testing.assert_array_equal(nodewise_matrix(permuted, offsets, pairs, p, p, True, perms=(perm, perm)), want)
+    np.testing.assert_array_equal(nodewise_matrix(permuted, offsets, pairs, p, p, True, perms=[(perm, perm)]), want)
+    got = nodewise_matrix(mixed, offsets, pairs, p, p, True, perms=[None, (perm, perm)], which=which)
+    np.testing.assert_array_equal(got, want)
     d = np.arange(1.0, len(n) + 1)
     scaled = nodewise_matrix(plain, offsets, pairs, p, p, True, diagonals=(d, d))
     ptr = p.node_ptr
