@@ -320,16 +320,10 @@ def test_gpu_large_and_small_graphs_in_one_launch():
         np.testing.assert_allclose(run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1), cpu, rtol=rtol(variant))
 
 
-@pytest.mark.gpu
-def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
-    """In a factored plan, pairs too large for shared memory take the global-memory path, which
-    solves in the tile layout's node order (reverse Cuthill-McKee): their node-wise blocks, like
-    the others, come back in the graphs' own order."""
+def launched_kernels(monkeypatch) -> set:
+    """The names of the kernels the GPU plans look up from now on (a set filled as they do)."""
     import graphops_mg_kernel.gpu as mg
 
-    graphs = [_big_random(n, s) for s, n in enumerate([12, 150, 40, 140])]
-    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
-    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
     launched = set()
     launch_class = mg._Plan._launch_class
 
@@ -339,6 +333,18 @@ def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
         return out
 
     monkeypatch.setattr(mg._Plan, "_launch_class", spy)
+    return launched
+
+
+@pytest.mark.gpu
+def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
+    """In a factored plan, pairs too large for shared memory take the global-memory path, which
+    solves in the tile layout's node order (reverse Cuthill-McKee): their node-wise blocks, like
+    the others, come back in the graphs' own order."""
+    graphs = [_big_random(n, s) for s, n in enumerate([12, 150, 40, 140])]
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
+    nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    launched = launched_kernels(monkeypatch)
     R = run("gpu64", gs, node_kernel=nk, edge_kernel=ek, q=0.1, nodewise=True)
     assert any(n.startswith("mgk_global") for n in launched) and any(n.startswith("mgk_c_") for n in launched)
     want = run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1, nodewise=True)
@@ -357,15 +363,7 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, monkeyp
     graphs = [_big_random(n, s) for s, n in enumerate(sizes)]
     a, b = (go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"]) for _ in "ab")
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
-    launched = set()
-    launch_class = mg._Plan._launch_class
-
-    def spy(self, spec, team_bytes):
-        out = launch_class(self, spec, team_bytes)
-        launched.add(out.name)
-        return out
-
-    monkeypatch.setattr(mg._Plan, "_launch_class", spy)
+    launched = launched_kernels(monkeypatch)
     K = run(variant, a, b, node_kernel=nk, edge_kernel=ek, q=0.1)
     real = np.float32 if variant == "gpu32" else np.float64
     shapes = {f"mgk_c_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
