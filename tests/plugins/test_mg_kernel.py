@@ -352,24 +352,43 @@ def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("edges", ["labels", "weights"])
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
-def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, monkeypatch):
+def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, monkeypatch):
     """Graphs of 3 to 150 nodes against each other (a cross Gram, so either graph of a pair may be
     the larger): every team shape of the column solver in this precision gets pairs, the factored
-    solver and the global-memory path those beyond its largest, and all values match the CPU's."""
+    solver and the global-memory path those beyond its largest, and all values match the CPU's.
+    With edge labels the edge kernel has three terms; with weighted edges and a constant edge
+    kernel, one: the column solver's owner path takes the pairs whose second graph has at most
+    four arcs a node, the others the two-step mat-vec."""
     import graphops_mg_kernel.gpu as mg
 
     sizes = [3, 6, 12, 20, 25, 40, 50, 90, 100, 150]
     graphs = [_big_random(n, s) for s, n in enumerate(sizes)]
-    a, b = (go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"]) for _ in "ab")
+    for s, G in enumerate([nx.circulant_graph(45, [1, 7]), nx.circulant_graph(60, [1])]):  # 33-64 nodes, <= 4 arcs
+        rng = np.random.default_rng(s)
+        nx.set_node_attributes(G, {v: int(rng.integers(0, 3)) for v in G}, "element")
+        nx.set_edge_attributes(G, {e: int(rng.integers(1, 3)) for e in G.edges}, "order")
+        graphs.append(G)
     nk, ek = KroneckerDelta(0.5, on="element"), KroneckerDelta(0.5, on="order")
+    options = {"node_features": ["element"], "edge_features": ["order"]}
+    if edges == "weights":
+        rng = np.random.default_rng(5)
+        for G in graphs:
+            nx.set_edge_attributes(G, {e: float(rng.uniform(0.5, 1.5)) for e in G.edges}, "w")
+        most = {len(G): max(d for _, d in G.degree) for G in graphs}
+        assert most[12] <= 4 and most[45] <= 4 and most[60] <= 4 and most[50] > 4
+        ek, options = Constant(0.8), {"node_features": ["element"], "weight": "w"}
+    a, b = (go.GraphSet.from_networkx(graphs, **options) for _ in "ab")
     launched = launched_kernels(monkeypatch)
-    K = run(variant, a, b, node_kernel=nk, edge_kernel=ek, q=0.1)
+    out = go.execute_call("mg_kernel", a, b, **VARIANTS[variant][0], node_kernel=nk, edge_kernel=ek, q=0.1)
+    assert out.details["terms"] == (1 if edges == "weights" else 3)
     real = np.float32 if variant == "gpu32" else np.float64
     shapes = {f"mgk_c_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
     others = {name[:6] for name in launched - shapes}
     assert shapes <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
-    np.testing.assert_allclose(K, run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
+    np.testing.assert_allclose(np.asarray(out.result), run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1),
+                               rtol=rtol(variant))
 
 
 @pytest.mark.gpu

@@ -722,6 +722,15 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   every F_t (offset of row j of V plus the term's first column, value), padded to DA (the most
 //   over all terms, rounded up to 2), pair e of all W KS rows side by side; rows past n1 are zero
 //   arcs. Lanes along the row of V; lanes past n2 read the term's zero column.
+// * Owner path, for pairs of one term whose graph 2 has at most 4 arcs a row, in teams of one
+//   column chunk (and of two where 512 resident threads leave the registers for it): the warp
+//   holding row i computes both halves itself, with no V and no barrier between them. First
+//   U = F P at its rows (step 2's loop, graph 1's arcs addressing rows of P), then U Gᵀ: lane k
+//   gathers U[i, l] from the lane (and chunk) of each of its column's arcs by shuffles, the arcs
+//   kept in registers for the whole solve (padded with k and 0). NCI1 float32 on an H100, kernels
+//   890.6 -> 818.2 ms with one chunk (4 x 8 x 1 teams 180.7 -> 149.6 ms); two-chunk teams gained
+//   at 512 resident threads (8 x 8 x 2: 158.3 -> 151.7 ms) and lost at 768 (8 x 4 x 2, which
+//   then spills: 206.5 -> 216.8 ms).
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
@@ -781,12 +790,14 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
-template <int W, int KS, int IS>
+template <int W, int KS, int IS, int RESIDENT>
 __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
     __shared__ int job_s;
     constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
+    constexpr bool OWN = IS == 1 || (IS == 2 && RESIDENT <= 512);  // teams that may take the owner path
+    constexpr int OS = OWN ? IS : 1;                                // column chunks of its arcs in registers
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
     const Place<W> at;
     const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
@@ -804,8 +815,10 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
         const int n1 = GA.n, n2 = GB.n;
         const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;
+        const bool own = OWN && terms == 1 && DB <= 4;  // the owner path (see above)
         const int NC = terms * (n2 + 1);                                   // columns of V
         const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
+        const int arow = own ? prow : vrow;  // bytes between the rows graph 1's arcs address (of P, or of V)
         // byte offsets into mgk_smem (lowrank.py's column_bytes and column_pair_bytes): P, V, graph
         // 1's padded arcs, graph 2's
         const int P = team * L.team_bytes, V = P + align16(n1 * prow), TA = V + align16(n1 * vrow);
@@ -824,7 +837,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 if (!(live >> t & 1)) continue;
                 const int e0 = GA.rptr[t * (n1 + 1) + i], deg = GA.rptr[t * (n1 + 1) + i + 1] - e0;
                 if (d < deg) {
-                    arc = Arc{GA.col[e0 + d] * vrow + t * (n2 + 1) * R, GA.val[e0 + d]};
+                    arc = Arc{GA.col[e0 + d] * arow + t * (n2 + 1) * R, GA.val[e0 + d]};
                     break;
                 }
                 d -= deg;
@@ -843,6 +856,22 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         unsigned kc[IS];  // this lane's column of V (the term's zero column past the last)
 #pragma unroll
         for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
+        unsigned src[OS];  // own: column k's arcs in graph 2, source column (byte d) and value; padded with k, 0
+        real sval[OS][4];
+        if (own) {
+#pragma unroll
+            for (int b = 0; b < OS; ++b) {
+                const int k = lane + 32 * b;
+                kc[b] = window + P + min(k, n2 - 1) * R;  // columns past n2: a finite one, times 0
+                const int e0 = GB.rptr[min(k, n2)], deg = k < n2 ? GB.rptr[k + 1] - e0 : 0;
+                src[b] = 0;
+#pragma unroll
+                for (int d = 0; d < 4; ++d) {
+                    src[b] |= (unsigned)(d < deg ? GB.col[e0 + d] : k) << (8 * d);
+                    sval[b][d] = d < deg ? GB.val[e0 + d] : (real)0;
+                }
+            }
+        }
         const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
         double rz0 = 0.0, rr0 = 0.0;
@@ -872,7 +901,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         bool done = rr0 <= bound;
         while (!done && its < limit) {
             team_sync<W>();  // p written
-            for (int j0 = 0; j0 < n1; j0 += 32) {  // step 1: V = P [G_t]ᵀ, the warp's columns S at a time
+            for (int j0 = 0; j0 < (own ? 0 : n1); j0 += 32) {  // step 1: V = P [G_t]ᵀ, the warp's columns S at a time
                 const unsigned pj = window + P + min(j0 + lane, n1 - 1) * prow;
                 const unsigned vj = window + V + (j0 + lane) * vrow;
                 for (int c0 = warp; c0 < NC; c0 += W * S) {
@@ -909,7 +938,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     });
                 }
             }
-            team_sync<W>();  // V complete
+            if (!own) team_sync<W>();  // V complete
             double rz_new = 0.0, rr = 0.0;
             with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
                 constexpr int NR = decltype(count)::value, NS = NR * IS;
@@ -929,6 +958,28 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                             av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
                             av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
                         }
+                    }
+                }
+                if (OWN && own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
+#pragma unroll
+                    for (int a = 0; a < NR; ++a) {
+                        real y[OS];
+#pragma unroll
+                        for (int b = 0; b < OS; ++b) {
+                            y[b] = 0;
+#pragma unroll
+                            for (int d = 0; d < 4; ++d) {
+                                const unsigned c = src[b] >> (8 * d);
+                                real u = __shfl_sync(0xffffffffu, av[a * IS], c);  // lane: its low 5 bits
+                                if constexpr (OS == 2) {
+                                    const real v = __shfl_sync(0xffffffffu, av[a * IS + 1], c);
+                                    u = c & 32 ? v : u;
+                                }
+                                y[b] += sval[b][d] * u;
+                            }
+                        }
+#pragma unroll
+                        for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
                     }
                 }
                 real part = 0;  // this thread's share of p·Ap (then of r·z, r·r): float sums of at most 8
@@ -1365,7 +1416,7 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
         mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
         MGK_FACTOR_SETUP                                                                                        \
-        solve_columns<W, KS, IS>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                 \
+        solve_columns<W, KS, IS, RESIDENT>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                       \
     }
 #define MGK_GRADIENT(W)                                                                                          \
     extern "C" __global__ void __launch_bounds__(W * 32) mgk_gradient_w##W(                                     \
