@@ -727,10 +727,10 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   holding row i computes both halves itself, with no V and no barrier between them. First
 //   U = F P at its rows (step 2's loop, graph 1's arcs addressing rows of P), then U Gᵀ: lane k
 //   gathers U[i, l] from the lane (and chunk) of each of its column's arcs by shuffles, the arcs
-//   kept in registers for the whole solve (padded with k and 0). NCI1 float32 on an H100, kernels
-//   890.6 -> 818.2 ms with one chunk (4 x 8 x 1 teams 180.7 -> 149.6 ms); two-chunk teams gained
-//   at 512 resident threads (8 x 8 x 2: 158.3 -> 151.7 ms) and lost at 768 (8 x 4 x 2, which
-//   then spills: 206.5 -> 216.8 ms).
+//   kept in registers for the whole solve (padded with k and 0). NCI1 on an H100, kernels: float32
+//   890.8 -> 811.7 ms (4 x 8 x 1 teams 180.7 -> 150.3 ms), float64 3,169 -> 2,888 ms. Two-chunk
+//   teams gained at 512 resident threads (8 x 8 x 2: 158.3 -> 151.3 ms) and lost at 768 (8 x 4 x 2,
+//   which then spills: 206.5 -> 216.8 ms), so those keep the two steps.
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
