@@ -252,6 +252,15 @@ class _Plan:
                         for c, k in self.classes.items() if k.kind == "global"}
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
+        # a square Gram's pair (i, j) is solved as (j, i) when only that orientation takes the column
+        # solver's owner path: one term, a team of one column chunk (or of two at 512 resident
+        # threads), a second graph of at most 4 arcs a node (mg_kernel.cu)
+        self.owner = None
+        if ga is gb and t is not None and t.count == 1:
+            resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
+            self.owner = cp.asarray([kind == "columns" and (s[1] == 1 or (s[1] == 2 and resident[(w, *s)] <= 512))
+                                     for kind, w, s in specs])
+            self.light = self.B.args[-1][:, 1] <= 4
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
@@ -292,17 +301,25 @@ class _Plan:
             return wa * total(wb)
         return wa * total(nb) + na * total(wb) + na * total(nb)
 
-    def schedule(self, i: Any, j: Any, name: Any = None) -> tuple:
+    def schedule(self, i: Any, j: Any, name: Any = None, turn: bool = True) -> tuple:
         """The pairs (i, j) in launch order, each class's range and the classes to launch, and the
-        order; kept under ``name`` (e.g. a row tile) for the next call when the list is short."""
+        order; kept under ``name`` (e.g. a row tile) for the next call when the list is short.
+        With ``turn``, a pair that only the other way takes the owner path is stored as (~i, j):
+        solved as (j, i), recorded at (i, j)."""
         if name is not None and name in self.schedules:
             return self.schedules[name]
         cls = self.table[self.A.code[i] * self.width + self.B.code[j]]
+        first = i
+        if turn and self.owner is not None:
+            other = self.table[self.A.code[j] * self.width + self.B.code[i]]
+            turned = self.owner[other] & self.light[i] & ~(self.owner[cls] & self.light[j])
+            cls = cp.where(turned, other, cls)
+            first = cp.where(turned, ~i, i)
         wa, na, wb, nb = self._dev_work
         work = wa[i] * wb[j] if na is None else wa[i] * nb[j] + na[i] * wb[j] + na[i] * nb[j]
         key = (cls.astype(cp.int64) << 40) | ((1 << 40) - 1 - cp.minimum(work, (1 << 40) - 1).astype(cp.int64))
         order = cp.argsort(key)
-        pairs = cp.stack([i[order], j[order]], axis=1).astype(cp.int32)
+        pairs = cp.stack([first[order], j[order]], axis=1).astype(cp.int32)
         class_ptr = cp.searchsorted(cls[order], cp.arange(self.n_classes + 1, dtype=cp.int32)).astype(cp.int32)
         launch = list(self.classes)
         keep = name is not None and len(i) <= KEPT_SCHEDULE_PAIRS
@@ -320,7 +337,7 @@ class _Plan:
         kept under it); K of each at ``out[(i - row0) * ld + j]``."""
         if i is not None and len(i) == 0:
             return
-        pairs, class_ptr, launch, order = self.schedule(i, j, name)
+        pairs, class_ptr, launch, order = self.schedule(i, j, name, turn=nodal is None)  # node-wise: as asked
         counters = cp.zeros(self.n_classes, cp.int32)
         if nodal is not None:
             nodal_off = nodal_off[order]

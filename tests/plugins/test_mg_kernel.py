@@ -389,6 +389,19 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, 
     assert shapes <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
     np.testing.assert_allclose(np.asarray(out.result), run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1),
                                rtol=rtol(variant))
+    if edges == "weights":  # a square Gram: pairs that take the owner path only the other way are turned
+        turned = []
+        schedule = mg._Plan.schedule
+
+        def spy(self, *args, **kwargs):
+            out = schedule(self, *args, **kwargs)
+            turned.append(int((out[0][:, 0] < 0).sum()))
+            return out
+
+        monkeypatch.setattr(mg._Plan, "schedule", spy)
+        K = run(variant, a, node_kernel=nk, edge_kernel=ek, q=0.1)
+        assert sum(turned) > 0
+        np.testing.assert_allclose(K, run("cpu", a, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
 
 
 @pytest.mark.gpu

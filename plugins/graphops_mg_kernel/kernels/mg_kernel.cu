@@ -319,7 +319,13 @@ __device__ __forceinline__ void tally(const Launch& L, int2 ij, int its, bool do
     }
 }
 
-__device__ __forceinline__ void record(const Launch& L, int2 ij, double total, int its, bool done) {
+// A pair as stored in L.pairs: (i, j), or (~i, j) for K[i, j] solved as (j, i) (graph j of the first
+// side against graph i of the second: a square Gram's pair in the orientation that takes the column
+// solver's owner path; gpu.py's schedule). record takes it as stored; solvers read the solved one.
+__device__ __forceinline__ int2 solved(int2 p) { return p.x < 0 ? make_int2(p.y, ~p.x) : p; }
+
+__device__ __forceinline__ void record(const Launch& L, int2 stored, double total, int its, bool done) {
+    const int2 ij = stored.x < 0 ? make_int2(~stored.x, stored.y) : stored;
     L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
     tally(L, ij, its, done);
 }
@@ -536,7 +542,7 @@ __device__ __forceinline__ void factor_pairs(const Side& SA, const Side& SB, con
     while (true) {
         const int job = next_job<W>(L, start, job_s, lane);
         if (job >= end) break;
-        const int2 ij = L.pairs[job];
+        const int2 ij = solved(L.pairs[job]);
         body(job, ij, factor(SA, ij.x), factor(SB, ij.y));
     }
 }
@@ -701,7 +707,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
             if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
         }
         team_sum1<W>(total, red, flip, warp, lane);
-        if (rank == 0) record(L, ij, total, its, done);
+        if (rank == 0) record(L, L.pairs[job], total, its, done);
         team_sync<W>();
     });
 }
@@ -796,8 +802,8 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     __shared__ double red[2][32][2];
     __shared__ int job_s;
     constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
-    constexpr bool OWN = IS == 1 || (IS == 2 && RESIDENT <= 512);  // teams that may take the owner path
-    constexpr int OS = OWN ? IS : 1;                                // column chunks of its arcs in registers
+    constexpr bool OWNER = IS == 1 || (IS == 2 && RESIDENT <= 512);  // teams that may take the owner path
+    constexpr int OS = OWNER ? IS : 1;                                // column chunks of its arcs in registers
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
     const Place<W> at;
     const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
@@ -815,7 +821,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
         const int n1 = GA.n, n2 = GB.n;
         const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;
-        const bool own = OWN && terms == 1 && DB <= 4;  // the owner path (see above)
+        const bool own = OWNER && terms == 1 && DB <= 4;  // the owner path (see above)
         const int NC = terms * (n2 + 1);                                   // columns of V
         const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
         const int arow = own ? prow : vrow;  // bytes between the rows graph 1's arcs address (of P, or of V)
@@ -960,7 +966,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                         }
                     }
                 }
-                if (OWN && own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
+                if (OWNER && own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
 #pragma unroll
                     for (int a = 0; a < NR; ++a) {
                         real y[OS];
@@ -1032,7 +1038,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             }
         }
         team_sum1<W>(total, red, flip, warp, lane);
-        if (rank == 0) record(L, ij, total, its, done);
+        if (rank == 0) record(L, L.pairs[job], total, its, done);
         team_sync<W>();  // shared memory free for the next pair
     });
 }
