@@ -260,7 +260,7 @@ class _Plan:
             resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
             self.owner = cp.asarray([kind == "columns" and (s[1] == 1 or (s[1] == 2 and resident[(w, *s)] <= 512))
                                      for kind, w, s in specs])
-            self.light = self.B.args[-1][:, 1] <= 4
+            self.light = self.B.args[-1][:, 1] <= 4  # args end with most (lowrank.Side.most) per graph
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
