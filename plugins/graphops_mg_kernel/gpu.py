@@ -71,6 +71,12 @@ KEPT_PAIRS = 1 << 24
 _MODULES: dict[str, Any] = {}
 
 
+def _owner(chunks: int, resident: int) -> bool:
+    """Whether a column team may take the owner path (mg_kernel.cu): one column chunk, or two at
+    512 resident threads (128 registers; at 768 the 8 x 4 x 2 teams spilled: 206.5 -> 216.8 ms)."""
+    return chunks == 1 or (chunks == 2 and resident <= 512)
+
+
 def _module(params: MGKernelParams, real: type, part: str) -> Any:
     """The compiled solver for these kernels in ``real``: only the kernels of ``part`` (``tiles``:
     the tile families in the chosen primitive; ``factored``: the factored families; both with the
@@ -95,7 +101,8 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
     glob = f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, {sparse}, false)\n"
     suffix = "\n" + {
         "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
-        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n})\n" for w, k, c, n in COLUMNS[real])
+        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
+                            for w, k, c, n in COLUMNS[real])
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
@@ -253,13 +260,12 @@ class _Plan:
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
         # a square Gram's pair (i, j) is solved as (j, i) when only that orientation takes the column
-        # solver's owner path: one term, a team of one column chunk (or of two at 512 resident
-        # threads), a second graph of at most 4 arcs a node (mg_kernel.cu)
+        # solver's owner path: one term, a team _owner allows, a second graph of at most 4 arcs a
+        # node (mg_kernel.cu)
         self.owner = None
         if ga is gb and t is not None and t.count == 1:
             resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
-            self.owner = cp.asarray([kind == "columns" and (s[1] == 1 or (s[1] == 2 and resident[(w, *s)] <= 512))
-                                     for kind, w, s in specs])
+            self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
             self.light = self.B.args[-1][:, 1] <= 4  # args end with most (lowrank.Side.most) per graph
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
@@ -286,10 +292,14 @@ class _Plan:
             grid = max(1, min(grid, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
         return _Class(name, kind, team_bytes, threads, grid, smem, fn)
 
+    def _classes(self, i: Any, j: Any) -> Any:
+        """Each pair's class (device arrays of graph indices, i of set A, j of set B): the last is
+        the global-memory path."""
+        return self.table[self.A.code[i] * self.width + self.B.code[j]]
+
     def pair_classes(self, pairs: np.ndarray) -> np.ndarray:
-        """Each pair's class (host): the last is the global-memory path."""
-        codes = self.A.code[cp.asarray(pairs[:, 0])] * self.width + self.B.code[cp.asarray(pairs[:, 1])]
-        return self.table[codes].get()
+        """Each pair's class, on the host."""
+        return self._classes(cp.asarray(pairs[:, 0]), cp.asarray(pairs[:, 1])).get()
 
     def row_work(self, square: bool) -> np.ndarray:
         """Work of each row of the Gram matrix (its pairs: j >= i when square)."""
@@ -308,10 +318,10 @@ class _Plan:
         solved as (j, i), recorded at (i, j)."""
         if name is not None and name in self.schedules:
             return self.schedules[name]
-        cls = self.table[self.A.code[i] * self.width + self.B.code[j]]
+        cls = self._classes(i, j)
         first = i
         if turn and self.owner is not None:
-            other = self.table[self.A.code[j] * self.width + self.B.code[i]]
+            other = self._classes(j, i)
             turned = self.owner[other] & self.light[i] & ~(self.owner[cls] & self.light[j])
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)

@@ -796,14 +796,14 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
-template <int W, int KS, int IS, int RESIDENT>
+template <int W, int KS, int IS, bool OWNER>  // OWNER: the team may take the owner path (gpu.py's rule)
 __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
     __shared__ int job_s;
     constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
-    constexpr bool OWNER = IS == 1 || (IS == 2 && RESIDENT <= 512);  // teams that may take the owner path
-    constexpr int OS = OWNER ? IS : 1;                                // column chunks of its arcs in registers
+    static_assert(!OWNER || IS <= 2, "the owner path shuffles from at most two column chunks");
+    constexpr int OS = OWNER ? IS : 1;  // column chunks of the owner path's arcs in registers
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
     const Place<W> at;
     const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
@@ -966,7 +966,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                         }
                     }
                 }
-                if (OWNER && own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
+                if (own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
 #pragma unroll
                     for (int a = 0; a < NR; ++a) {
                         real y[OS];
@@ -1417,12 +1417,12 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         solve_factored<W, S>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                                     \
     }
 // the column solver's team of W warps, KS rows a warp, IS column chunks of 32; the register allocator
-// is asked for RESIDENT threads a multiprocessor
-#define MGK_COLUMNS(W, KS, IS, RESIDENT)                                                                       \
+// is asked for RESIDENT threads a multiprocessor; OWNER: the team may take the owner path
+#define MGK_COLUMNS(W, KS, IS, RESIDENT, OWNER)                                                                \
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
         mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
         MGK_FACTOR_SETUP                                                                                        \
-        solve_columns<W, KS, IS, RESIDENT>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                       \
+        solve_columns<W, KS, IS, OWNER>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                          \
     }
 #define MGK_GRADIENT(W)                                                                                          \
     extern "C" __global__ void __launch_bounds__(W * 32) mgk_gradient_w##W(                                     \
