@@ -42,18 +42,21 @@ AUTO_TERMS = 8
 RESIDENT_THREADS = 1536
 # The column solver's shapes by precision, in the order a pair tries them: (warps, rows per warp,
 # column chunks of 32, threads resident per multiprocessor asked of the register allocator). It
-# keeps five registers per float32 unknown it owns (six in float64): eight unknowns a thread fit 768
-# resident threads (at most 85 registers), sixteen fit 512 (128 registers). Measured on an H100
-# (NCI1's float32 Gram, CUDA events per class):
+# keeps four registers per float32 unknown it owns (five in float64; x only for node-wise values):
+# eight unknowns a thread fit 1024 resident threads in one-chunk teams (at most 64 registers), 768
+# in two-chunk ones (80), sixteen fit 512 (128 registers). Measured on an H100 (NCI1's float32
+# Gram, CUDA events per class):
 # * at most 64 x 64 nodes: 248 ms in 16 warps x 4 rows, 165 ms in 8 x 8 (sixteen a thread);
-# * at most 64 x 32: 172 ms in 8 x 8, 157 ms in 4 x 16; 32 x 32 stays at eight a thread (193 ms,
-#   354 ms in 2 x 16);
+# * at most 64 x 32: 172 ms in 8 x 8, 157 ms in 4 x 16 (768 and 512 threads, x in registers);
+#   without x, 339 ms in 4 x 16 (512 threads), 349 ms at 640, 321 ms in 8 x 8 at 768, 318 ms at 1024;
+# * at most 32 x 32: 193 ms in 4 x 8, 354 ms in 2 x 16; without x, 129 ms at 768 threads, 123 ms at 1024;
 # * pairs up to 128 x 64 or 64 x 128 leave the factored solver (201 -> 142 ms);
+# * at most 128 x 32 (without x): 59 ms in 8 x 16 at 512 threads, 74 ms in 16 x 8 at 1024;
 # * pairs of two graphs above 64 nodes take 32 x 4 x 4 (1024 threads: 64 registers, spilling):
 #   9 ms, where the factored solver and the global-memory path took 40 ms.
 # float64 keeps eight unknowns a thread (sixteen would need about 192 registers).
 COLUMNS = {
-    np.float32: ((1, 8, 1, 768), (2, 8, 1, 768), (4, 8, 1, 768), (4, 16, 1, 512), (8, 16, 1, 512),
+    np.float32: ((1, 8, 1, 1024), (2, 8, 1, 1024), (4, 8, 1, 1024), (8, 8, 1, 1024), (8, 16, 1, 512),
                  (1, 4, 2, 768), (2, 4, 2, 768), (4, 4, 2, 768), (8, 4, 2, 768), (8, 8, 2, 512),
                  (16, 8, 2, 512), (8, 4, 4, 512), (16, 4, 4, 512), (32, 4, 4, 1024)),
     np.float64: tuple((w, 8 // c, c, 512) for c in (1, 2) for w in (1, 2, 4, 8, 16)),
@@ -95,6 +98,7 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         f"#define NODE_GRAD(x, y, p, out) {_statements(node_grad)}",
         f"#define EDGE_GRAD(x, y, p, out) {_statements(edge_grad)}",
         f"#define MGK_RESIDENT {RESIDENT_THREADS}",
+        *(["#define MGK_NODEWISE 1"] if part == "factored" and params.nodewise else []),  # x at every entry
         ""])
     prim = params.primitive
     sparse = "true" if prim == "sparse" else "false"
@@ -260,13 +264,17 @@ class _Plan:
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
         # a square Gram's pair (i, j) is solved as (j, i) when only that orientation takes the column
-        # solver's owner path: one term, a team _owner allows, a second graph of at most 4 arcs a
-        # node (mg_kernel.cu)
+        # solver's owner path (one term, a team _owner allows, a second graph of at most 4 arcs a
+        # node: mg_kernel.cu), or when both do in as many column chunks and graph j has fewer nodes:
+        # a warp's work goes with its rows (graph 1's nodes), a chunk's 32 columns cost the same
+        # however many hold a node
         self.owner = None
         if ga is gb and t is not None and t.count == 1:
             resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
             self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
+            self.chunks = cp.asarray([s[1] if kind == "columns" else 0 for kind, w, s in specs])
             self.light = self.B.args[-1][:, 1] <= 4  # args end with most (lowrank.Side.most) per graph
+            self.nodes = cp.asarray(self.A.key)
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
@@ -314,15 +322,17 @@ class _Plan:
     def schedule(self, i: Any, j: Any, name: Any = None, turn: bool = True) -> tuple:
         """The pairs (i, j) in launch order, each class's range and the classes to launch, and the
         order; kept under ``name`` (e.g. a row tile) for the next call when the list is short.
-        With ``turn``, a pair that only the other way takes the owner path is stored as (~i, j):
-        solved as (j, i), recorded at (i, j)."""
+        With ``turn``, a pair that takes the owner path only the other way, or both ways but in as
+        many column chunks and with fewer rows the other way, is stored as (~i, j): solved as
+        (j, i), recorded at (i, j)."""
         if name is not None and name in self.schedules:
             return self.schedules[name]
         cls = self._classes(i, j)
         first = i
         if turn and self.owner is not None:
             other = self._classes(j, i)
-            turned = self.owner[other] & self.light[i] & ~(self.owner[cls] & self.light[j])
+            fewer = (self.nodes[j] < self.nodes[i]) & (self.chunks[other] == self.chunks[cls])
+            turned = self.owner[other] & self.light[i] & (fewer | ~(self.owner[cls] & self.light[j]))
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
         wa, na, wb, nb = self._dev_work

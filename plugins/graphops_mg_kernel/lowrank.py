@@ -120,9 +120,11 @@ def column_bytes(n: np.ndarray, n_terms: int, most: np.ndarray, first: bool, rea
 
 
 def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: int) -> np.ndarray:
-    """Shared bytes of a pair's search direction (n1 rows of ``n2 | 1`` entries) and of V (n1 rows of
-    ``n_terms (n2 + 1) | 1``) in the column solver, before the graphs' :func:`column_bytes`."""
-    return align16(n1 * (n2 | 1) * real_size) + align16(n1 * ((n_terms * (n2 + 1)) | 1) * real_size)
+    """Shared bytes of a pair's search direction (n1 rows of ``n2 | 1`` entries), of V (n1 rows of
+    ``n_terms (n2 + 1) | 1``) and of graph 1's start probabilities (n1) in the column solver, before
+    the graphs' :func:`column_bytes`."""
+    return (align16(n1 * (n2 | 1) * real_size) + align16(n1 * ((n_terms * (n2 + 1)) | 1) * real_size)
+            + align16(n1 * real_size))
 
 
 @dataclass(frozen=True)

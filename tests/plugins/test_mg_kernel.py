@@ -352,6 +352,48 @@ def test_gpu_nodewise_blocks_of_large_graphs_are_in_node_order(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
+def test_gpu_square_gram_solves_pairs_with_the_smaller_graph_as_rows(variant, monkeypatch):
+    """Cycles of 7 to 31 nodes under a constant edge kernel (one term, 2 arcs a node) take the column
+    solver's owner path in one column chunk either way round: a square Gram solves each pair with
+    the graph of fewer nodes as graph 1, whose rows carry a warp's work. Start probabilities by node
+    and lmin = 1 check the solver's K without x at every entry; node-wise values keep x there."""
+    import graphops_mg_kernel.gpu as mg
+    from graphops.kernels import probability as mp
+
+    rng = np.random.default_rng(7)
+    graphs = [nx.cycle_graph(n) for n in (30, 7, 18, 25, 12, 31, 18)]
+    for G in graphs:
+        nx.set_node_attributes(G, {v: int(rng.integers(0, 3)) for v in G}, "element")
+        nx.set_edge_attributes(G, {e: float(rng.uniform(0.5, 1.5)) for e in G.edges}, "w")
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], weight="w")
+    sizes = np.diff(gs.node_ptr)
+    solved = []
+    schedule = mg._Plan.schedule
+
+    def spy(self, *args, **kwargs):
+        out = schedule(self, *args, **kwargs)
+        pairs = out[0].get()
+        turned = pairs[:, 0] < 0
+        solved.append((np.where(turned, pairs[:, 1], pairs[:, 0]), np.where(turned, ~pairs[:, 0], pairs[:, 1])))
+        return out
+
+    monkeypatch.setattr(mg._Plan, "schedule", spy)
+    kw = dict(node_kernel=KroneckerDelta(0.5, on="element"), edge_kernel=Constant(0.8), q=0.1,
+              p=mp.Assign("element", {0: 1.0, 1: 0.5}, default=0.25))
+    K = run(variant, gs, **kw)
+    rows, cols = (np.concatenate(v) for v in zip(*solved))
+    assert len(rows) == len(graphs) * (len(graphs) + 1) // 2 and (rows != cols).any()
+    assert (sizes[rows] <= sizes[cols]).all() and (rows > cols).any() and (rows < cols).any()
+    np.testing.assert_allclose(K, run("cpu", gs, **kw), rtol=rtol(variant))
+    Kl = run(variant, gs, lmin=1, **kw)
+    np.testing.assert_allclose(Kl, run("cpu", gs, lmin=1, **kw), rtol=rtol(variant), atol=rtol(variant) * np.abs(K).max())
+    R = run(variant, gs, nodewise=True, **kw)
+    np.testing.assert_allclose(R, run("cpu", gs, nodewise=True, **kw), rtol=rtol(variant),
+                               atol=rtol(variant) * np.abs(R).max())
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("edges", ["labels", "weights"])
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
 def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, monkeypatch):

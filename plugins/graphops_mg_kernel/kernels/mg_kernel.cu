@@ -34,6 +34,9 @@
 #if !defined(NHN) || !defined(NHE) || !defined(NODE_GRAD) || !defined(EDGE_GRAD)
 #error "NHN, NHE, NODE_GRAD and EDGE_GRAD (the kernels' derivatives) are defined by gpu.py"
 #endif
+#ifndef MGK_NODEWISE
+#define MGK_NODEWISE 0  // 1: the column solver keeps x at every entry (node-wise values; gpu.py)
+#endif
 #ifndef NHP
 #define NHP 0  // hyperparameters of the start probabilities (their derivatives come per node, dsta/dstb)
 #endif
@@ -808,10 +811,13 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     const Place<W> at;
     const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
     const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
-    // per owned entry: x, r, P, p, A·p (then z), and in float64 1/P; in float32 z = r / P by the fast
-    // division (a reciprocal and a product), which leaves eight registers for loads in flight
-    constexpr bool KEEP_INV = sizeof(real) == 8;
-    real xv[S], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1];
+    // per owned entry: r, P, p, A·p (then z), in float64 also 1/P, and for node-wise values x; in
+    // float32 z = r / P by the fast division (a reciprocal and a product). K alone needs only
+    // φᵀx = Σ_t α_t φᵀp_t (φ = st ⊗ st', x = Σ_t α_t p_t), so a thread keeps xs[b] = Σ_t α_t Σ_a
+    // st_i p_t[i, k] for its rows i and the column k of chunk b, and K sums st'_k xs[b]: one
+    // register a thread where x took one an entry
+    constexpr bool KEEP_INV = sizeof(real) == 8, KEEP_X = MGK_NODEWISE;
+    real xv[KEEP_X ? S : 1], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1], xs[IS];
     auto precondition = [&](int s, real v) -> real {
         if constexpr (KEEP_INV) return v * Iv[s];
         else return __fdividef(v, Pv[s]);
@@ -826,8 +832,9 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
         const int arow = own ? prow : vrow;  // bytes between the rows graph 1's arcs address (of P, or of V)
         // byte offsets into mgk_smem (lowrank.py's column_bytes and column_pair_bytes): P, V, graph
-        // 1's padded arcs, graph 2's
-        const int P = team * L.team_bytes, V = P + align16(n1 * prow), TA = V + align16(n1 * vrow);
+        // 1's start probabilities, graph 1's padded arcs, graph 2's
+        const int P = team * L.team_bytes, V = P + align16(n1 * prow), ST = V + align16(n1 * vrow);
+        const int TA = ST + align16(n1 * R);
         const int TB = TA + W * KS * DA * ARC;
         unsigned live = 0;  // the terms with edges in both graphs
         for (int t = 0; t < terms; ++t) {
@@ -850,7 +857,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             }
             SH(Arc, TA)[s] = arc;
         }
-        for (int s = rank; s < NC * DB; s += T) {  // arc d of column c = t (n2 + 1) + k of V: row k of G_t
+        for (int s = rank; s < (own ? 0 : NC * DB); s += T) {  // arc d of column c = t (n2 + 1) + k of V: row k of G_t
             const int c = (s >> 1) % NC, d = (s >> 1) / NC * 2 + (s & 1), t = c / (n2 + 1), k = c - t * (n2 + 1);
             Arc arc{0, 0};
             if (k < n2 && (live >> t & 1)) {
@@ -858,6 +865,9 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 if (d < deg) arc = Arc{GB.col[e0 + d] * R, GB.val[e0 + d]};
             }
             SH(Arc, TB)[s] = arc;
+        }
+        if constexpr (!KEEP_X) {
+            for (int s = rank; s < n1; s += T) st_s(window + ST + s * R, GA.v.st[s]);
         }
         unsigned kc[IS];  // this lane's column of V (the term's zero column past the last)
 #pragma unroll
@@ -882,6 +892,8 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
         double rz0 = 0.0, rr0 = 0.0;
 #pragma unroll
+        for (int b = 0; b < IS; ++b) xs[b] = 0;
+#pragma unroll
         for (int a = 0; a < KS; ++a) {
             const int i = warp + a * W;
 #pragma unroll
@@ -889,7 +901,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 const int s = a * IS + b, k = lane + 32 * b;
                 real D = 0, Pd = 1;
                 if (i < n1 && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
-                xv[s] = 0;
+                if constexpr (KEEP_X) xv[s] = 0;
                 rv[s] = D;
                 Pv[s] = Pd;
                 if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
@@ -994,13 +1006,26 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     av[s] = Pv[s] * pv[s] - av[s];
                     part += pv[s] * av[s];
                 }
+                real sp[IS];  // Σ_a st_i p[i, k] over the warp's rows, by chunk (for xs)
+#pragma unroll
+                for (int b = 0; b < IS; ++b) sp[b] = 0;
+                if constexpr (!KEEP_X) {
+#pragma unroll
+                    for (int a = 0; a < NR; ++a) {
+                        const real st = ld_s(window + ST + (warp + a * W) * R);
+#pragma unroll
+                        for (int b = 0; b < IS; ++b) sp[b] += st * pv[a * IS + b];
+                    }
+                }
                 double pAp = part;
                 team_sum1<W>(pAp, red, flip, warp, lane);  // also: every read of V is done
                 const real alpha = (real)rz / (real)pAp;
+#pragma unroll
+                for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
                 real rz_part = 0, rr_part = 0;
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
-                    xv[s] += alpha * pv[s];
+                    if constexpr (KEEP_X) xv[s] += alpha * pv[s];
                     rv[s] -= alpha * av[s];
                     av[s] = precondition(s, rv[s]);  // z
                     rz_part += rv[s] * av[s];
@@ -1024,17 +1049,29 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             done = rr <= bound;
         }
         double total = 0.0;
-        const long long noff = L.nodal ? L.nodal_off[job] : 0;
+        if constexpr (KEEP_X) {
+            const long long noff = L.nodal ? L.nodal_off[job] : 0;
 #pragma unroll
-        for (int a = 0; a < KS; ++a) {
-            const int i = warp + a * W;
+            for (int a = 0; a < KS; ++a) {
+                const int i = warp + a * W;
+#pragma unroll
+                for (int b = 0; b < IS; ++b) {
+                    const int k = lane + 32 * b;
+                    if (i >= n1 || k >= n2) continue;
+                    const double v = k_term(GA.v, GB.v, i, k, (double)xv[a * IS + b], lmin, pn);
+                    total += v;
+                    if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
+                }
+            }
+        } else {  // Σ st'_k xs[b], less Σ st_i st'_k V_ik when lmin = 1 (k_term)
 #pragma unroll
             for (int b = 0; b < IS; ++b) {
                 const int k = lane + 32 * b;
-                if (i >= n1 || k >= n2) continue;
-                const double v = k_term(GA.v, GB.v, i, k, (double)xv[a * IS + b], lmin, pn);
-                total += v;
-                if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
+                if (k >= n2) continue;
+                const double sk = GB.v.st[k];
+                total += (double)xs[b] * sk;
+                if (lmin)
+                    for (int i = warp; i < n1; i += W) total -= (double)node_value(GA.v, GB.v, i, k, pn) * (sk * GA.v.st[i]);
             }
         }
         team_sum1<W>(total, red, flip, warp, lane);
