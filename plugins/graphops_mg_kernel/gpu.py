@@ -76,7 +76,9 @@ _MODULES: dict[str, Any] = {}
 
 def _owner(chunks: int, resident: int) -> bool:
     """Whether a column team may take the owner path (mg_kernel.cu): one column chunk, or two at
-    512 resident threads (128 registers; at 768 the 8 x 4 x 2 teams spilled: 206.5 -> 216.8 ms)."""
+    512 resident threads (128 registers). At 768 the 8 x 4 x 2 teams spilled (206.5 -> 216.8 ms);
+    without x at every entry they no longer do, but NCI1's Gram still took 5 ms longer (749.9 ->
+    754.8 ms of kernels), its pairs of 20-32 x 33-64 nodes staying there instead of being turned."""
     return chunks == 1 or (chunks == 2 and resident <= 512)
 
 

@@ -168,12 +168,14 @@ __device__ __forceinline__ V warp_sum(V v) {
 // Sums over a team of W warps of N doubles (N = 1, 2); every thread gets the same result, bit for
 // bit: a butterfly within each warp in REAL (float32 solves: float, half the shuffles of double;
 // NCI1's float32 Gram 4.5% faster, the same iterations, values within 2.5e-7), then (W > 1) over
-// the warps' partials in double: in order for W <= 4; for larger teams a butterfly, each lane
+// the warps' partials in double: in order for W <= ORDERED; for larger teams a butterfly, each lane
 // reading the partial of warp lane mod W, so every aligned group of W lanes adds the same values in
 // the same order (floating-point addition commutes). Loading all W partials at once made the teams
-// of 8 and 16 warps spill; the butterfly's chain of shuffles is slower for small teams. `red`
-// alternates between two halves so consecutive reductions need one barrier each.
-template <int W, int N>
+// of 8 and 16 warps spill, so ORDERED is 4; the column solver, which no longer keeps x at every
+// entry, passes 8 (NCI1's 8 x 8 x 1 class 316.8 -> 299.6 ms on an H100). The butterfly's chain of
+// shuffles is slower for small teams. `red` alternates between two halves so consecutive
+// reductions need one barrier each.
+template <int W, int N, int ORDERED = 4>
 __device__ __forceinline__ void team_sum(double (&v)[N], double (*red)[32][2], int& flip, int warp, int lane) {
     static_assert(N == 1 || N == 2, "one or two values");
     static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "team of 2^k warps");
@@ -184,7 +186,7 @@ __device__ __forceinline__ void team_sum(double (&v)[N], double (*red)[32][2], i
 #pragma unroll
             for (int n = 0; n < N; ++n) red[flip][warp][n] = v[n];
         __syncthreads();
-        if constexpr (W <= 4) {  // the partials in order: a short chain of loads and adds
+        if constexpr (W <= ORDERED) {  // the partials in order: a short chain of loads and adds
 #pragma unroll
             for (int n = 0; n < N; ++n) v[n] = 0.0;
 #pragma unroll
@@ -205,18 +207,18 @@ __device__ __forceinline__ void team_sum(double (&v)[N], double (*red)[32][2], i
     }
 }
 
-template <int W>
+template <int W, int ORDERED = 4>
 __device__ __forceinline__ void team_sum2(double& a, double& b, double (*red)[32][2], int& flip, int warp, int lane) {
     double v[2] = {a, b};
-    team_sum<W>(v, red, flip, warp, lane);
+    team_sum<W, 2, ORDERED>(v, red, flip, warp, lane);
     a = v[0];
     b = v[1];
 }
 
-template <int W>
+template <int W, int ORDERED = 4>
 __device__ __forceinline__ void team_sum1(double& a, double (*red)[32][2], int& flip, int warp, int lane) {
     double v[1] = {a};
-    team_sum<W>(v, red, flip, warp, lane);
+    team_sum<W, 1, ORDERED>(v, red, flip, warp, lane);
     a = v[0];
 }
 
@@ -720,7 +722,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 // solver is bound by instruction issue (Nsight Compute: 89% of issue slots on NCI1), and most of
 // its instructions set up loops over rows of two or three edges, or move A·p and x through shared
 // memory. Here entry (i, k) belongs to lane k % 32 (column chunk b = k / 32 < IS) of warp i % W
-// (row slot a = i / W < KS), which keeps its x, r, P, p and A·p (in float64 also 1/P) in registers, and both
+// (row slot a = i / W < KS), which keeps its r, P, p and A·p (in float64 also 1/P; x only for node-wise
+// values: K needs φᵀx, summed as CG goes) in registers, and both
 // halves of the mat-vec run loops of a fixed number of edges per row, unrolled over the rows a
 // warp holds, each row's edges staged padded with zero-valued arcs:
 // * Step 1, V = P [G_0 … G_T]ᵀ: column t (n2 + 1) + k of V is P G_tᵀ's column k (k = n2: zeros).
@@ -911,7 +914,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 rr0 += (double)D * D;
             }
         }
-        team_sum2<W>(rz0, rr0, red, flip, warp, lane);
+        team_sum2<W, 8>(rz0, rr0, red, flip, warp, lane);
         const double bound = tol * tol * rr0;
         const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
         double rz = rz0;
@@ -1018,7 +1021,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     }
                 }
                 double pAp = part;
-                team_sum1<W>(pAp, red, flip, warp, lane);  // also: every read of V is done
+                team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V is done
                 const real alpha = (real)rz / (real)pAp;
 #pragma unroll
                 for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
@@ -1033,7 +1036,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 }
                 rz_new = rz_part;
                 rr = rr_part;
-                team_sum2<W>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
+                team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
                 const real beta = (real)rz_new / (real)rz;
 #pragma unroll
                 for (int a = 0; a < NR; ++a)
@@ -1074,7 +1077,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     for (int i = warp; i < n1; i += W) total -= (double)node_value(GA.v, GB.v, i, k, pn) * (sk * GA.v.st[i]);
             }
         }
-        team_sum1<W>(total, red, flip, warp, lane);
+        team_sum1<W, 8>(total, red, flip, warp, lane);
         if (rank == 0) record(L, L.pairs[job], total, its, done);
         team_sync<W>();  // shared memory free for the next pair
     });
