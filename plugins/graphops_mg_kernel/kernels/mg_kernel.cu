@@ -740,9 +740,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   U = F P at its rows (step 2's loop, graph 1's arcs addressing rows of P), then U Gᵀ: lane k
 //   gathers U[i, l] from the lane (and chunk) of each of its column's arcs by shuffles, the arcs
 //   kept in registers for the whole solve (padded with k and 0). NCI1 on an H100, kernels: float32
-//   890.8 -> 811.7 ms (4 x 8 x 1 teams 180.7 -> 150.3 ms), float64 3,169 -> 2,888 ms. Two-chunk
-//   teams gained at 512 resident threads (8 x 8 x 2: 158.3 -> 151.3 ms) and lost at 768 (8 x 4 x 2,
-//   which then spills: 206.5 -> 216.8 ms), so those keep the two steps.
+//   890.8 -> 811.7 ms (4 x 8 x 1 teams 180.7 -> 150.3 ms), float64 3,169 -> 2,888 ms. Which teams
+//   may take it (OWNER) is gpu.py's _owner, with the measurements behind the rule.
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
@@ -1066,15 +1065,14 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
                 }
             }
-        } else {  // Σ st'_k xs[b], less Σ st_i st'_k V_ik when lmin = 1 (k_term)
+        } else {  // Σ st'_k xs[b], and when lmin = 1 each entry's k_term of x = 0: -st_i st'_k V_ik
 #pragma unroll
             for (int b = 0; b < IS; ++b) {
                 const int k = lane + 32 * b;
                 if (k >= n2) continue;
-                const double sk = GB.v.st[k];
-                total += (double)xs[b] * sk;
+                total += (double)xs[b] * (double)GB.v.st[k];
                 if (lmin)
-                    for (int i = warp; i < n1; i += W) total -= (double)node_value(GA.v, GB.v, i, k, pn) * (sk * GA.v.st[i]);
+                    for (int i = warp; i < n1; i += W) total += k_term(GA.v, GB.v, i, k, 0.0, lmin, pn);
             }
         }
         team_sum1<W, 8>(total, red, flip, warp, lane);
