@@ -44,13 +44,16 @@
 typedef unsigned long long u64;
 typedef REAL real;
 
-// z = r / P, the Jacobi preconditioner. In float a reciprocal and a product (__fdividef, within
-// 2 ulp: a fixed diagonal whatever r, so CG still sees one preconditioner) instead of IEEE division,
-// a sequence of ~10 instructions: the solvers are bound by instruction issue (Nsight Compute:
-// 87% of the SM's issue slots on NCI1), and this is applied twice per unknown per iteration.
-__device__ __forceinline__ real precond(real r, real P) {
-    if constexpr (sizeof(real) == 4) return __fdividef(r, P); else return r / P;
+// a / b: in float a reciprocal and a product (__fdividef, within 2 ulp) instead of IEEE division,
+// a sequence of ~10 instructions with a branch; in double IEEE division.
+__device__ __forceinline__ real fast_div(real a, real b) {
+    if constexpr (sizeof(real) == 4) return __fdividef(a, b); else return a / b;
 }
+
+// z = r / P, the Jacobi preconditioner, by fast_div (a fixed diagonal whatever r, so CG still sees
+// one preconditioner): the solvers are bound by instruction issue (Nsight Compute: 87% of the SM's
+// issue slots on NCI1), and this is applied twice per unknown per iteration.
+__device__ __forceinline__ real precond(real r, real P) { return fast_div(r, P); }
 
 // The node data of a graph, or of a whole set in global memory, in both solvers' layouts.
 struct Nodes {
@@ -733,7 +736,9 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 // * Step 2, Σ_t (F_t V_t)[i, k]: the owner of (i, k) sums it in registers from row i's arcs in
 //   every F_t (offset of row j of V plus the term's first column, value), padded to DA (the most
 //   over all terms, rounded up to 2), pair e of all W KS rows side by side; rows past n1 are zero
-//   arcs. Lanes along the row of V; lanes past n2 read the term's zero column.
+//   arcs. Lanes along the row of V; lanes past n2 read the term's zero column. The loop stops at
+//   the most (da), an odd one's last arc read alone: two thirds of NCI1's graphs have no node of
+//   degree 4, and the fourth arc, always zero there, took 2.2% of the float32 Gram's kernel time.
 // * Owner path, for pairs of one term whose graph 2 has at most 4 arcs a row, in teams of one
 //   column chunk (and of two where 512 resident threads leave the registers for it): the warp
 //   holding row i computes both halves itself, with no V and no barrier between them. First
@@ -745,7 +750,8 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
-//   of the updates that use them.
+//   of the updates that use them, by fast_div (NCI1's float32 kernels 1.2% faster: each division
+//   sits between a team sum and every update that waits on it).
 
 struct __align__(sizeof(real) == 4 ? 8 : 16) Arc {  // a stored edge as staged for one pair
     int off;   // byte offset: of row j of V and the term's first column (graph 1), of column l in P (graph 2)
@@ -781,6 +787,21 @@ __device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two a
         asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o1), "=d"(v1) : "r"(a + 16) : "memory");
         f = Arc{(int)o0, v0};
         g = Arc{(int)o1, v1};
+    }
+}
+
+template <typename R = real>
+__device__ __forceinline__ Arc arc_one(unsigned a) {  // one arc (8 or 16 bytes, aligned)
+    if constexpr (sizeof(R) == 4) {
+        int o;
+        float v;
+        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(o), "=f"(v) : "r"(a) : "memory");
+        return Arc{o, v};
+    } else {
+        long long o;
+        R v;
+        asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o), "=d"(v) : "r"(a) : "memory");
+        return Arc{(int)o, v};
     }
 }
 
@@ -822,13 +843,14 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     real xv[KEEP_X ? S : 1], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1], xs[IS];
     auto precondition = [&](int s, real v) -> real {
         if constexpr (KEEP_INV) return v * Iv[s];
-        else return __fdividef(v, Pv[s]);
+        else return precond(v, Pv[s]);
     };
     int flip = 0;
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
     factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
         const int n1 = GA.n, n2 = GB.n;
-        const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;
+        const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;  // padded, as staged
+        const int da = SA.most[ij.x].x;  // the arcs step 2 visits: past them only zeros
         const bool own = OWNER && terms == 1 && DB <= 4;  // the owner path (see above)
         const int NC = terms * (n2 + 1);                                   // columns of V
         const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
@@ -965,7 +987,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
 #pragma unroll
                 for (int s = 0; s < NS; ++s) av[s] = 0;
 #pragma unroll 1
-                for (int d = 0; d < DA; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
+                for (int d = 0; d + 1 < da; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
                     const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
                     Arc f, g;  // row a's arcs, loaded while row a - 1 adds
                     if constexpr (NR > 0) arc_pair(at, f, g);
@@ -978,6 +1000,15 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                             av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
                             av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
                         }
+                    }
+                }
+                if (da & 1) {  // the last arc of an odd count, alone (its pair's second is a zero)
+                    const unsigned at = window + TA + ((da - 1) * W * KS + 2 * warp) * ARC;
+#pragma unroll
+                    for (int a = 0; a < NR; ++a) {
+                        const Arc f0 = arc_one(at + 2 * a * W * ARC);
+#pragma unroll
+                        for (int b = 0; b < IS; ++b) av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
                     }
                 }
                 if (own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
@@ -1021,7 +1052,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 }
                 double pAp = part;
                 team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V is done
-                const real alpha = (real)rz / (real)pAp;
+                const real alpha = fast_div((real)rz, (real)pAp);
 #pragma unroll
                 for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
                 real rz_part = 0, rr_part = 0;
@@ -1036,7 +1067,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 rz_new = rz_part;
                 rr = rr_part;
                 team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
-                const real beta = (real)rz_new / (real)rz;
+                const real beta = fast_div((real)rz_new, (real)rz);
 #pragma unroll
                 for (int a = 0; a < NR; ++a)
 #pragma unroll
