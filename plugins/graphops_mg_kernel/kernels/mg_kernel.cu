@@ -329,11 +329,13 @@ __device__ __forceinline__ void tally(const Launch& L, int2 ij, int its, bool do
 
 // A pair as stored in L.pairs: (i, j), or (~i, j) for K[i, j] solved as (j, i) (graph j of the first
 // side against graph i of the second: a square Gram's pair in the orientation that takes the column
-// solver's owner path; gpu.py's schedule). record takes it as stored; solvers read the solved one.
+// solver's owner path; gpu.py's schedule). asked gives K's place, solved the orientation solved;
+// record takes the pair as stored.
+__device__ __forceinline__ int2 asked(int2 p) { return p.x < 0 ? make_int2(~p.x, p.y) : p; }
 __device__ __forceinline__ int2 solved(int2 p) { return p.x < 0 ? make_int2(p.y, ~p.x) : p; }
 
 __device__ __forceinline__ void record(const Launch& L, int2 stored, double total, int its, bool done) {
-    const int2 ij = stored.x < 0 ? make_int2(~stored.x, stored.y) : stored;
+    const int2 ij = asked(stored);
     L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
     tally(L, ij, its, done);
 }
@@ -773,24 +775,6 @@ __device__ __forceinline__ void st_s(unsigned a, R v) {
 }
 
 template <typename R = real>
-__device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two arcs, 16-aligned
-    if constexpr (sizeof(R) == 4) {
-        int o0, o1;
-        float v0, v1;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(o0), "=f"(v0), "=r"(o1), "=f"(v1) : "r"(a) : "memory");
-        f = Arc{o0, v0};
-        g = Arc{o1, v1};
-    } else {
-        long long o0, o1;
-        R v0, v1;  // double (dependent: this branch is not compiled for float)
-        asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o0), "=d"(v0) : "r"(a) : "memory");
-        asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o1), "=d"(v1) : "r"(a + 16) : "memory");
-        f = Arc{(int)o0, v0};
-        g = Arc{(int)o1, v1};
-    }
-}
-
-template <typename R = real>
 __device__ __forceinline__ Arc arc_one(unsigned a) {  // one arc (8 or 16 bytes, aligned)
     if constexpr (sizeof(R) == 4) {
         int o;
@@ -802,6 +786,20 @@ __device__ __forceinline__ Arc arc_one(unsigned a) {  // one arc (8 or 16 bytes,
         R v;
         asm volatile("ld.shared.v2.b64 {%0, %1}, [%2];" : "=l"(o), "=d"(v) : "r"(a) : "memory");
         return Arc{(int)o, v};
+    }
+}
+
+template <typename R = real>
+__device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two arcs, 16-aligned
+    if constexpr (sizeof(R) == 4) {
+        int o0, o1;
+        float v0, v1;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(o0), "=f"(v0), "=r"(o1), "=f"(v1) : "r"(a) : "memory");
+        f = Arc{o0, v0};
+        g = Arc{o1, v1};
+    } else {  // a double arc is 16 bytes: two loads
+        f = arc_one<R>(a);
+        g = arc_one<R>(a + 16);
     }
 }
 
