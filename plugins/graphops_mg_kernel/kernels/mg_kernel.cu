@@ -749,6 +749,17 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   kept in registers for the whole solve (padded with k and 0). NCI1 on an H100, kernels: float32
 //   890.8 -> 811.7 ms (4 x 8 x 1 teams 180.7 -> 150.3 ms), float64 3,169 -> 2,888 ms. Which teams
 //   may take it (OWNER) is gpu.py's _owner, with the measurements behind the rule.
+// * Preconditioner M⁻¹ = P⁻¹ + P⁻¹ N P⁻¹, the first two terms of the Neumann series of
+//   (P − N)⁻¹ (N = A × A' ∘ E, the mat-vec's product; P the diagonal): z = (r + N y) / P with
+//   y = r / P, a second mat-vec an iteration. With B = P^-½ N P^-½ (spectrum within [−ρ, ρ],
+//   ρ < 1: the system is diagonally dominant) the preconditioned operator is I − B², whose
+//   condition number is Jacobi's (I − B) over (1 + ρ)², about a quarter as ρ nears 1, and CG's
+//   worst-case bound in k iterations of it is Jacobi's in 2k (the Chebyshev polynomial of even
+//   degree is one in B²). So CG needs about half the iterations: NCI1
+//   float32 19.46 -> 10.06 a pair, float64 31.64 -> 16.54. Mat-vecs go up a little (2 · 10.06 + 1
+//   for z at the start = 21.1 against 19.46) but a pair does half the team sums, which cost more
+//   than their arithmetic. NCI1 kernels on an H100: float32 667.8 -> 630.7 ms, float64 2,537 ->
+//   2,315 ms. A third term (I − B³) took 10.7 iterations of three mat-vecs (NumPy, 400 pairs).
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
@@ -912,7 +923,6 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         }
         const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
-        double rz0 = 0.0, rr0 = 0.0;
 #pragma unroll
         for (int b = 0; b < IS; ++b) xs[b] = 0;
 #pragma unroll
@@ -927,20 +937,18 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                 rv[s] = D;
                 Pv[s] = Pd;
                 if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
-                pv[s] = precondition(s, D);
-                if (i < n1 && k < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
-                rz0 += (double)D * pv[s];
-                rr0 += (double)D * D;
+                pv[s] = 0;
+                if (i < n1 && k < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, D));  // y = r / P
             }
         }
-        team_sum2<W, 8>(rz0, rr0, red, flip, warp, lane);
-        const double bound = tol * tol * rr0;
         const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
-        double rz = rz0;
+        double rz = 0.0, bound = 0.0;
         int its = 0;
-        bool done = rr0 <= bound;
-        while (!done && its < limit) {
-            team_sync<W>();  // p written
+        bool done = false;  // r = D > 0: ||r|| > tol ||D|| at the start (tol < 1)
+        // two halves an iteration, each a mat-vec and a team sum: p's (then alpha, x, r and y =
+        // r / P) and y's (then z, beta, p). The first half of all gives z at the start, so p = z.
+        for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
+            team_sync<W>();  // p or y written
             for (int j0 = 0; j0 < (own ? 0 : n1); j0 += 32) {  // step 1: V = P [G_t]ᵀ, the warp's columns S at a time
                 const unsigned pj = window + P + min(j0 + lane, n1 - 1) * prow;
                 const unsigned vj = window + V + (j0 + lane) * vrow;
@@ -1031,7 +1039,29 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                         for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
                     }
                 }
-                real part = 0;  // this thread's share of p·Ap (then of r·z, r·r): float sums of at most 8
+                if (half) {  // z = y + (N y) / P = (r + N y) / P; this thread's shares of r·z and r·r
+                    real rz_part = 0, rr_part = 0;
+#pragma unroll
+                    for (int s = 0; s < NS; ++s) {
+                        av[s] = precondition(s, rv[s] + av[s]);  // z
+                        rz_part += rv[s] * av[s];
+                        rr_part += rv[s] * rv[s];
+                    }
+                    rz_new = rz_part;
+                    rr = rr_part;
+                    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
+                    const real beta = its ? fast_div((real)rz_new, (real)rz) : (real)0;  // p = z at the start
+#pragma unroll
+                    for (int a = 0; a < NR; ++a)
+#pragma unroll
+                        for (int b = 0; b < IS; ++b) {
+                            const int s = a * IS + b;
+                            pv[s] = av[s] + beta * pv[s];
+                            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                        }
+                    return;
+                }
+                real part = 0;  // this thread's share of p·Ap: float sums of at most 8 terms
 #pragma unroll
                 for (int s = 0; s < NS; ++s) {
                     av[s] = Pv[s] * pv[s] - av[s];
@@ -1049,35 +1079,28 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                     }
                 }
                 double pAp = part;
-                team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V is done
+                team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of p is done
                 const real alpha = fast_div((real)rz, (real)pAp);
 #pragma unroll
                 for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
-                real rz_part = 0, rr_part = 0;
-#pragma unroll
-                for (int s = 0; s < NS; ++s) {
-                    if constexpr (KEEP_X) xv[s] += alpha * pv[s];
-                    rv[s] -= alpha * av[s];
-                    av[s] = precondition(s, rv[s]);  // z
-                    rz_part += rv[s] * av[s];
-                    rr_part += rv[s] * rv[s];
-                }
-                rz_new = rz_part;
-                rr = rr_part;
-                team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of P is done
-                const real beta = fast_div((real)rz_new, (real)rz);
 #pragma unroll
                 for (int a = 0; a < NR; ++a)
 #pragma unroll
                     for (int b = 0; b < IS; ++b) {
                         const int s = a * IS + b;
-                        pv[s] = av[s] + beta * pv[s];
-                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                        if constexpr (KEEP_X) xv[s] += alpha * pv[s];
+                        rv[s] -= alpha * av[s];
+                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, rv[s]));  // y
                     }
             });
+            if (!half) {
+                ++its;
+                continue;
+            }
+            if (!its) bound = tol * tol * rr;  // r = D
             rz = rz_new;
-            ++its;
             done = rr <= bound;
+            if (done || its >= limit) break;
         }
         double total = 0.0;
         if constexpr (KEEP_X) {
