@@ -70,6 +70,17 @@ FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
 # 8.45 M pairs, twice: its tiles are cut by measured time, so a later call may cut them elsewhere).
 KEPT_SCHEDULE_PAIRS = 1 << 20
 KEPT_PAIRS = 1 << 24
+# One-chunk column classes of these rows a warp have a twin kernel that solves a pair whose graph
+# 1 is bipartite, each colour in half the rows, on colour 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP).
+# NCI1 float32 on an H100 (kernels, per class: plain -> plain + twin): 8 x 8 x 1 263.5 -> 161.0 +
+# 69.2 ms, 4 x 8 x 1 110.1 -> 58.7 + 36.2 ms; the two-chunk twins were slower (8 x 8 x 2 111.9 ->
+# 67.7 + 105.9 ms, 16 x 8 x 2 56.5 -> 36.3 + 42.3 ms), so they are not built.
+BIP_ROWS = (8,)
+
+
+def _twin(rows: int, chunks: int) -> bool:
+    """Whether the column class (rows a warp, column chunks) has a twin for bipartite pairs."""
+    return rows in BIP_ROWS and chunks == 1
 
 _MODULES: dict[str, Any] = {}
 
@@ -109,6 +120,9 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
         "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
                             for w, k, c, n in COLUMNS[real])
+                    + ("" if params.nodewise else
+                       "".join(f"MGK_COLUMNS_BIP({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
+                               for w, k, c, n in COLUMNS[real] if _twin(k, c)))
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
@@ -152,16 +166,20 @@ def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
 
 
 def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
+    # graph 1's bipartite graphs renumbered colour 0 first, for the column solver's solve on one
+    # colour (mg_kernel.cu); node-wise values keep the graphs' own order
+    colour = first and not params.nodewise
+
     def make() -> tuple[_Graphs, np.ndarray]:
         f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real,
-                 layout(params)[0])
-        args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st, f.most))
+                 layout(params)[0], colour=colour)
+        args = tuple(cp.asarray(a) for a in (f.info, f.rptr, f.col, f.val, f.nf, f.deg, f.st, f.most, f.half))
         nbytes = factor_bytes(f.n, f.n_terms, f.nnz, row_width(params.node_kernel.features, layout(params)[0]),
                               np.dtype(real).itemsize)
         cbytes = column_bytes(f.n, f.n_terms, f.most, first, np.dtype(real).itemsize)
         return _Graphs(args, f.n.astype(np.int64), nbytes, cbytes), f.nnz.astype(np.float64)
 
-    return prep.cached(("factors", first, t.signature, params.node_kernel.features, params.edge_kernel.features,
+    return prep.cached(("factors", first, colour, t.signature, params.node_kernel.features, params.edge_kernel.features,
                         params.p, real, layout_key(params)), make)
 
 
@@ -259,6 +277,18 @@ class _Plan:
         self.table, self.width = cp.asarray(table.reshape(-1)), len(keys_b)
         self.n_classes = len(specs)
         self.classes = {c: self._launch_class(specs[c], b) for c, b in sorted(bound.items())}
+        # twins of column classes for pairs whose graph 1 is bipartite with each colour in half the
+        # team's rows (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
+        self.n_launch, self.bip = self.n_classes, None
+        if self.kind == "factored" and not params.nodewise:
+            twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
+            for c, (kind, w, s) in enumerate(specs):
+                if kind == "columns" and _twin(*s) and c in bound:
+                    twin[c], cap[c] = self.n_launch, w * s[0] // 2
+                    self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], bip=True)
+                    self.n_launch += 1
+            self.bip = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1],
+                        cp.asarray(np.diff(ga.node_ptr).astype(np.int64)))
         if any(k.kind == "global" for k in self.classes.values()):
             self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
         self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
@@ -275,16 +305,16 @@ class _Plan:
             resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
             self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
             self.chunks = cp.asarray([s[1] if kind == "columns" else 0 for kind, w, s in specs])
-            self.light = self.B.args[-1][:, 1] <= 4  # args end with most (lowrank.Side.most) per graph
+            self.light = self.B.args[-2][:, 1] <= 4  # args end with most and half (lowrank.Side) per graph
             self.nodes = cp.asarray(self.A.key)
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
-    def _launch_class(self, spec: tuple, team_bytes: int) -> _Class:
+    def _launch_class(self, spec: tuple, team_bytes: int, bip: bool = False) -> _Class:
         kind, w, s = spec
         prim = self.params.primitive
         if kind == "columns":
-            name = f"mgk_c_w{w}_k{s[0]}_i{s[1]}"
+            name = f"mgk_c{'b' if bip else ''}_w{w}_k{s[0]}_i{s[1]}"
         else:
             name = {"factored": f"mgk_f_w{w}_s{s}", "tiles": f"mgk_w{w}_s{s}_{prim}",
                     "global": f"mgk_global_w{w}_{prim}"}[kind]
@@ -337,12 +367,17 @@ class _Plan:
             turned = self.owner[other] & self.light[i] & (fewer | ~(self.owner[cls] & self.light[j]))
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
+        if self.bip is not None:  # a bipartite graph 1 whose colours fit: the class's twin
+            twin, cap, half, sizes = self.bip
+            g1 = cp.where(first < 0, j, i)
+            h, n, room = half[g1].astype(cp.int64), sizes[g1], cap[cls]
+            cls = cp.where((twin[cls] >= 0) & (h > 0) & (h <= room) & (n - h <= room), twin[cls], cls)
         wa, na, wb, nb = self._dev_work
         work = wa[i] * wb[j] if na is None else wa[i] * nb[j] + na[i] * wb[j] + na[i] * nb[j]
         key = (cls.astype(cp.int64) << 40) | ((1 << 40) - 1 - cp.minimum(work, (1 << 40) - 1).astype(cp.int64))
         order = cp.argsort(key)
         pairs = cp.stack([first[order], j[order]], axis=1).astype(cp.int32)
-        class_ptr = cp.searchsorted(cls[order], cp.arange(self.n_classes + 1, dtype=cp.int32)).astype(cp.int32)
+        class_ptr = cp.searchsorted(cls[order], cp.arange(self.n_launch + 1, dtype=cp.int32)).astype(cp.int32)
         launch = list(self.classes)
         keep = name is not None and len(i) <= KEPT_SCHEDULE_PAIRS
         if keep:  # worth a sync: later calls launch only the classes that have pairs
@@ -360,7 +395,7 @@ class _Plan:
         if i is not None and len(i) == 0:
             return
         pairs, class_ptr, launch, order = self.schedule(i, j, name, turn=nodal is None)  # node-wise: as asked
-        counters = cp.zeros(self.n_classes, cp.int32)
+        counters = cp.zeros(self.n_launch, cp.int32)
         if nodal is not None:
             nodal_off = nodal_off[order]
         p = self.params

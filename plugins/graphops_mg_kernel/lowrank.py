@@ -28,8 +28,8 @@ from graphops.plugin import BaseKernel
 
 from .common import Prepared, align16, feature_columns, start_probabilities
 
-__all__ = ["Terms", "terms", "Side", "side", "factor_bytes", "column_bytes", "column_pair_bytes", "MAX_TERMS",
-           "MAX_VALUES"]
+__all__ = ["Terms", "terms", "Side", "side", "colouring", "factor_bytes", "column_bytes", "column_pair_bytes",
+           "MAX_TERMS", "MAX_VALUES"]
 
 MAX_TERMS = 32     # more terms than this: the tile solver is faster
 MAX_VALUES = 4096  # distinct edge-feature rows per set considered at most
@@ -127,6 +127,37 @@ def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: i
             + align16(n1 * real_size))
 
 
+def colouring(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """A 2-colouring of each graph where one exists: (each node's colour, 0 or 1; whether each
+    graph is bipartite). Minimum-label propagation over the bipartite double cover, where node v
+    is (v, 0) and (v, 1) and arc u -> v joins (u, s) to (v, 1 - s): v's component is bipartite
+    exactly when (v, 0) and (v, 1) end in different components, and v's colour is whether (v, 1)
+    holds the smaller label (the component's least node gets colour 0)."""
+    n, graphs = prep.n_nodes, len(prep)
+    graph_of_node = np.repeat(np.arange(graphs), np.diff(prep.node_ptr))
+    base = np.repeat(prep.node_ptr[:-1], np.diff(prep.arc_ptr))
+    u, v = base + prep.arc_src, base + prep.arc_dst
+    a = np.concatenate([2 * u, 2 * u + 1])
+    b = np.concatenate([2 * v + 1, 2 * v])
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], b[order]
+    label = np.arange(2 * n)
+    if len(a):
+        starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        heads = a[starts]
+        while True:  # a label is always a node of the same component, and never above its own
+            new = label.copy()
+            new[heads] = np.minimum(new[heads], np.minimum.reduceat(label[b], starts))
+            new = new[new]
+            if np.array_equal(new, label):
+                break
+            label = new
+    label = label.reshape(n, 2)
+    odd = label[:, 0] == label[:, 1]
+    bipartite = np.bincount(graph_of_node[odd], minlength=graphs) == 0
+    return (label[:, 1] < label[:, 0]).astype(np.int8), bipartite
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's graphs as per-term CSRs (see the module's docstring), node values by node."""
@@ -141,11 +172,16 @@ class Side:
     nnz: np.ndarray      # stored edges per graph
     n: np.ndarray
     most: np.ndarray     # (graphs, 2) int32: the most arcs of a row over all terms, and in one term
+    half: np.ndarray     # int32 per graph: with ``colour``, a bipartite graph's nodes of colour 0
+    #                      (numbered first), else 0
 
 
 def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], edge_features: tuple[str, ...],
-         p: Any, real: type, node_widths: dict | None = None) -> Side:
-    """Graphs of ``prep`` as the first (f-side) or second (g-side) factor of ``t``'s terms."""
+         p: Any, real: type, node_widths: dict | None = None, colour: bool = False) -> Side:
+    """Graphs of ``prep`` as the first (f-side) or second (g-side) factor of ``t``'s terms. With
+    ``colour``, each bipartite graph's nodes are renumbered colour 0 first (:func:`colouring`;
+    K does not depend on the order) and ``half`` counts them: mg_kernel.cu's column solver then
+    solves the pair on colour 0 alone."""
     arc_value = np.zeros(len(prep.arc_src), np.int64)
     if len(prep.arc_src):  # the terms' rows are the set's distinct edge values: the inverse indexes them
         arc_value = _unique_values(prep, edge_features)[1][prep.arc_edge]
@@ -184,6 +220,21 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     else:
         order = np.lexsort((dst, src, term, g))
     g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
+    half = np.zeros(graphs, np.int32)
+    node_order = None  # with colour: new node -> old node
+    if colour:
+        colours, bipartite = colouring(prep)
+        graph_of_node = np.repeat(np.arange(graphs), sizes)
+        colours = np.where(bipartite[graph_of_node], colours, 0)
+        node_order = np.argsort(graph_of_node * 2 + colours, kind="stable")
+        position = np.empty_like(node_order)
+        position[node_order] = np.arange(len(node_order))
+        base = prep.node_ptr[g]
+        src, dst = position[base + src] - base, position[base + dst] - base
+        half[bipartite] = np.bincount(graph_of_node[colours == 0], minlength=graphs)[bipartite]
+        if len(g):  # the stored order again: (graph, term, source, destination)
+            order = np.lexsort((dst, src, term, g))
+            g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
     rbase = np.zeros(graphs + 1, np.int64)
     np.cumsum(R * (sizes + 1), out=rbase[1:])
     rowid = rbase[g] + term * (sizes[g] + 1) + src
@@ -201,6 +252,8 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
         most[:, 0] = np.maximum.reduceat(per_node, prep.node_ptr[:-1])
         most[:, 1] = np.maximum.reduceat(counts, rbase[:-1])
     nf = feature_columns(prep.node_values, node_features, prep.n_nodes, node_widths).astype(real)
+    deg, st = prep.degree.astype(real), start_probabilities(prep, p).astype(real)
+    if node_order is not None:
+        nf, deg, st = nf[node_order], deg[node_order], st[node_order]
     return Side(R, np.ascontiguousarray(info), rptr.astype(np.int32), dst.astype(np.int32), val.astype(real),
-                nf.reshape(-1), prep.degree.astype(real), start_probabilities(prep, p).astype(real), nnz, sizes,
-                most)
+                np.ascontiguousarray(nf).reshape(-1), deg, st, nnz, sizes, most, half)

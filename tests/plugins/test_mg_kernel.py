@@ -327,8 +327,8 @@ def launched_kernels(monkeypatch) -> set:
     launched = set()
     launch_class = mg._Plan._launch_class
 
-    def spy(self, spec, team_bytes):
-        out = launch_class(self, spec, team_bytes)
+    def spy(self, spec, team_bytes, **kwargs):
+        out = launch_class(self, spec, team_bytes, **kwargs)
         launched.add(out.name)
         return out
 
@@ -427,8 +427,9 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, 
     assert out.details["terms"] == (1 if edges == "weights" else 3)
     real = np.float32 if variant == "gpu32" else np.float64
     shapes = {f"mgk_c_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
-    others = {name[:6] for name in launched - shapes}
-    assert shapes <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
+    twins = {f"mgk_cb_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real] if mg._twin(k, c)}
+    others = {name[:6] for name in launched - shapes - twins}
+    assert shapes | twins <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
     np.testing.assert_allclose(np.asarray(out.result), run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1),
                                rtol=rtol(variant))
     if edges == "weights":  # a square Gram: pairs that take the owner path only the other way are turned
@@ -444,6 +445,50 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, 
         K = run(variant, a, node_kernel=nk, edge_kernel=ek, q=0.1)
         assert sum(turned) > 0
         np.testing.assert_allclose(K, run("cpu", a, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
+
+
+def _labelled(G, seed):
+    G = nx.convert_node_labels_to_integers(G)
+    rng = np.random.default_rng(seed)
+    nx.set_node_attributes(G, {v: int(rng.integers(0, 3)) for v in G}, "element")
+    nx.set_edge_attributes(G, {e: int(rng.integers(1, 3)) for e in G.edges}, "order")
+    return G
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("edges", ["labels", "constant"])
+@pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
+def test_gpu_bipartite_pairs_solve_on_one_colour(variant, edges, monkeypatch):
+    """A pair whose first graph is bipartite with each colour in half its team's rows goes to the
+    column class's twin (mgk_cb_*), which solves on one colour: paths, even cycles, grids, trees,
+    a disconnected forest with an isolated node, and graphs it must not take (an odd cycle, a star
+    whose colours do not fit, a graph with a triangle), against each other in a square Gram. The
+    twins get pairs and every value matches the CPU's (with edge labels three terms: V and two
+    barriers a mat-vec; with a constant edge kernel one term: the owner path)."""
+    import graphops_mg_kernel.gpu as mg
+
+    graphs = [nx.path_graph(7), nx.cycle_graph(10), nx.grid_2d_graph(4, 5), nx.balanced_tree(2, 4),
+              nx.disjoint_union(nx.path_graph(5), nx.empty_graph(2)), nx.cycle_graph(9), nx.star_graph(12),
+              nx.cycle_graph(30), nx.grid_2d_graph(6, 9), nx.lollipop_graph(4, 6), nx.path_graph(2)]
+    graphs = [_labelled(G, s) for s, G in enumerate(graphs)]
+    nk = KroneckerDelta(0.5, on="element")
+    ek = KroneckerDelta(0.5, on="order") if edges == "labels" else Constant(0.8)
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
+    counts = {}
+    schedule = mg._Plan.schedule
+
+    def spy(self, *args, **kwargs):
+        out = schedule(self, *args, **kwargs)
+        for c, n in enumerate(np.diff(out[1].get())):
+            if n:
+                counts[self.classes[c].name] = counts.get(self.classes[c].name, 0) + int(n)
+        return out
+
+    monkeypatch.setattr(mg._Plan, "schedule", spy)
+    got = run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1)
+    twins = {name: n for name, n in counts.items() if name.startswith("mgk_cb_")}
+    assert sum(twins.values()) >= 10, counts
+    np.testing.assert_allclose(got, run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
 
 
 @pytest.mark.gpu

@@ -528,6 +528,7 @@ struct Side {
     const real* val;
     Nodes v;
     const int2* most;  // per graph: the most arcs of a row over all terms, and in one term
+    const int* half;   // per graph: a bipartite graph's nodes of colour 0 (numbered first), else 0
 };
 
 struct Factor {   // one graph as terms x CSR (global memory)
@@ -831,7 +832,9 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
-template <int W, int KS, int IS, bool OWNER>  // OWNER: the team may take the owner path (gpu.py's rule)
+// OWNER: the team may take the owner path (gpu.py's rule); BIP: every pair's graph 1 is bipartite
+// and each colour fits half the rows (gpu.py sends only those; see above)
+template <int W, int KS, int IS, bool OWNER, bool BIP>
 __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
@@ -849,6 +852,8 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     // st_i p_t[i, k] for its rows i and the column k of chunk b, and K sums st'_k xs[b]: one
     // register a thread where x took one an entry
     constexpr bool KEEP_INV = sizeof(real) == 8, KEEP_X = MGK_NODEWISE;
+    constexpr int H = KS / 2;  // BIP: rows a warp of each colour
+    static_assert(!BIP || (!KEEP_X && KS % 2 == 0), "the solve on one colour: K alone, rows split in two");
     real xv[KEEP_X ? S : 1], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1], xs[IS];
     auto precondition = [&](int s, real v) -> real {
         if constexpr (KEEP_INV) return v * Iv[s];
@@ -875,8 +880,20 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             const int* rb = GB.rptr + t * (n2 + 1);
             if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
         }
+        // bip: graph 1 is bipartite, its nodes numbered colour 0 first (lowrank.py), and each colour
+        // fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
+        // n0 + warp + (a - H) W. Otherwise slot a holds row warp + a W.
+        const int n0 = BIP ? SA.half[ij.x] : 0;
+        constexpr bool bip = BIP;
+        if (BIP && !(n0 > 0 && n0 <= W * H && n1 - n0 <= W * H)) {  // not for this kernel: an error, not a value
+            if (rank == 0) record(L, L.pairs[job], 0.0, 0, false);
+            return;
+        }
+        const int n0h = bip ? n0 - W * H : 0;  // the row of table row u >= W H: u + n0h
+        const int lim0 = bip ? n0 : n1;          // table rows u < W H hold a row when below lim0
         for (int s = rank; s < W * KS * DA; s += T) {  // arc d of row i of graph 1, in every live term
-            const int i = (s >> 1) % (W * KS);  // stored at ((d / 2) W KS + i) 2 + d % 2
+            const int u = (s >> 1) % (W * KS);  // stored at ((d / 2) W KS + u) 2 + d % 2: table row u = warp + a W
+            const int i = u < W * H ? (u < lim0 ? u : n1) : u + n0h;  // n1: no row
             int d = (s >> 1) / (W * KS) * 2 + (s & 1);
             Arc arc{0, 0};
             for (int t = 0; t < terms && i < n1; ++t) {
@@ -902,6 +919,12 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
         if constexpr (!KEEP_X) {
             for (int s = rank; s < n1; s += T) st_s(window + ST + s * R, GA.v.st[s]);
         }
+        if constexpr (BIP) {  // P and V zero: a padding arc (value 0, offset 0) reads row 0, which the
+            // start has not written (a NaN left there by another pair would survive the product by 0)
+            const int words = (own ? align16(n1 * prow) : V - P + align16(n1 * vrow)) / 4;
+            for (int s = rank; s < words; s += T) st_s<float>(window + P + 4 * s, 0.0f);
+            team_sync<W>();
+        }
         unsigned kc[IS];  // this lane's column of V (the term's zero column past the last)
 #pragma unroll
         for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
@@ -922,35 +945,40 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             }
         }
         const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
+        const unsigned pown_hi = pown + n0h * prow;                 // the same for slots a >= H
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
+        const int rows0 = min(H, max(0, (n0 - warp + W - 1) / W));  // bip: of colour 0 (slots a < H)
+        const int rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));  // bip: of colour 1 (slots H + a)
+        double DD = 0.0;  // bip: D·D
 #pragma unroll
         for (int b = 0; b < IS; ++b) xs[b] = 0;
 #pragma unroll
         for (int a = 0; a < KS; ++a) {
-            const int i = warp + a * W;
+            const int i = warp + a * W + (a >= H ? n0h : 0);
+            const bool in = i < (a < H ? lim0 : n1);
 #pragma unroll
             for (int b = 0; b < IS; ++b) {
                 const int s = a * IS + b, k = lane + 32 * b;
                 real D = 0, Pd = 1;
-                if (i < n1 && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
+                if (in && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
                 if constexpr (KEEP_X) xv[s] = 0;
                 rv[s] = D;
                 Pv[s] = Pd;
                 if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
                 pv[s] = 0;
-                if (i < n1 && k < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, D));  // y = r / P
+                if (bip && a >= H) {  // colour 1 keeps D for x₁ in p, and x₀ of slot s - S / 2 in r
+                    pv[s] = D;
+                    rv[s] = 0;
+                }
+                DD += (double)D * D;
+                if (in && k < n2 && (!bip || a >= H))  // y = r / P; bip: y₁ = D₁ / P₁
+                    st_s((a < H ? pown : pown_hi) + a * W * prow + b * 32 * R, precondition(s, D));
             }
         }
-        const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
-        double rz = 0.0, bound = 0.0;
-        int its = 0;
-        bool done = false;  // r = D > 0: ||r|| > tol ||D|| at the start (tol < 1)
-        // two halves an iteration, each a mat-vec and a team sum: p's (then alpha, x, r and y =
-        // r / P) and y's (then z, beta, p). The first half of all gives z at the start, so p = z.
-        for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
-            team_sync<W>();  // p or y written
-            for (int j0 = 0; j0 < (own ? 0 : n1); j0 += 32) {  // step 1: V = P [G_t]ᵀ, the warp's columns S at a time
-                const unsigned pj = window + P + min(j0 + lane, n1 - 1) * prow;
+        // step 1: V = P [G_t]ᵀ at rows lo .. hi - 1, the warp's columns S at a time
+        auto step1 = [&](int lo, int hi) {
+            for (int j0 = lo; j0 < hi; j0 += 32) {
+                const unsigned pj = window + P + min(j0 + lane, hi - 1) * prow;
                 const unsigned vj = window + V + (j0 + lane) * vrow;
                 for (int c0 = warp; c0 < NC; c0 += W * S) {
                     // the warp's columns c0 + W m of this block, m < NM: no test per column, so
@@ -980,77 +1008,225 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                                 av[m] += h3.val * ld_s(pj + h3.off);
                             }
                         }
-                        if (j0 + lane < n1)
+                        if (j0 + lane < hi)
 #pragma unroll
                             for (int m = 0; m < NM; ++m) st_s(vj + (c0 + W * m) * R, av[m]);
                     });
                 }
             }
-            if (!own) team_sync<W>();  // V complete
-            double rz_new = 0.0, rr = 0.0;
-            with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
-                constexpr int NR = decltype(count)::value, NS = NR * IS;
+        };
+        // step 2 (and the owner path's U Gᵀ): N's product at slots A0 .. A0 + NR - 1 into av
+        auto step2 = [&](auto a0, auto count) {
+            constexpr int A0 = decltype(a0)::value, NR = decltype(count)::value;
 #pragma unroll
-                for (int s = 0; s < NS; ++s) av[s] = 0;
+            for (int s = A0 * IS; s < (A0 + NR) * IS; ++s) av[s] = 0;
 #pragma unroll 1
-                for (int d = 0; d + 1 < da; d += 2) {  // step 2: Σ_t F_t V_t at the owned entries
-                    const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
-                    Arc f, g;  // row a's arcs, loaded while row a - 1 adds
-                    if constexpr (NR > 0) arc_pair(at, f, g);
+            for (int d = 0; d + 1 < da; d += 2) {  // Σ_t F_t V_t at the owned entries
+                const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
+                Arc f, g;  // row a's arcs, loaded while row a - 1 adds
+                if constexpr (NR > 0) arc_pair(at + 2 * A0 * W * ARC, f, g);
 #pragma unroll
-                    for (int a = 0; a < NR; ++a) {
-                        const Arc f0 = f, g0 = g;
-                        if (a + 1 < NR) arc_pair(at + 2 * (a + 1) * W * ARC, f, g);
+                for (int a = A0; a < A0 + NR; ++a) {
+                    const Arc f0 = f, g0 = g;
+                    if (a + 1 < A0 + NR) arc_pair(at + 2 * (a + 1) * W * ARC, f, g);
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) {
+                        av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
+                        av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
+                    }
+                }
+            }
+            if (da & 1) {  // the last arc of an odd count, alone (its pair's second is a zero)
+                const unsigned at = window + TA + ((da - 1) * W * KS + 2 * warp) * ARC;
+#pragma unroll
+                for (int a = A0; a < A0 + NR; ++a) {
+                    const Arc f0 = arc_one(at + 2 * a * W * ARC);
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
+                }
+            }
+            if (own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
+#pragma unroll
+                for (int a = A0; a < A0 + NR; ++a) {
+                    real y[OS];
+#pragma unroll
+                    for (int b = 0; b < OS; ++b) {
+                        y[b] = 0;
+#pragma unroll
+                        for (int d = 0; d < 4; ++d) {
+                            const unsigned c = src[b] >> (8 * d);
+                            real u = __shfl_sync(0xffffffffu, av[a * IS], c);  // lane: its low 5 bits
+                            if constexpr (OS == 2) {
+                                const real v = __shfl_sync(0xffffffffu, av[a * IS + 1], c);
+                                u = c & 32 ? v : u;
+                            }
+                            y[b] += sval[b][d] * u;
+                        }
+                    }
+#pragma unroll
+                    for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
+                }
+            }
+        };
+        const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
+        double rz = 0.0, bound = 0.0;
+        int its = 0;
+        bool done = false;  // r = D > 0: ||r|| > tol ||D|| at the start (tol < 1)
+        if constexpr (!BIP) {
+            // two halves an iteration, each a mat-vec and a team sum: p's (then alpha, x, r and
+            // y = r / P) and y's (then z, beta, p). The first half of all gives z at the start, so p = z.
+            for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
+                team_sync<W>();  // p or y written
+                if (!own) {
+                    step1(0, n1);
+                    team_sync<W>();  // V complete
+                }
+                double rz_new = 0.0, rr = 0.0;
+                with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
+                    constexpr int NR = decltype(count)::value, NS = NR * IS;
+                    step2(Count<0>{}, count);
+                    if (half) {  // z = y + (N y) / P = (r + N y) / P; this thread's shares of r·z and r·r
+                        real rz_part = 0, rr_part = 0;
+#pragma unroll
+                        for (int s = 0; s < NS; ++s) {
+                            av[s] = precondition(s, rv[s] + av[s]);  // z
+                            rz_part += rv[s] * av[s];
+                            rr_part += rv[s] * rv[s];
+                        }
+                        rz_new = rz_part;
+                        rr = rr_part;
+                        team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
+                        const real beta = its ? fast_div((real)rz_new, (real)rz) : (real)0;  // p = z at the start
+#pragma unroll
+                        for (int a = 0; a < NR; ++a)
+#pragma unroll
+                            for (int b = 0; b < IS; ++b) {
+                                const int s = a * IS + b;
+                                pv[s] = av[s] + beta * pv[s];
+                                if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                            }
+                        return;
+                    }
+                    real part = 0;  // this thread's share of p·Ap: float sums of at most 8 terms
+#pragma unroll
+                    for (int s = 0; s < NS; ++s) {
+                        av[s] = Pv[s] * pv[s] - av[s];
+                        part += pv[s] * av[s];
+                    }
+                    real sp[IS];  // Σ_a st_i p[i, k] over the warp's rows, by chunk (for xs)
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) sp[b] = 0;
+                    if constexpr (!KEEP_X) {
+#pragma unroll
+                        for (int a = 0; a < NR; ++a) {
+                            const real st = ld_s(window + ST + (warp + a * W) * R);
+#pragma unroll
+                            for (int b = 0; b < IS; ++b) sp[b] += st * pv[a * IS + b];
+                        }
+                    }
+                    double pAp = part;
+                    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of p is done
+                    const real alpha = fast_div((real)rz, (real)pAp);
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
+#pragma unroll
+                    for (int a = 0; a < NR; ++a)
 #pragma unroll
                         for (int b = 0; b < IS; ++b) {
-                            av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
-                            av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
+                            const int s = a * IS + b;
+                            if constexpr (KEEP_X) xv[s] += alpha * pv[s];
+                            rv[s] -= alpha * av[s];
+                            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, rv[s]));  // y
                         }
-                    }
+                });
+                if (!half) {
+                    ++its;
+                    continue;
                 }
-                if (da & 1) {  // the last arc of an odd count, alone (its pair's second is a zero)
-                    const unsigned at = window + TA + ((da - 1) * W * KS + 2 * warp) * ARC;
+                if (!its) bound = tol * tol * rr;  // r = D
+                rz = rz_new;
+                done = rr <= bound;
+                if (done || its >= limit) break;
+            }
+        } else {  // CG on colour 0's Schur complement (see above)
+            team_sum1<W, 8>(DD, red, flip, warp, lane);  // also: y₁ written
+            bound = tol * tol * DD;
+            // the start: r₀ = b₀ = D₀ + N₀₁ y₁, z₀ = r₀ / P₀, p₀ = z₀
+            if (!own) {
+                step1(n0, n1);
+                team_sync<W>();  // V complete
+            }
+            double rz_new = 0.0, rr = 0.0;
+            with_count<H>(rows0, [&](auto count) {
+                constexpr int NR = decltype(count)::value, NS = NR * IS;
+                step2(Count<0>{}, count);
+                real rz_part = 0, rr_part = 0;
 #pragma unroll
-                    for (int a = 0; a < NR; ++a) {
-                        const Arc f0 = arc_one(at + 2 * a * W * ARC);
-#pragma unroll
-                        for (int b = 0; b < IS; ++b) av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
-                    }
+                for (int s = 0; s < NS; ++s) {
+                    rv[s] += av[s];
+                    pv[s] = precondition(s, rv[s]);
+                    rz_part += rv[s] * pv[s];
+                    rr_part += rv[s] * rv[s];
                 }
-                if (own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
+                rz_new = rz_part;
+                rr = rr_part;
+                team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y₁ is done
 #pragma unroll
-                    for (int a = 0; a < NR; ++a) {
-                        real y[OS];
+                for (int a = 0; a < NR; ++a)
 #pragma unroll
-                        for (int b = 0; b < OS; ++b) {
-                            y[b] = 0;
-#pragma unroll
-                            for (int d = 0; d < 4; ++d) {
-                                const unsigned c = src[b] >> (8 * d);
-                                real u = __shfl_sync(0xffffffffu, av[a * IS], c);  // lane: its low 5 bits
-                                if constexpr (OS == 2) {
-                                    const real v = __shfl_sync(0xffffffffu, av[a * IS + 1], c);
-                                    u = c & 32 ? v : u;
-                                }
-                                y[b] += sval[b][d] * u;
-                            }
-                        }
-#pragma unroll
-                        for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
-                    }
+                    for (int b = 0; b < IS; ++b)
+                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[a * IS + b]);
+            });
+            rz = rz_new;
+            done = rr <= bound;
+            while (!done && its < limit) {
+                team_sync<W>();  // p₀ written
+                if (!own) {
+                    step1(0, n0);
+                    team_sync<W>();  // V complete
                 }
-                if (half) {  // z = y + (N y) / P = (r + N y) / P; this thread's shares of r·z and r·r
+                with_count<H>(rows1, [&](auto count) {  // u₁ = N₁₀ p₀ / P₁
+                    constexpr int NR = decltype(count)::value;
+                    step2(Count<H>{}, count);
+#pragma unroll
+                    for (int a = H; a < H + NR; ++a)
+#pragma unroll
+                        for (int b = 0; b < IS; ++b)
+                            if (lane + 32 * b < n2)
+                                st_s(pown_hi + a * W * prow + b * 32 * R, precondition(a * IS + b, av[a * IS + b]));
+                });
+                team_sync<W>();  // u₁ written; every read of p₀ is done
+                if (!own) {
+                    step1(n0, n1);
+                    team_sync<W>();  // V complete
+                }
+                rz_new = 0.0;
+                rr = 0.0;
+                with_count<H>(rows0, [&](auto count) {  // S p₀ = P₀ p₀ − N₀₁ u₁, then CG's updates
+                    constexpr int NR = decltype(count)::value, NS = NR * IS;
+                    step2(Count<0>{}, count);
+                    real part = 0;
+#pragma unroll
+                    for (int s = 0; s < NS; ++s) {
+                        av[s] = Pv[s] * pv[s] - av[s];
+                        part += pv[s] * av[s];
+                    }
+                    double pAp = part;
+                    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of u₁ is done
+                    const real alpha = fast_div((real)rz, (real)pAp);
                     real rz_part = 0, rr_part = 0;
 #pragma unroll
                     for (int s = 0; s < NS; ++s) {
-                        av[s] = precondition(s, rv[s] + av[s]);  // z
+                        rv[S / 2 + s] += alpha * pv[s];  // x₀
+                        rv[s] -= alpha * av[s];
+                        av[s] = precondition(s, rv[s]);  // z₀
                         rz_part += rv[s] * av[s];
                         rr_part += rv[s] * rv[s];
                     }
                     rz_new = rz_part;
                     rr = rr_part;
-                    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
-                    const real beta = its ? fast_div((real)rz_new, (real)rz) : (real)0;  // p = z at the start
+                    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);
+                    const real beta = fast_div((real)rz_new, (real)rz);
 #pragma unroll
                     for (int a = 0; a < NR; ++a)
 #pragma unroll
@@ -1059,51 +1235,47 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
                             pv[s] = av[s] + beta * pv[s];
                             if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
                         }
-                    return;
-                }
-                real part = 0;  // this thread's share of p·Ap: float sums of at most 8 terms
-#pragma unroll
-                for (int s = 0; s < NS; ++s) {
-                    av[s] = Pv[s] * pv[s] - av[s];
-                    part += pv[s] * av[s];
-                }
-                real sp[IS];  // Σ_a st_i p[i, k] over the warp's rows, by chunk (for xs)
-#pragma unroll
-                for (int b = 0; b < IS; ++b) sp[b] = 0;
-                if constexpr (!KEEP_X) {
-#pragma unroll
-                    for (int a = 0; a < NR; ++a) {
-                        const real st = ld_s(window + ST + (warp + a * W) * R);
-#pragma unroll
-                        for (int b = 0; b < IS; ++b) sp[b] += st * pv[a * IS + b];
-                    }
-                }
-                double pAp = part;
-                team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of p is done
-                const real alpha = fast_div((real)rz, (real)pAp);
-#pragma unroll
-                for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
-#pragma unroll
-                for (int a = 0; a < NR; ++a)
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) {
-                        const int s = a * IS + b;
-                        if constexpr (KEEP_X) xv[s] += alpha * pv[s];
-                        rv[s] -= alpha * av[s];
-                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, rv[s]));  // y
-                    }
-            });
-            if (!half) {
+                });
+                rz = rz_new;
                 ++its;
-                continue;
+                done = rr <= bound;
             }
-            if (!its) bound = tol * tol * rr;  // r = D
-            rz = rz_new;
-            done = rr <= bound;
-            if (done || its >= limit) break;
+            // x₁ = (D₁ + N₁₀ x₀) / P₁: x₀ where p₀ was (every read of p₀ is done: the last team sum)
+#pragma unroll
+            for (int a = 0; a < H; ++a)
+#pragma unroll
+                for (int b = 0; b < IS; ++b)
+                    if (a < rows0 && lane + 32 * b < n2)
+                        st_s(pown + a * W * prow + b * 32 * R, rv[S / 2 + a * IS + b]);
+            team_sync<W>();  // x₀ written
+            if (!own) {
+                step1(0, n0);
+                team_sync<W>();  // V complete
+            }
+            with_count<H>(rows1, [&](auto count) {
+                constexpr int NR = decltype(count)::value;
+                step2(Count<H>{}, count);
+#pragma unroll
+                for (int s = H * IS; s < (H + NR) * IS; ++s) av[s] = precondition(s, pv[s] + av[s]);
+            });
         }
         double total = 0.0;
-        if constexpr (KEEP_X) {
+        if constexpr (BIP) {  // Σ p_i p'_k (x_ik − [lmin] V_ik) over both colours
+            {
+#pragma unroll
+                for (int a = 0; a < H; ++a) {  // x₀ (kept in colour 1's r) and x₁ (in av)
+#pragma unroll
+                    for (int b = 0; b < IS; ++b) {
+                        const int k = lane + 32 * b;
+                        if (k >= n2) continue;
+                        if (a < rows0)
+                            total += k_term(GA.v, GB.v, warp + a * W, k, (double)rv[S / 2 + a * IS + b], lmin, pn);
+                        if (a < rows1)
+                            total += k_term(GA.v, GB.v, n0 + warp + a * W, k, (double)av[(H + a) * IS + b], lmin, pn);
+                    }
+                }
+            }
+        } else if constexpr (KEEP_X) {
             const long long noff = L.nodal ? L.nodal_off[job] : 0;
 #pragma unroll
             for (int a = 0; a < KS; ++a) {
@@ -1491,14 +1663,15 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
 // MGK_NODAL_GRADIENT.
 #define MGK_FACTOR_ARGS                                                                                       \
     const int4 *ia, const int *rpa, const int *cola, const real *va, const real *nfa, const real *dega,         \
-        const real *sta, const int2 *mosta, const int4 *ib, const int *rpb, const int *colb, const real *vb,     \
-        const real *nfb, const real *degb, const real *stb, const int2 *mostb, int terms, const int2 *pairs,      \
+        const real *sta, const int2 *mosta, const int *halfa, const int4 *ib, const int *rpb, const int *colb,    \
+        const real *vb, const real *nfb, const real *degb, const real *stb, const int2 *mostb, const int *halfb,  \
+        int terms, const int2 *pairs,                                                                             \
         const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0, double *nodal,          \
         const long long *nodal_off, u64 *stats, int team_bytes, const double *pn, double q, double tol,           \
         int max_iter, int lmin
 #define MGK_FACTOR_SETUP                                                                                       \
-    Side SA{ia, rpa, cola, va, {nfa, dega, sta}, mosta};                                                        \
-    Side SB{ib, rpb, colb, vb, {nfb, degb, stb}, mostb};                                                        \
+    Side SA{ia, rpa, cola, va, {nfa, dega, sta}, mosta, halfa};                                                 \
+    Side SB{ib, rpb, colb, vb, {nfb, degb, stb}, mostb, halfb};                                                 \
     Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr, nullptr};
 #define MGK_FACTORED(W, S)                                                                                     \
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(MGK_RESIDENT, MGK_THREADS(W)))      \
@@ -1512,7 +1685,13 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
         mgk_c_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                           \
         MGK_FACTOR_SETUP                                                                                        \
-        solve_columns<W, KS, IS, OWNER>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                          \
+        solve_columns<W, KS, IS, OWNER, false>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                   \
+    }
+#define MGK_COLUMNS_BIP(W, KS, IS, RESIDENT, OWNER)                                                            \
+    extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
+        mgk_cb_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                          \
+        MGK_FACTOR_SETUP                                                                                        \
+        solve_columns<W, KS, IS, OWNER, true>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                    \
     }
 #define MGK_GRADIENT(W)                                                                                          \
     extern "C" __global__ void __launch_bounds__(W * 32) mgk_gradient_w##W(                                     \
