@@ -214,15 +214,9 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     graph_of_arc = np.repeat(np.arange(graphs), np.diff(prep.arc_ptr))
     g = graph_of_arc[arc]
     src, dst = prep.arc_src[arc], prep.arc_dst[arc]
-    width = int(sizes.max()) if graphs else 1
-    if graphs * R * width * width < 2 ** 62:  # (graph, term, src, dst) as one key: a tenth of lexsort's time
-        order = np.argsort(((g * R + term) * width + src) * width + dst, kind="stable")
-    else:
-        order = np.lexsort((dst, src, term, g))
-    g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
     half = np.zeros(graphs, np.int32)
     node_order = None  # with colour: new node -> old node
-    if colour:
+    if colour:  # renumbered before the arcs are sorted, so one sort gives the stored order
         colours, bipartite = colouring(prep)
         graph_of_node = np.repeat(np.arange(graphs), sizes)
         colours = np.where(bipartite[graph_of_node], colours, 0)
@@ -232,9 +226,12 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
         base = prep.node_ptr[g]
         src, dst = position[base + src] - base, position[base + dst] - base
         half[bipartite] = np.bincount(graph_of_node[colours == 0], minlength=graphs)[bipartite]
-        if len(g):  # the stored order again: (graph, term, source, destination)
-            order = np.lexsort((dst, src, term, g))
-            g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
+    width = int(sizes.max()) if graphs else 1
+    if graphs * R * width * width < 2 ** 62:  # (graph, term, src, dst) as one key: a tenth of lexsort's time
+        order = np.argsort(((g * R + term) * width + src) * width + dst, kind="stable")
+    else:
+        order = np.lexsort((dst, src, term, g))
+    g, term, src, dst, val = g[order], term[order], src[order], dst[order], val[order]
     rbase = np.zeros(graphs + 1, np.int64)
     np.cumsum(R * (sizes + 1), out=rbase[1:])
     rowid = rbase[g] + term * (sizes[g] + 1) + src

@@ -556,28 +556,78 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
     fa = side(pa, t, True, node_kernel.features, names, "uniform", np.float64)
     fb = side(pb, t, False, node_kernel.features, names, "uniform", np.float64)
 
-    def dense_terms(f, g):
-        n, r0, z0 = int(f.info[g, 0]), int(f.info[g, 1]), int(f.info[g, 2])
-        out = []
-        for r in range(f.n_terms):
-            rp = f.rptr[r0 + r * (n + 1): r0 + (r + 1) * (n + 1)]
-            F = np.zeros((n, n))
-            for i in range(n):
-                for e in range(rp[i], rp[i + 1]):
-                    F[i, f.col[z0 + e]] += f.val[z0 + e]
-            out.append(F)
-        return out
-
     for i in range(len(a)):
         g1 = _graph(a, i, a.node_feature_table(), a.edge_feature_table())
         for j in range(len(b)):
             g2 = _graph(b, j, b.node_feature_table(), b.edge_feature_table())
-            got = sum(np.kron(F, G) for F, G in zip(dense_terms(fa, i), dense_terms(fb, j)))
+            got = sum(np.kron(F, G) for F, G in zip(_dense_terms(fa, i), _dense_terms(fb, j)))
             np.testing.assert_allclose(got, product_adjacency(g1, g2, edge_kernel), rtol=1e-12, atol=1e-12)
     for f in (fa, fb):  # the column solver pads rows to these: the most arcs of a row, over all terms and in one
         for g in range(len(f.n)):
-            counts = np.array([[np.count_nonzero(row) for row in F] for F in dense_terms(f, g)])
+            counts = np.array([[np.count_nonzero(row) for row in F] for F in _dense_terms(f, g)])
             assert f.most[g].tolist() == [counts.sum(axis=0).max(), counts.max()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 2 ** 16), st.floats(0.0, 0.9), st.booleans()),
+                min_size=1, max_size=6))
+def test_coloured_side_is_the_plain_one_renumbered(specs):
+    """colouring agrees with networkx on which graphs are bipartite (self-loops included) and
+    2-colours them properly; side(colour=True), the column solver's first side, numbers a
+    bipartite graph's colour 0 first, counts it in ``half`` (0 for the others) and permutes rows,
+    arcs and node values alike: its term matrices are the plain ones permuted, with both colour
+    blocks empty."""
+    from graphops_mg_kernel.common import prepare_cpu
+    from graphops_mg_kernel.lowrank import colouring, side, terms
+
+    graphs = []
+    for n, seed, prob, loop in specs:
+        rng = np.random.default_rng(seed)
+        G = nx.gnp_random_graph(n, prob, seed=seed)
+        if loop:
+            v = int(rng.integers(n))
+            G.add_edge(v, v)
+        nx.set_node_attributes(G, {v: int(rng.integers(0, 3)) for v in G}, "element")
+        nx.set_edge_attributes(G, {e: int(rng.integers(1, 3)) for e in G.edges}, "order")
+        graphs.append(G)
+    gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
+    prep = prepare_cpu(gs)
+    colours, bipartite = colouring(prep)
+    ek = KroneckerDelta(0.5, on="order")
+    t = terms(ek, prep, prep)
+    plain = side(prep, t, True, ("element",), ek.features, "uniform", np.float64)
+    coloured = side(prep, t, True, ("element",), ek.features, "uniform", np.float64, colour=True)
+    for g, G in enumerate(graphs):
+        first, n = int(prep.node_ptr[g]), G.number_of_nodes()
+        c = colours[first:first + n]
+        assert bipartite[g] == nx.is_bipartite(G)
+        order = np.arange(n)
+        if bipartite[g]:
+            assert all(c[u] != c[v] for u, v in G.edges)
+            order = np.argsort(c, kind="stable")
+        h = int(coloured.half[g])
+        assert h == (int((c == 0).sum()) if bipartite[g] else 0)
+        for F0, F1 in zip(_dense_terms(plain, g), _dense_terms(coloured, g)):
+            np.testing.assert_array_equal(F1, F0[np.ix_(order, order)])
+            if bipartite[g]:
+                assert not F1[:h, :h].any() and not F1[h:, h:].any()
+        for name in ("deg", "st"):
+            np.testing.assert_array_equal(getattr(coloured, name)[first:first + n],
+                                          getattr(plain, name)[first:first + n][order])
+
+
+def _dense_terms(f, g):
+    """Graph g's term matrices F_t of a lowrank.Side, dense."""
+    n, r0, z0 = int(f.info[g, 0]), int(f.info[g, 1]), int(f.info[g, 2])
+    out = []
+    for r in range(f.n_terms):
+        rp = f.rptr[r0 + r * (n + 1): r0 + (r + 1) * (n + 1)]
+        F = np.zeros((n, n))
+        for i in range(n):
+            for e in range(rp[i], rp[i + 1]):
+                F[i, f.col[z0 + e]] += f.val[z0 + e]
+        out.append(F)
+    return out
 
 
 @pytest.mark.parametrize("columns", [1, 2, 3])
