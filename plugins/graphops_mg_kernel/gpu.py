@@ -70,17 +70,16 @@ FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
 # 8.45 M pairs, twice: its tiles are cut by measured time, so a later call may cut them elsewhere).
 KEPT_SCHEDULE_PAIRS = 1 << 20
 KEPT_PAIRS = 1 << 24
-# One-chunk column classes of these rows a warp have a twin kernel that solves a pair whose graph
-# 1 is bipartite, each colour in half the rows, on colour 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP).
-# NCI1 float32 on an H100 (kernels, per class: plain -> plain + twin): 8 x 8 x 1 263.5 -> 161.0 +
-# 69.2 ms, 4 x 8 x 1 110.1 -> 58.7 + 36.2 ms; the two-chunk twins were slower (8 x 8 x 2 111.9 ->
-# 67.7 + 105.9 ms, 16 x 8 x 2 56.5 -> 36.3 + 42.3 ms), so they are not built.
-BIP_ROWS = (8,)
+# Column classes (warps, rows a warp, column chunks) with a twin kernel that solves a pair on colour
+# 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP), for pairs whose graph 1 has each colour in half the
+# team's rows (lowrank.independent_split: no arc joins two nodes of colour 1).
+TWINS = {real: frozenset((w, k, c) for w, k, c, _ in COLUMNS[real]) for real in COLUMNS}
 
 
-def _twin(rows: int, chunks: int) -> bool:
-    """Whether the column class (rows a warp, column chunks) has a twin for bipartite pairs."""
-    return rows in BIP_ROWS and chunks == 1
+def _twin(real: type, w: int, rows: int, chunks: int) -> bool:
+    """Whether the column class (warps, rows a warp, column chunks) has a twin in ``real``."""
+    return (w, rows, chunks) in TWINS[real]
+
 
 _MODULES: dict[str, Any] = {}
 
@@ -122,7 +121,7 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
                             for w, k, c, n in COLUMNS[real])
                     + ("" if params.nodewise else
                        "".join(f"MGK_COLUMNS_BIP({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
-                               for w, k, c, n in COLUMNS[real] if _twin(k, c)))
+                               for w, k, c, n in COLUMNS[real] if _twin(real, w, k, c)))
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
@@ -283,7 +282,7 @@ class _Plan:
         if self.kind == "factored" and not params.nodewise:
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
             for c, (kind, w, s) in enumerate(specs):
-                if kind == "columns" and _twin(*s) and c in bound:
+                if kind == "columns" and _twin(real, w, *s) and c in bound:
                     twin[c], cap[c] = self.n_launch, w * s[0] // 2
                     self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], bip=True)
                     self.n_launch += 1

@@ -28,7 +28,7 @@ from graphops.plugin import BaseKernel
 
 from .common import Prepared, align16, feature_columns, start_probabilities
 
-__all__ = ["Terms", "terms", "Side", "side", "colouring", "factor_bytes", "column_bytes", "column_pair_bytes",
+__all__ = ["Terms", "terms", "Side", "side", "colouring", "independent_split", "COLOUR_NODES", "factor_bytes", "column_bytes", "column_pair_bytes",
            "MAX_TERMS", "MAX_VALUES"]
 
 MAX_TERMS = 32     # more terms than this: the tile solver is faster
@@ -127,14 +127,11 @@ def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: i
             + align16(n1 * real_size))
 
 
-def colouring(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    """A 2-colouring of each graph where one exists: (each node's colour, 0 or 1; whether each
-    graph is bipartite). Minimum-label propagation over the bipartite double cover, where node v
-    is (v, 0) and (v, 1) and arc u -> v joins (u, s) to (v, 1 - s): v's component is bipartite
-    exactly when (v, 0) and (v, 1) end in different components, and v's colour is whether (v, 1)
-    holds the smaller label (the component's least node gets colour 0)."""
-    n, graphs = prep.n_nodes, len(prep)
-    graph_of_node = np.repeat(np.arange(graphs), np.diff(prep.node_ptr))
+def _cover_labels(prep: Prepared) -> np.ndarray:
+    """Minimum-label propagation over the bipartite double cover, where node v is (v, 0) and
+    (v, 1) and arc u -> v joins (u, s) to (v, 1 - s): (nodes, 2), each the least double-cover node
+    (2 v + s) of the component holding (v, s)."""
+    n = prep.n_nodes
     base = np.repeat(prep.node_ptr[:-1], np.diff(prep.arc_ptr))
     u, v = base + prep.arc_src, base + prep.arc_dst
     a = np.concatenate([2 * u, 2 * u + 1])
@@ -152,10 +149,80 @@ def colouring(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
             if np.array_equal(new, label):
                 break
             label = new
-    label = label.reshape(n, 2)
+    return label.reshape(n, 2)
+
+
+def colouring(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """A 2-colouring of each graph where one exists: (each node's colour, 0 or 1; whether each
+    graph is bipartite). Over the bipartite double cover (:func:`_cover_labels`), v's component is
+    bipartite exactly when (v, 0) and (v, 1) end in different components, and v's colour is
+    whether (v, 1) holds the smaller label (the component's least node gets colour 0)."""
+    label = _cover_labels(prep)
+    graph_of_node = np.repeat(np.arange(len(prep)), np.diff(prep.node_ptr))
     odd = label[:, 0] == label[:, 1]
-    bipartite = np.bincount(graph_of_node[odd], minlength=graphs) == 0
+    bipartite = np.bincount(graph_of_node[odd], minlength=len(prep)) == 0
     return (label[:, 1] < label[:, 0]).astype(np.int8), bipartite
+
+
+# graphs of more nodes than this are not split (:func:`independent_split`): no column team holds them
+COLOUR_NODES = 1024
+
+
+def independent_split(prep: Prepared, most: int = COLOUR_NODES) -> np.ndarray:
+    """Each node's colour, 0 or 1, such that no two nodes of colour 1 are joined (nor is one
+    joined to itself): the column solver then solves a pair on colour 0 alone, through the Schur
+    complement P₀ − N₀₀ − N₀₁ P₁⁻¹ N₁₀ (mg_kernel.cu), and the more nodes colour 1 holds, the
+    smaller that system. Per component: its nodes' distances from its least node (breadth-first)
+    split it by parity; one parity is colour 1, less the higher node of each arc within it (and
+    each node with a self-loop), the parity that keeps more (in a bipartite component: the larger
+    side of the 2-colouring, none removed). Then colour 1 is made maximal: a node of colour 0 with
+    no neighbour of colour 1 and no self-loop joins it (the least of any joined candidates first).
+    Graphs of more than ``most`` nodes stay colour 0."""
+    n = prep.n_nodes
+    colour = np.zeros(n, np.int8)
+    sizes = np.diff(prep.node_ptr)
+    small = np.repeat(sizes <= most, sizes)
+    base = np.repeat(prep.node_ptr[:-1], np.diff(prep.arc_ptr))
+    u, v = base + prep.arc_src, base + prep.arc_dst
+    keep = small[u]
+    u, v = u[keep], v[keep]
+    u, v = np.concatenate([u, v]), np.concatenate([v, u])  # both ways (a self-loop twice: harmless)
+    order = np.argsort(u, kind="stable")
+    u, v = u[order], v[order]
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=ptr[1:])
+    root = _cover_labels(prep).min(axis=1) // 2  # each node's component's least node
+    level = np.where((root == np.arange(n)) & small, 0, -1)
+    frontier = np.flatnonzero(level == 0)
+    depth = 0
+    while len(frontier):  # breadth-first from every root at once, over the frontier's arcs only
+        deg = ptr[frontier + 1] - ptr[frontier]
+        arcs = np.repeat(ptr[frontier] - np.cumsum(deg) + deg, deg) + np.arange(int(deg.sum()))
+        nxt = np.unique(v[arcs])
+        nxt = nxt[level[nxt] < 0]
+        depth += 1
+        level[nxt] = depth
+        frontier = nxt
+    parity = level & 1
+    loop = np.zeros(n, bool)
+    loop[u[u == v]] = True
+    inside = (parity[u] == parity[v]) & (u <= v)  # each arc within a parity once (a self-loop too)
+    drop = np.zeros(n, bool)
+    drop[v[inside]] = True  # the higher node, or the node of a self-loop
+    gain = np.zeros((n, 2), np.int64)  # by component root: nodes kept of parity 0, of parity 1
+    np.add.at(gain, (root[small], parity[small]), ~drop[small])
+    one = np.argmax(gain, axis=1)[root] if n else np.zeros(0, np.int64)  # ties: parity 0
+    colour[small & (parity == one) & ~drop] = 1
+    while True:  # maximal: colour-0 nodes free of colour 1 join it, the least of joined ones first
+        taken = np.zeros(n, bool)
+        taken[u[colour[v] == 1]] = True
+        free = small & (colour == 0) & ~loop & ~taken
+        if not free.any():
+            break
+        beaten = np.zeros(n, bool)
+        beaten[u[free[u] & free[v] & (v < u)]] = True
+        colour[free & ~beaten] = 1
+    return colour
 
 
 @dataclass(frozen=True)
@@ -172,16 +239,16 @@ class Side:
     nnz: np.ndarray      # stored edges per graph
     n: np.ndarray
     most: np.ndarray     # (graphs, 2) int32: the most arcs of a row over all terms, and in one term
-    half: np.ndarray     # int32 per graph: with ``colour``, a bipartite graph's nodes of colour 0
-    #                      (numbered first), else 0
+    half: np.ndarray     # int32 per graph: with ``colour``, its nodes of colour 0 (numbered first;
+    #                      :func:`independent_split`), 0 for a graph not split
 
 
 def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], edge_features: tuple[str, ...],
          p: Any, real: type, node_widths: dict | None = None, colour: bool = False) -> Side:
     """Graphs of ``prep`` as the first (f-side) or second (g-side) factor of ``t``'s terms. With
-    ``colour``, each bipartite graph's nodes are renumbered colour 0 first (:func:`colouring`;
-    K does not depend on the order) and ``half`` counts them: mg_kernel.cu's column solver then
-    solves the pair on colour 0 alone."""
+    ``colour``, each graph's nodes are renumbered colour 0 first (:func:`independent_split`: no
+    arc joins two nodes of colour 1; K does not depend on the order) and ``half`` counts them:
+    mg_kernel.cu's column solver then solves the pair on colour 0 alone."""
     arc_value = np.zeros(len(prep.arc_src), np.int64)
     if len(prep.arc_src):  # the terms' rows are the set's distinct edge values: the inverse indexes them
         arc_value = _unique_values(prep, edge_features)[1][prep.arc_edge]
@@ -217,15 +284,14 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     half = np.zeros(graphs, np.int32)
     node_order = None  # with colour: new node -> old node
     if colour:  # renumbered before the arcs are sorted, so one sort gives the stored order
-        colours, bipartite = colouring(prep)
+        colours = prep.cached(("independent split", COLOUR_NODES), lambda: independent_split(prep))
         graph_of_node = np.repeat(np.arange(graphs), sizes)
-        colours = np.where(bipartite[graph_of_node], colours, 0)
         node_order = np.argsort(graph_of_node * 2 + colours, kind="stable")
         position = np.empty_like(node_order)
         position[node_order] = np.arange(len(node_order))
         base = prep.node_ptr[g]
         src, dst = position[base + src] - base, position[base + dst] - base
-        half[bipartite] = np.bincount(graph_of_node[colours == 0], minlength=graphs)[bipartite]
+        half[:] = np.where(sizes <= COLOUR_NODES, np.bincount(graph_of_node[colours == 0], minlength=graphs), 0)
     width = int(sizes.max()) if graphs else 1
     if graphs * R * width * width < 2 ** 62:  # (graph, term, src, dst) as one key: a tenth of lexsort's time
         order = np.argsort(((g * R + term) * width + src) * width + dst, kind="stable")

@@ -427,7 +427,7 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, 
     assert out.details["terms"] == (1 if edges == "weights" else 3)
     real = np.float32 if variant == "gpu32" else np.float64
     shapes = {f"mgk_c_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
-    twins = {f"mgk_cb_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real] if mg._twin(k, c)}
+    twins = {f"mgk_cb_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real] if mg._twin(real, w, k, c)}
     others = {name[:6] for name in launched - shapes - twins}
     assert shapes | twins <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
     np.testing.assert_allclose(np.asarray(out.result), run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1),
@@ -458,18 +458,24 @@ def _labelled(G, seed):
 @pytest.mark.gpu
 @pytest.mark.parametrize("edges", ["labels", "constant"])
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
-def test_gpu_bipartite_pairs_solve_on_one_colour(variant, edges, monkeypatch):
-    """A pair whose first graph is bipartite with each colour in half its team's rows goes to the
-    column class's twin (mgk_cb_*), which solves on one colour: paths, even cycles, grids, trees,
-    a disconnected forest with an isolated node, and graphs it must not take (an odd cycle, a star
-    whose colours do not fit, a graph with a triangle), against each other in a square Gram. The
-    twins get pairs and every value matches the CPU's (with edge labels three terms: V and two
-    barriers a mat-vec; with a constant edge kernel one term: the owner path)."""
+def test_gpu_pairs_solve_on_one_colour(variant, edges, monkeypatch):
+    """A pair whose first graph has each colour of its independent split in half its team's rows
+    goes to the column class's twin (mgk_cb_*), which solves on colour 0 alone: bipartite graphs
+    (paths, even cycles, grids, trees, a disconnected forest with an isolated node) and others
+    (odd cycles, a lollipop, a complete graph, random graphs with self-loops), and graphs whose
+    colours do not fit (a star), against each other in a square Gram. The twins get pairs and
+    every value matches the CPU's (with edge labels three terms: V and two barriers a mat-vec;
+    with a constant edge kernel one term: the owner path)."""
     import graphops_mg_kernel.gpu as mg
 
     graphs = [nx.path_graph(7), nx.cycle_graph(10), nx.grid_2d_graph(4, 5), nx.balanced_tree(2, 4),
               nx.disjoint_union(nx.path_graph(5), nx.empty_graph(2)), nx.cycle_graph(9), nx.star_graph(12),
-              nx.cycle_graph(30), nx.grid_2d_graph(6, 9), nx.lollipop_graph(4, 6), nx.path_graph(2)]
+              nx.cycle_graph(30), nx.grid_2d_graph(6, 9), nx.lollipop_graph(4, 6), nx.path_graph(2),
+              nx.complete_graph(5)]
+    for seed in range(6):
+        G = nx.gnp_random_graph(8 + 5 * seed, 0.25, seed=seed)
+        G.add_edges_from([(0, 0), (3, 3)])
+        graphs.append(G)
     graphs = [_labelled(G, s) for s, G in enumerate(graphs)]
     nk = KroneckerDelta(0.5, on="element")
     ek = KroneckerDelta(0.5, on="order") if edges == "labels" else Constant(0.8)
@@ -487,7 +493,7 @@ def test_gpu_bipartite_pairs_solve_on_one_colour(variant, edges, monkeypatch):
     monkeypatch.setattr(mg._Plan, "schedule", spy)
     got = run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1)
     twins = {name: n for name, n in counts.items() if name.startswith("mgk_cb_")}
-    assert sum(twins.values()) >= 10, counts
+    assert sum(twins.values()) >= 40, counts
     np.testing.assert_allclose(got, run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
 
 
@@ -573,12 +579,14 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
                 min_size=1, max_size=6))
 def test_coloured_side_is_the_plain_one_renumbered(specs):
     """colouring agrees with networkx on which graphs are bipartite (self-loops included) and
-    2-colours them properly; side(colour=True), the column solver's first side, numbers a
-    bipartite graph's colour 0 first, counts it in ``half`` (0 for the others) and permutes rows,
-    arcs and node values alike: its term matrices are the plain ones permuted, with both colour
-    blocks empty."""
+    2-colours them properly. independent_split's colour 1 is independent (no arc between two of
+    its nodes, no self-loop) and maximal (every other node without a self-loop has a neighbour in
+    it), the larger side of each bipartite component. side(colour=True), the column solver's first
+    side, numbers colour 0 first, counts it in ``half`` and permutes rows, arcs and node values
+    alike: its term matrices are the plain ones permuted, with colour 1's block empty (and colour
+    0's too for a bipartite graph)."""
     from graphops_mg_kernel.common import prepare_cpu
-    from graphops_mg_kernel.lowrank import colouring, side, terms
+    from graphops_mg_kernel.lowrank import colouring, independent_split, side, terms
 
     graphs = []
     for n, seed, prob, loop in specs:
@@ -593,27 +601,48 @@ def test_coloured_side_is_the_plain_one_renumbered(specs):
     gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
     prep = prepare_cpu(gs)
     colours, bipartite = colouring(prep)
+    split = independent_split(prep)
     ek = KroneckerDelta(0.5, on="order")
     t = terms(ek, prep, prep)
     plain = side(prep, t, True, ("element",), ek.features, "uniform", np.float64)
     coloured = side(prep, t, True, ("element",), ek.features, "uniform", np.float64, colour=True)
     for g, G in enumerate(graphs):
         first, n = int(prep.node_ptr[g]), G.number_of_nodes()
-        c = colours[first:first + n]
+        c, one = colours[first:first + n], split[first:first + n]
         assert bipartite[g] == nx.is_bipartite(G)
-        order = np.arange(n)
         if bipartite[g]:
             assert all(c[u] != c[v] for u, v in G.edges)
-            order = np.argsort(c, kind="stable")
+            for part in nx.connected_components(G):
+                sides = np.bincount(c[list(part)], minlength=2)
+                assert one[list(part)].sum() == sides.max()
+        assert not any(one[u] and one[v] for u, v in G.edges)
+        assert all(one[v] or G.has_edge(v, v) or any(one[w] for w in G[v]) for v in G)
+        order = np.argsort(one, kind="stable")
         h = int(coloured.half[g])
-        assert h == (int((c == 0).sum()) if bipartite[g] else 0)
+        assert h == n - int(one.sum())
         for F0, F1 in zip(_dense_terms(plain, g), _dense_terms(coloured, g)):
             np.testing.assert_array_equal(F1, F0[np.ix_(order, order)])
+            assert not F1[h:, h:].any()
             if bipartite[g]:
-                assert not F1[:h, :h].any() and not F1[h:, h:].any()
+                assert not F1[:h, :h].any()
         for name in ("deg", "st"):
             np.testing.assert_array_equal(getattr(coloured, name)[first:first + n],
                                           getattr(plain, name)[first:first + n][order])
+
+
+def test_independent_split_leaves_large_graphs_whole():
+    """Graphs of more nodes than ``most`` (no column team holds them) stay colour 0 and are not
+    counted as split (``half`` 0); the others are split as usual."""
+    from graphops_mg_kernel.common import prepare_cpu
+    from graphops_mg_kernel.lowrank import independent_split
+
+    graphs = [nx.path_graph(6), nx.cycle_graph(9), nx.path_graph(4)]
+    for G in graphs:
+        nx.set_node_attributes(G, 0, "element")
+    prep = prepare_cpu(go.GraphSet.from_networkx(graphs, node_features=["element"]))
+    split = independent_split(prep, most=6)
+    assert split[:6].tolist() == [0, 1, 0, 1, 0, 1] or split[:6].tolist() == [1, 0, 1, 0, 1, 0]
+    assert not split[6:15].any() and split[15:].sum() == 2
 
 
 def _dense_terms(f, g):

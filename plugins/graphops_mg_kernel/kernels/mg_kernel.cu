@@ -528,7 +528,7 @@ struct Side {
     const real* val;
     Nodes v;
     const int2* most;  // per graph: the most arcs of a row over all terms, and in one term
-    const int* half;   // per graph: a bipartite graph's nodes of colour 0 (numbered first), else 0
+    const int* half;   // per graph: its nodes of colour 0 (numbered first), 0 for a graph not split
 };
 
 struct Factor {   // one graph as terms x CSR (global memory)
@@ -761,6 +761,16 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   for z at the start = 21.1 against 19.46) but a pair does half the team sums, which cost more
 //   than their arithmetic. NCI1 kernels on an H100: float32 667.8 -> 630.7 ms, float64 2,537 ->
 //   2,315 ms. A third term (I − B³) took 10.7 iterations of three mat-vecs (NumPy, 400 pairs).
+// * The solve on one colour (BIP twins of the classes gpu.py's TWINS names): graph 1's nodes are
+//   split so that no arc joins two of colour 1 (lowrank.independent_split, numbered colour 0
+//   first; a bipartite graph's larger side is colour 1). Then N₁₁ = 0, and with N's blocks by
+//   colour (P − N) x = D is P₁ x₁ = D₁ + N₁₀ x₀ and the Schur system S x₀ = D₀ + N₀₁ P₁⁻¹ D₁,
+//   S = P₀ − N₀₀ − N₀₁ P₁⁻¹ N₁₀ (symmetric positive definite as P − N is), which CG solves with
+//   the Jacobi preconditioner P₀⁻¹; x₁ follows in one more mat-vec. An iteration costs about one
+//   mat-vec, in two halves: u₁ = P₁⁻¹ N₁₀ p₀ at colour 1's rows, then N₀₀ p₀ + N₀₁ u₁ at colour
+//   0's (V's colour-0 rows, made for u₁, still hold p₀'s); the plain one costs two, its
+//   preconditioner's and the operator's. Both have two team sums.
+//   Each colour takes half a warp's row slots, so a pair goes to a twin only when both fit.
 // * Shared memory is addressed by 32-bit offsets in the shared window (no generic address to
 //   rebuild at each access). Each thread sums its share of a dot product (at most KS·IS terms) in
 //   REAL and the team adds the shares in double; alpha and beta are divided in REAL, the precision
@@ -832,10 +842,10 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
-// OWNER: the team may take the owner path (gpu.py's rule); BIP: every pair's graph 1 is bipartite
-// and each colour fits half the rows (gpu.py sends only those; see above)
+// OWNER: the team may take the owner path (gpu.py's rule); BIP: the solve on one colour, every
+// pair's graph 1 split with each colour in half the rows (gpu.py sends only those; see above)
 template <int W, int KS, int IS, bool OWNER, bool BIP>
-__device__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
+__device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
     __shared__ int job_s;
@@ -861,7 +871,7 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
     };
     int flip = 0;
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
-    factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) {
+    factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) __attribute__((always_inline)) {
         const int n1 = GA.n, n2 = GB.n;
         const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;  // padded, as staged
         const int da = SA.most[ij.x].x;  // the arcs step 2 visits: past them only zeros
@@ -880,8 +890,8 @@ __device__ void solve_columns(const Side& SA, const Side& SB, int terms, const L
             const int* rb = GB.rptr + t * (n2 + 1);
             if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
         }
-        // bip: graph 1 is bipartite, its nodes numbered colour 0 first (lowrank.py), and each colour
-        // fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
+        // bip: graph 1's nodes numbered colour 0 first (lowrank.py), no arc between two of colour 1,
+        // and each colour fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
         // n0 + warp + (a - H) W. Otherwise slot a holds row warp + a W.
         const int n0 = BIP ? SA.half[ij.x] : 0;
         constexpr bool bip = BIP;
