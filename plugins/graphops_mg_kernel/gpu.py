@@ -81,7 +81,21 @@ def _twin(real: type, w: int, rows: int, chunks: int) -> bool:
     return (w, rows, chunks) in TWINS[real]
 
 
+# One call's classes are launched on CLASS_STREAMS streams in turn: a class's teams take pairs
+# from a counter until none is left and then retire one by one, and the next class's blocks start
+# on the multiprocessors they leave (on one stream they wait for the last).
+CLASS_STREAMS = 4
+
 _MODULES: dict[str, Any] = {}
+_STREAMS: dict[tuple, list] = {}
+
+
+def _streams(n: int) -> list:
+    """``n`` streams of the current device, made once."""
+    key = (cp.cuda.Device().id, n)
+    if key not in _STREAMS:
+        _STREAMS[key] = [cp.cuda.Stream(non_blocking=True) for _ in range(n)]
+    return _STREAMS[key]
 
 
 def _owner(chunks: int, resident: int) -> bool:
@@ -399,7 +413,13 @@ class _Plan:
             nodal_off = nodal_off[order]
         p = self.params
         tail = (np.float64(p.q), np.float64(self.tol), np.int32(p.max_iter or 0), np.int32(p.lmin))
-        for c in launch:
+        here = cp.cuda.get_current_stream()
+        streams = _streams(CLASS_STREAMS) if CLASS_STREAMS > 1 and len(launch) > 1 else [here]
+        if len(streams) > 1:  # they start after what is queued here, and it goes on after them
+            start = here.record()
+            for s in streams:
+                s.wait_event(start)
+        for n, c in enumerate(launch):
             k = self.classes[c]
             head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int32(row0), nodal, nodal_off,
                     self.stats, np.int32(k.team_bytes))
@@ -409,7 +429,11 @@ class _Plan:
                 A, B = (self.GA, self.GB) if k.kind == "global" and self.kind == "factored" else (self.A, self.B)
                 scratch, xscratch = self.scratch.get(c, (None, None))
                 args = (*A.args, *B.args, *head, scratch, xscratch, *self.hyper, *tail)
-            k.fn((k.grid,), (k.threads,), args, shared_mem=k.smem)
+            with streams[n % len(streams)]:
+                k.fn((k.grid,), (k.threads,), args, shared_mem=k.smem)
+        if len(streams) > 1:
+            for s in streams:
+                here.wait_event(s.record())
 
     def check(self) -> tuple[int, int]:
         """Raise for a pair that did not converge; else (total iterations, most iterations)."""
