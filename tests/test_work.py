@@ -250,8 +250,14 @@ def test_the_cli_prints_progress_lines_unless_quiet(tmp_path, capsys, monkeypatc
     assert "graphops: sp_kernel" not in capsys.readouterr().err
 
 
-def test_mirror_rows_in_any_cut_fills_the_lower_triangle_from_the_upper():
+@pytest.mark.parametrize("threads", [1, 8])
+def test_mirror_rows_in_any_cut_fills_the_lower_triangle_from_the_upper(threads, monkeypatch):
+    """On one thread or on several (blocks of rows at once), each cut's rows as tiles arrive."""
+    import graphops.engine.gram as gram
     from graphops.engine.gram import mirror_rows, mirror_upper
+
+    monkeypatch.setattr(gram, "MIRROR_THREADS", threads)
+    monkeypatch.setattr(gram.os, "cpu_count", lambda: 8)
 
     rng = np.random.default_rng(3)
     for n in (1, 7, 600):
