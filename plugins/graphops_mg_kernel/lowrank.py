@@ -28,7 +28,7 @@ from graphops.plugin import BaseKernel
 
 from .common import Prepared, align16, feature_columns, start_probabilities
 
-__all__ = ["Terms", "terms", "Side", "side", "colouring", "independent_split", "COLOUR_NODES", "factor_bytes", "column_bytes", "column_pair_bytes",
+__all__ = ["Terms", "terms", "Side", "side", "independent_split", "COLOUR_NODES", "factor_bytes", "column_bytes", "column_pair_bytes",
            "MAX_TERMS", "MAX_VALUES"]
 
 MAX_TERMS = 32     # more terms than this: the tile solver is faster
@@ -127,18 +127,10 @@ def column_pair_bytes(n1: np.ndarray, n2: np.ndarray, n_terms: int, real_size: i
             + align16(n1 * real_size))
 
 
-def _cover_labels(prep: Prepared) -> np.ndarray:
-    """Minimum-label propagation over the bipartite double cover, where node v is (v, 0) and
-    (v, 1) and arc u -> v joins (u, s) to (v, 1 - s): (nodes, 2), each the least double-cover node
-    (2 v + s) of the component holding (v, s)."""
-    n = prep.n_nodes
-    base = np.repeat(prep.node_ptr[:-1], np.diff(prep.arc_ptr))
-    u, v = base + prep.arc_src, base + prep.arc_dst
-    a = np.concatenate([2 * u, 2 * u + 1])
-    b = np.concatenate([2 * v + 1, 2 * v])
-    order = np.argsort(a, kind="stable")
-    a, b = a[order], b[order]
-    label = np.arange(2 * n)
+def _roots(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each of ``n`` nodes' component's least node, over the arcs ``a`` -> ``b`` (sorted by ``a``,
+    stored both ways): minimum-label propagation with pointer jumping."""
+    label = np.arange(n)
     if len(a):
         starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
         heads = a[starts]
@@ -149,19 +141,7 @@ def _cover_labels(prep: Prepared) -> np.ndarray:
             if np.array_equal(new, label):
                 break
             label = new
-    return label.reshape(n, 2)
-
-
-def colouring(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    """A 2-colouring of each graph where one exists: (each node's colour, 0 or 1; whether each
-    graph is bipartite). Over the bipartite double cover (:func:`_cover_labels`), v's component is
-    bipartite exactly when (v, 0) and (v, 1) end in different components, and v's colour is
-    whether (v, 1) holds the smaller label (the component's least node gets colour 0)."""
-    label = _cover_labels(prep)
-    graph_of_node = np.repeat(np.arange(len(prep)), np.diff(prep.node_ptr))
-    odd = label[:, 0] == label[:, 1]
-    bipartite = np.bincount(graph_of_node[odd], minlength=len(prep)) == 0
-    return (label[:, 1] < label[:, 0]).astype(np.int8), bipartite
+    return label
 
 
 # graphs of more nodes than this are not split (:func:`independent_split`): no column team holds them
@@ -183,15 +163,14 @@ def independent_split(prep: Prepared, most: int = COLOUR_NODES) -> np.ndarray:
     sizes = np.diff(prep.node_ptr)
     small = np.repeat(sizes <= most, sizes)
     base = np.repeat(prep.node_ptr[:-1], np.diff(prep.arc_ptr))
-    u, v = base + prep.arc_src, base + prep.arc_dst
+    u, v = base + prep.arc_src, base + prep.arc_dst  # every edge both ways, a self-loop once
     keep = small[u]
     u, v = u[keep], v[keep]
-    u, v = np.concatenate([u, v]), np.concatenate([v, u])  # both ways (a self-loop twice: harmless)
     order = np.argsort(u, kind="stable")
     u, v = u[order], v[order]
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=ptr[1:])
-    root = _cover_labels(prep).min(axis=1) // 2  # each node's component's least node
+    root = _roots(n, u, v)  # each node's component's least node
     level = np.where((root == np.arange(n)) & small, 0, -1)
     frontier = np.flatnonzero(level == 0)
     depth = 0

@@ -578,15 +578,14 @@ def test_factored_edge_kernel_rebuilds_the_product_adjacency(kernels):
 @given(st.lists(st.tuples(st.integers(1, 12), st.integers(0, 2 ** 16), st.floats(0.0, 0.9), st.booleans()),
                 min_size=1, max_size=6))
 def test_coloured_side_is_the_plain_one_renumbered(specs):
-    """colouring agrees with networkx on which graphs are bipartite (self-loops included) and
-    2-colours them properly. independent_split's colour 1 is independent (no arc between two of
-    its nodes, no self-loop) and maximal (every other node without a self-loop has a neighbour in
-    it), the larger side of each bipartite component. side(colour=True), the column solver's first
+    """independent_split's colour 1 is independent (no arc between two of its nodes, no
+    self-loop) and maximal (every other node without a self-loop has a neighbour in it), the
+    larger side of each of networkx's bipartite components. side(colour=True), the column solver's first
     side, numbers colour 0 first, counts it in ``half`` and permutes rows, arcs and node values
     alike: its term matrices are the plain ones permuted, with colour 1's block empty (and colour
     0's too for a bipartite graph)."""
     from graphops_mg_kernel.common import prepare_cpu
-    from graphops_mg_kernel.lowrank import colouring, independent_split, side, terms
+    from graphops_mg_kernel.lowrank import independent_split, side, terms
 
     graphs = []
     for n, seed, prob, loop in specs:
@@ -600,7 +599,6 @@ def test_coloured_side_is_the_plain_one_renumbered(specs):
         graphs.append(G)
     gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
     prep = prepare_cpu(gs)
-    colours, bipartite = colouring(prep)
     split = independent_split(prep)
     ek = KroneckerDelta(0.5, on="order")
     t = terms(ek, prep, prep)
@@ -608,12 +606,11 @@ def test_coloured_side_is_the_plain_one_renumbered(specs):
     coloured = side(prep, t, True, ("element",), ek.features, "uniform", np.float64, colour=True)
     for g, G in enumerate(graphs):
         first, n = int(prep.node_ptr[g]), G.number_of_nodes()
-        c, one = colours[first:first + n], split[first:first + n]
-        assert bipartite[g] == nx.is_bipartite(G)
-        if bipartite[g]:
-            assert all(c[u] != c[v] for u, v in G.edges)
-            for part in nx.connected_components(G):
-                sides = np.bincount(c[list(part)], minlength=2)
+        one, bipartite = split[first:first + n], nx.is_bipartite(G)
+        for part in nx.connected_components(G):
+            H = G.subgraph(part)
+            if nx.is_bipartite(H):
+                sides = np.bincount(list(nx.bipartite.color(H).values()), minlength=2)
                 assert one[list(part)].sum() == sides.max()
         assert not any(one[u] and one[v] for u, v in G.edges)
         assert all(one[v] or G.has_edge(v, v) or any(one[w] for w in G[v]) for v in G)
@@ -623,7 +620,7 @@ def test_coloured_side_is_the_plain_one_renumbered(specs):
         for F0, F1 in zip(_dense_terms(plain, g), _dense_terms(coloured, g)):
             np.testing.assert_array_equal(F1, F0[np.ix_(order, order)])
             assert not F1[h:, h:].any()
-            if bipartite[g]:
+            if bipartite:
                 assert not F1[:h, :h].any()
         for name in ("deg", "st"):
             np.testing.assert_array_equal(getattr(coloured, name)[first:first + n],
