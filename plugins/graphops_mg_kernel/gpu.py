@@ -186,8 +186,8 @@ def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
 
 
 def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
-    # graph 1's bipartite graphs renumbered colour 0 first, for the column solver's solve on one
-    # colour (mg_kernel.cu); node-wise values keep the graphs' own order
+    # graph 1's graphs split and renumbered colour 0 first (lowrank.independent_split), for the
+    # column solver's solve on one colour (mg_kernel.cu); node-wise values keep the graphs' own order
     colour = first and not params.nodewise
 
     def make() -> tuple[_Graphs, np.ndarray]:
@@ -297,8 +297,9 @@ class _Plan:
         self.table, self.width = cp.asarray(table.reshape(-1)), len(keys_b)
         self.n_classes = len(specs)
         self.classes = {c: self._launch_class(specs[c], b) for c, b in sorted(bound.items())}
-        # twins of column classes for pairs whose graph 1 is bipartite with each colour in half the
-        # team's rows (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
+        # twins of column classes for pairs whose graph 1 has each colour in half the team's rows
+        # (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
+        self.nodes = cp.asarray(self.A.key) if self.kind == "factored" else None  # graph 1's nodes
         self.n_launch, self.bip = self.n_classes, None
         if self.kind == "factored" and not params.nodewise:
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
@@ -307,8 +308,7 @@ class _Plan:
                     twin[c], cap[c] = self.n_launch, w * s[0] // 2
                     self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], bip=True)
                     self.n_launch += 1
-            self.bip = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1],
-                        cp.asarray(np.diff(ga.node_ptr).astype(np.int64)))
+            self.bip = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1])  # args end with half
         if any(k.kind == "global" for k in self.classes.values()):
             self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
         self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
@@ -326,7 +326,6 @@ class _Plan:
             self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
             self.chunks = cp.asarray([s[1] if kind == "columns" else 0 for kind, w, s in specs])
             self.light = self.B.args[-2][:, 1] <= 4  # args end with most and half (lowrank.Side) per graph
-            self.nodes = cp.asarray(self.A.key)
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
@@ -387,10 +386,10 @@ class _Plan:
             turned = self.owner[other] & self.light[i] & (fewer | ~(self.owner[cls] & self.light[j]))
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
-        if self.bip is not None:  # a bipartite graph 1 whose colours fit: the class's twin
-            twin, cap, half, sizes = self.bip
+        if self.bip is not None:  # a graph 1 whose colours fit: the class's twin
+            twin, cap, half = self.bip
             g1 = cp.where(first < 0, j, i)
-            h, n, room = half[g1].astype(cp.int64), sizes[g1], cap[cls]
+            h, n, room = half[g1].astype(cp.int64), self.nodes[g1], cap[cls]
             cls = cp.where((twin[cls] >= 0) & (h > 0) & (h <= room) & (n - h <= room), twin[cls], cls)
         wa, na, wb, nb = self._dev_work
         work = wa[i] * wb[j] if na is None else wa[i] * nb[j] + na[i] * wb[j] + na[i] * nb[j]
