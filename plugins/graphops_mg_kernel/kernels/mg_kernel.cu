@@ -956,6 +956,18 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
         }
         const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
         const unsigned pown_hi = pown + n0h * prow;                 // the same for slots a >= H
+        // p = z + beta p at the warp's first count rows (z in av), stored in P for the next mat-vec
+        auto next_p = [&](auto count, real beta) {
+            constexpr int NR = decltype(count)::value;
+#pragma unroll
+            for (int a = 0; a < NR; ++a)
+#pragma unroll
+                for (int b = 0; b < IS; ++b) {
+                    const int s = a * IS + b;
+                    pv[s] = av[s] + beta * pv[s];
+                    if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+                }
+        };
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
         const int rows0 = min(H, max(0, (n0 - warp + W - 1) / W));  // bip: of colour 0 (slots a < H)
         const int rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));  // bip: of colour 1 (slots H + a)
@@ -1107,14 +1119,7 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
                         rr = rr_part;
                         team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
                         const real beta = its ? fast_div((real)rz_new, (real)rz) : (real)0;  // p = z at the start
-#pragma unroll
-                        for (int a = 0; a < NR; ++a)
-#pragma unroll
-                            for (int b = 0; b < IS; ++b) {
-                                const int s = a * IS + b;
-                                pv[s] = av[s] + beta * pv[s];
-                                if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
-                            }
+                        next_p(count, beta);
                         return;
                     }
                     real part = 0;  // this thread's share of p·Ap: float sums of at most 8 terms
@@ -1236,15 +1241,7 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
                     rz_new = rz_part;
                     rr = rr_part;
                     team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);
-                    const real beta = fast_div((real)rz_new, (real)rz);
-#pragma unroll
-                    for (int a = 0; a < NR; ++a)
-#pragma unroll
-                        for (int b = 0; b < IS; ++b) {
-                            const int s = a * IS + b;
-                            pv[s] = av[s] + beta * pv[s];
-                            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
-                        }
+                    next_p(count, fast_div((real)rz_new, (real)rz));
                 });
                 rz = rz_new;
                 ++its;
