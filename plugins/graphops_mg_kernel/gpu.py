@@ -79,6 +79,16 @@ KEPT_PAIRS = 1 << 24
 # 8 x 4 x 2 521.3 -> 31.0 + 318.9, 16 x 4 x 2 412.1 -> 296.2, 4 x 8 x 1 320.5 -> 213.9, 8 x 8 x 1
 # 297.7 -> 208.8 (all 2,312.6 -> 1,745.4 ms). The shapes NCI1 leaves without pairs were not timed.
 TWINS = {real: frozenset((w, k, c) for w, k, c, _ in COLUMNS[real]) for real in COLUMNS}
+# In float32 the twins take pairs only when q >= TWIN_MIN_Q32. As q falls, x leans on the near-null
+# direction of P - N and the rounding of P and of the mat-vecs is amplified about as 1/q, in the
+# Schur solve more than in the plain one; and only graph 1 is split, so the Schur solve rounds a
+# pair's two orientations differently, which a square Gram's mirrored half and a cross call see.
+# GraphDot's cross-similarity test (unlabeled, q = 0.01) on an H100: the Gram's entry 452.26074
+# and the cross call's 452.26141, 1.5e-6 apart (exact 452.26131; its check is 1e-6). A float32
+# NumPy model of both solves on 300 random unlabeled pairs of 4-12 nodes gives the two
+# orientations' worst relative gap, plain / Schur: q = 0.01 1.5e-6 / 2.3e-6, 0.02 6.9e-7 / 2.0e-6,
+# 0.03 5.6e-7 / 9.8e-7, 0.05 5.6e-7 / 5.5e-7 (on the GraphDot pair the plain solve's two agree).
+TWIN_MIN_Q32 = 0.03
 
 
 def _twin(real: type, w: int, rows: int, chunks: int) -> bool:
@@ -301,7 +311,7 @@ class _Plan:
         # (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
         self.nodes = cp.asarray(self.A.key) if self.kind == "factored" else None  # graph 1's nodes
         self.n_launch, self.bip = self.n_classes, None
-        if self.kind == "factored" and not params.nodewise:
+        if self.kind == "factored" and not params.nodewise and (real is np.float64 or params.q >= TWIN_MIN_Q32):
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
             for c, (kind, w, s) in enumerate(specs):
                 if kind == "columns" and _twin(real, w, *s) and c in bound:

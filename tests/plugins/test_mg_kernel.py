@@ -455,6 +455,24 @@ def _labelled(G, seed):
     return G
 
 
+def _class_counts(monkeypatch) -> dict:
+    """Pairs each GPU class (by kernel name) gets from the plans' schedules from now on."""
+    import graphops_mg_kernel.gpu as mg
+
+    counts: dict = {}
+    schedule = mg._Plan.schedule
+
+    def spy(self, *args, **kwargs):
+        out = schedule(self, *args, **kwargs)
+        for c, n in enumerate(np.diff(out[1].get())):
+            if n:
+                counts[self.classes[c].name] = counts.get(self.classes[c].name, 0) + int(n)
+        return out
+
+    monkeypatch.setattr(mg._Plan, "schedule", spy)
+    return counts
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("edges", ["labels", "constant"])
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
@@ -466,8 +484,6 @@ def test_gpu_pairs_solve_on_one_colour(variant, edges, monkeypatch):
     colours do not fit (a star), against each other in a square Gram. The twins get pairs and
     every value matches the CPU's (with edge labels three terms: V and two barriers a mat-vec;
     with a constant edge kernel one term: the owner path)."""
-    import graphops_mg_kernel.gpu as mg
-
     graphs = [nx.path_graph(7), nx.cycle_graph(10), nx.grid_2d_graph(4, 5), nx.balanced_tree(2, 4),
               nx.disjoint_union(nx.path_graph(5), nx.empty_graph(2)), nx.cycle_graph(9), nx.star_graph(12),
               nx.cycle_graph(30), nx.grid_2d_graph(6, 9), nx.lollipop_graph(4, 6), nx.path_graph(2),
@@ -480,21 +496,31 @@ def test_gpu_pairs_solve_on_one_colour(variant, edges, monkeypatch):
     nk = KroneckerDelta(0.5, on="element")
     ek = KroneckerDelta(0.5, on="order") if edges == "labels" else Constant(0.8)
     gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
-    counts = {}
-    schedule = mg._Plan.schedule
-
-    def spy(self, *args, **kwargs):
-        out = schedule(self, *args, **kwargs)
-        for c, n in enumerate(np.diff(out[1].get())):
-            if n:
-                counts[self.classes[c].name] = counts.get(self.classes[c].name, 0) + int(n)
-        return out
-
-    monkeypatch.setattr(mg._Plan, "schedule", spy)
+    counts = _class_counts(monkeypatch)
     got = run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1)
     twins = {name: n for name, n in counts.items() if name.startswith("mgk_cb_")}
     assert sum(twins.values()) >= 40, counts
     np.testing.assert_allclose(got, run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
+def test_gpu_float32_solves_small_q_without_the_twins(variant, monkeypatch):
+    """Below gpu.TWIN_MIN_Q32 float32 keeps every pair on the plain column solve, float64 still
+    takes the twins, and the values match the CPU's either way (the float32 cross-similarity that
+    needs it: tests/peer/test_graphdot_kernel.py, unlabeled at q = 0.01)."""
+    from graphops_mg_kernel.gpu import TWIN_MIN_Q32
+
+    graphs = [nx.path_graph(5), nx.cycle_graph(6), nx.star_graph(2), nx.cycle_graph(3), nx.balanced_tree(2, 2),
+              nx.grid_2d_graph(2, 3), nx.cycle_graph(7)]
+    gs = go.GraphSet.from_networkx(graphs)
+    q = TWIN_MIN_Q32 / 3
+    counts = _class_counts(monkeypatch)
+    one = {"node_kernel": Constant(1.0), "edge_kernel": Constant(1.0), "q": q}
+    R = run(variant, gs, **one)
+    twins = sum(n for name, n in counts.items() if name.startswith("mgk_cb_"))
+    assert (twins == 0) if variant == "gpu32" else (twins > 0), counts
+    np.testing.assert_allclose(R, run("cpu", gs, **one), rtol=rtol(variant))
 
 
 @pytest.mark.gpu
