@@ -70,15 +70,14 @@ FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
 # 8.45 M pairs, twice: its tiles are cut by measured time, so a later call may cut them elsewhere).
 KEPT_SCHEDULE_PAIRS = 1 << 20
 KEPT_PAIRS = 1 << 24
-# Column classes (warps, rows a warp, column chunks) with a twin kernel that solves a pair on colour
-# 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP), for pairs whose graph 1 has each colour in half the
-# team's rows (lowrank.independent_split: no arc joins two nodes of colour 1). Every shape has
-# one: NCI1 on an H100 (kernels by CUDA events, plain alone -> plain + twin), float32 8 x 8 x 1
-# 264.3 -> 11.5 + 187.1 ms, 8 x 8 x 2 113.0 -> 0.8 + 91.1, 4 x 8 x 1 110.4 -> 1.3 + 80.7, 16 x 8 x 2
-# 57.4 -> 45.8, 8 x 16 x 1 52.2 -> 42.7, 32 x 4 x 4 7.4 -> 5.9 (all 624.5 -> 483.4 ms); float64
-# 8 x 4 x 2 521.3 -> 31.0 + 318.9, 16 x 4 x 2 412.1 -> 296.2, 4 x 8 x 1 320.5 -> 213.9, 8 x 8 x 1
-# 297.7 -> 208.8 (all 2,312.6 -> 1,745.4 ms). The shapes NCI1 leaves without pairs were not timed.
-TWINS = {real: frozenset((w, k, c) for w, k, c, _ in COLUMNS[real]) for real in COLUMNS}
+# Every column class (warps, rows a warp, column chunks) has a twin kernel that solves a pair on
+# colour 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP), for pairs whose graph 1 has each colour in half
+# the team's rows (lowrank.independent_split: no arc joins two nodes of colour 1). NCI1 on an H100
+# (kernels by CUDA events, plain alone -> plain + twin), float32 8 x 8 x 1 264.3 -> 11.5 + 187.1 ms,
+# 8 x 8 x 2 113.0 -> 0.8 + 91.1, 4 x 8 x 1 110.4 -> 1.3 + 80.7, 16 x 8 x 2 57.4 -> 45.8, 8 x 16 x 1
+# 52.2 -> 42.7, 32 x 4 x 4 7.4 -> 5.9 (all 624.5 -> 483.4 ms); float64 8 x 4 x 2 521.3 -> 31.0 +
+# 318.9, 16 x 4 x 2 412.1 -> 296.2, 4 x 8 x 1 320.5 -> 213.9, 8 x 8 x 1 297.7 -> 208.8 (all 2,312.6
+# -> 1,745.4 ms). The shapes NCI1 leaves without pairs were not timed.
 # In float32 the twins take pairs only when q >= TWIN_MIN_Q32. As q falls, x leans on the near-null
 # direction of P - N and the rounding of P and of the mat-vecs is amplified about as 1/q, in the
 # Schur solve more than in the plain one; and only graph 1 is split, so the Schur solve rounds a
@@ -89,11 +88,6 @@ TWINS = {real: frozenset((w, k, c) for w, k, c, _ in COLUMNS[real]) for real in 
 # orientations' worst relative gap, plain / Schur: q = 0.01 1.5e-6 / 2.3e-6, 0.02 6.9e-7 / 2.0e-6,
 # 0.03 5.6e-7 / 9.8e-7, 0.05 5.6e-7 / 5.5e-7 (on the GraphDot pair the plain solve's two agree).
 TWIN_MIN_Q32 = 0.03
-
-
-def _twin(real: type, w: int, rows: int, chunks: int) -> bool:
-    """Whether the column class (warps, rows a warp, column chunks) has a twin in ``real``."""
-    return (w, rows, chunks) in TWINS[real]
 
 
 # One call's classes are launched on CLASS_STREAMS streams in turn: a class's teams take pairs
@@ -152,7 +146,7 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
                             for w, k, c, n in COLUMNS[real])
                     + ("" if params.nodewise else
                        "".join(f"MGK_COLUMNS_BIP({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
-                               for w, k, c, n in COLUMNS[real] if _twin(real, w, k, c)))
+                               for w, k, c, n in COLUMNS[real]))
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
     }[part]
@@ -314,7 +308,7 @@ class _Plan:
         if self.kind == "factored" and not params.nodewise and (real is np.float64 or params.q >= TWIN_MIN_Q32):
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
             for c, (kind, w, s) in enumerate(specs):
-                if kind == "columns" and _twin(real, w, *s) and c in bound:
+                if kind == "columns" and c in bound:
                     twin[c], cap[c] = self.n_launch, w * s[0] // 2
                     self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], bip=True)
                     self.n_launch += 1

@@ -761,7 +761,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   for z at the start = 21.1 against 19.46) but a pair does half the team sums, which cost more
 //   than their arithmetic. NCI1 kernels on an H100: float32 667.8 -> 630.7 ms, float64 2,537 ->
 //   2,315 ms. A third term (I − B³) took 10.7 iterations of three mat-vecs (NumPy, 400 pairs).
-// * The solve on one colour (BIP twins of the classes gpu.py's TWINS names): graph 1's nodes are
+// * The solve on one colour (BIP twins, one for every column class): graph 1's nodes are
 //   split so that no arc joins two of colour 1 (lowrank.independent_split, numbered colour 0
 //   first; a bipartite graph's larger side is colour 1). Then N₁₁ = 0, and with N's blocks by
 //   colour (P − N) x = D is P₁ x₁ = D₁ + N₁₀ x₀ and the Schur system S x₀ = D₀ + N₀₁ P₁⁻¹ D₁,
