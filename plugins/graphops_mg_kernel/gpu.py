@@ -90,6 +90,12 @@ KEPT_PAIRS = 1 << 24
 TWIN_MIN_Q32 = 0.03
 
 
+def _one_colour(params: MGKernelParams, real: type) -> bool:
+    """Whether graph 1's graphs are split for the twins (lowrank.independent_split): not for
+    node-wise values (they keep the graphs' own order), and in float32 only when q >= TWIN_MIN_Q32."""
+    return not params.nodewise and (real is np.float64 or params.q >= TWIN_MIN_Q32)
+
+
 # One call's classes are launched on CLASS_STREAMS streams in turn: a class's teams take pairs
 # from a counter until none is left and then retire one by one, and the next class's blocks start
 # on the multiprocessors they leave (on one stream they wait for the last). NCI1's Gram on an
@@ -190,9 +196,8 @@ def _tiled(prep: Prepared, params: MGKernelParams, real: type) -> _Graphs:
 
 
 def _factored(prep: Prepared, t: Terms, first: bool, params: MGKernelParams, real: type) -> _Graphs:
-    # graph 1's graphs split and renumbered colour 0 first (lowrank.independent_split), for the
-    # column solver's solve on one colour (mg_kernel.cu); node-wise values keep the graphs' own order
-    colour = first and not params.nodewise
+    # graph 1's graphs split and renumbered colour 0 first where the twins solve on one colour
+    colour = first and _one_colour(params, real)
 
     def make() -> tuple[_Graphs, np.ndarray]:
         f = side(prep, t, first, params.node_kernel.features, params.edge_kernel.features, params.p, real,
@@ -305,7 +310,7 @@ class _Plan:
         # (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
         self.nodes = cp.asarray(self.A.key) if self.kind == "factored" else None  # graph 1's nodes
         self.n_launch, self.bip = self.n_classes, None
-        if self.kind == "factored" and not params.nodewise and (real is np.float64 or params.q >= TWIN_MIN_Q32):
+        if self.kind == "factored" and _one_colour(params, real):
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
             for c, (kind, w, s) in enumerate(specs):
                 if kind == "columns" and c in bound:
