@@ -20,7 +20,8 @@ from graphops.pipeline.sources import Sources
 from graphops.version import __version__
 from graphops.host.validation import explain, format_loc
 from graphops.pipeline.meaning import check_meaning, step_crumb
-from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step, load_yaml
+from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
+from graphops.pipeline.yamlfile import AliasBudgetError, DuplicateKeysError, load_yaml
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config", "load_yaml"]
 
@@ -55,7 +56,8 @@ def _fail(file: str, message: str, *where: str) -> ConfigError:
 
 
 def read_config(path: str | os.PathLike) -> tuple[str, Any]:
-    """The file's display name and its parsed YAML; missing, unreadable or bad YAML is a ConfigError."""
+    """The file's display name and its parsed YAML; missing, unreadable or bad YAML (a syntax error,
+    an alias bomb, a repeated key: :mod:`graphops.pipeline.yamlfile`) is a ConfigError."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -65,11 +67,18 @@ def read_config(path: str | os.PathLike) -> tuple[str, Any]:
         raise _fail(file, f"Cannot read the file: {exc}") from None
     try:
         return file, load_yaml(text)
+    except DuplicateKeysError as exc:
+        raise ConfigError(file, [ConfigIssue(_where(exc.data, d.where + (d.key,)), d.message)
+                                 for d in exc.duplicates]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = (f"At line {mark.line + 1}, column {mark.column + 1}",) if mark else ()
         problem = getattr(exc, "problem", None) or str(exc)
-        raise _fail(file, f"YAML syntax error: {problem}", *where) from None
+        what = "" if isinstance(exc, AliasBudgetError) else "YAML syntax error: "
+        raise _fail(file, f"{what}{problem}", *where) from None
+    except RecursionError:
+        raise _fail(file, "The YAML is nested too deeply to read (hundreds of levels); a pipeline file needs a "
+                          "few") from None
 
 
 def _check_version(file: str, data: Any) -> None:

@@ -63,14 +63,12 @@ A pipeline file is a YAML mapping::
 """
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
-
-import yaml
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from graphops.host.validation import NAME_PATTERN
+from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN",
            "SOURCE_KINDS", "load_yaml"]
@@ -86,25 +84,6 @@ class _Model(BaseModel):
 
 def _lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML with YAML 1.2's booleans: only true/false. Under YAML 1.1 a bare ``on``, ``off``,
-    ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}`` would lose its
-    ``on`` key; parameters that are booleans still take those words (pydantic reads them)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-
-
-def load_yaml(text: str) -> Any:
-    """Parse pipeline YAML (YAML 1.2 booleans, see :class:`_Loader`)."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
 class GraphSource(_Model):
