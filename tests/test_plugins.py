@@ -32,10 +32,11 @@ BROKEN = {  # entry point -> (distribution, module): each broken in its own way
 
 @pytest.fixture
 def third_party(tmp_path, monkeypatch):
-    """Install (on sys.path) a working and four broken third-party plugins, as pip would."""
+    """Install (on sys.path) a working plugin, four broken ones and one with broken backends, as pip would."""
     from graphops.host.manager import get_plugin_manager
 
     _dist(tmp_path, "sample-graphops-plugin", "0.1", "sample", "sample_graphops_plugin")
+    _dist(tmp_path, "mistarget-graphops-plugin", "0.3", "mistarget", "mistarget_graphops_plugin")
     for entry, (dist, module) in BROKEN.items():
         _dist(tmp_path, dist, "0.2", entry, module)
     monkeypatch.syspath_prepend(str(SAMPLE))
@@ -126,7 +127,8 @@ class _Dup:
     @staticmethod
     @hookimpl
     def graphops_register_algorithms():
-        return [Algorithm(name="describe", params=Params, inputs=("graph",), backends={"cpu": "x.y:z"})]
+        return [Algorithm(name="describe", params=Params, inputs=("graph",),
+                          backends={"cpu": "graphops_describe.cpu:run"})]
 
 
 def test_duplicate_algorithm_names_both_plugins_and_neither_is_used(fresh_pm):
@@ -293,3 +295,94 @@ def test_readers_take_path_device_options_or_are_not_used(fresh_pm, tmp_path):
     assert go.read_graph(tmp_path / "g.new", registry=reg).n_edges == 1
     with pytest.raises(go.InputError, match="header= apply to text files; format 'new' has typed columns"):
         go.read_graph(tmp_path / "g.new", registry=reg, header=False)
+
+
+def test_backends_that_break_the_contract_are_not_offered_and_say_why(third_party, capsys):
+    """A misspelt function, a module that does not exist, a function of the wrong signature: found
+    when the registry is built (from the source: nothing imported), listed by `graphops plugins`,
+    the backend not offered; an algorithm with no backend left is not registered."""
+    import sys
+
+    from graphops.cli import main
+
+    assert "mistarget_graphops_plugin.kernels" not in sys.modules
+    algo = third_party.algorithm("mistarget_degree")
+    assert list(algo.backends) == ["cpu"]
+    who = "plugin 'mistarget' (mistarget-graphops-plugin 0.3): algorithm 'mistarget_degree'"
+    kernels = SAMPLE / "mistarget_graphops_plugin" / "kernels.py"
+    fails = third_party.failures
+    assert str(fails["backend mistarget_degree.gpu"]) == (
+        f"{who}: backend 'gpu' is not offered: mistarget_graphops_plugin.kernels:rnu: module "
+        f"'mistarget_graphops_plugin.kernels' ({kernels}) has no top-level function 'rnu'. Did you mean 'run'? "
+        f"Fix the target in the plugin's Algorithm(backends=...)")
+    assert str(fails["backend mistarget_degree.hybrid"]) == (
+        f"{who}: backend 'hybrid' is not offered: mistarget_graphops_plugin.kernals:run: module "
+        f"'mistarget_graphops_plugin.kernals' cannot be found. Did you mean 'mistarget_graphops_plugin.kernels'? "
+        f"Fix the target in the plugin's Algorithm(backends=...)")
+    assert str(fails["backend mistarget_degree.networkx"]) == (
+        f"{who}: backend 'networkx' is not offered: mistarget_graphops_plugin.kernels:three_arguments takes 3 "
+        f"argument(s) (csr, other, params); the contract is one argument per input slot (graph) and then "
+        f"params: 2. Change the function's parameters in the plugin")
+    assert fails["backend mistarget_degree.gpu"].distribution == "mistarget-graphops-plugin 0.3"
+    with pytest.raises(PluginError) as info:
+        third_party.algorithm("mistarget_nothing")
+    assert str(info.value) == (
+        "plugin 'mistarget' (mistarget-graphops-plugin 0.3): algorithm 'mistarget_nothing' is not registered, as no "
+        "backend of it can be used. Backend 'cpu': mistarget_graphops_plugin.kernels:three_arguments takes 3 "
+        "argument(s) (csr, other, params); the contract is one argument per input slot (graph) and then params: 2. "
+        "Change the function's parameters in the plugin.")
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1]}))
+    with pytest.raises(go.BackendUnavailableError) as info:
+        go.run("mistarget_degree", g, backend="gpu", registry=third_party)
+    assert str(info.value) == (
+        "mistarget_degree: backend 'gpu' (plugin 'mistarget') was requested, but it is not offered: "
+        f"mistarget_graphops_plugin.kernels:rnu: module 'mistarget_graphops_plugin.kernels' ({kernels}) has no "
+        "top-level function 'rnu'. Did you mean 'run'? Fix the target in the plugin's Algorithm(backends=...). "
+        "Offered: auto, cpu")
+    assert list(go.run("mistarget_degree", g, registry=third_party)["degree"]) == [1, 1]
+    assert main(["plugins"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "failed plugin: plugin 'mistarget' (mistarget-graphops-plugin 0.3): algorithm 'mistarget_degree': " \
+           "backend 'gpu' is not offered" in out
+    assert "algorithm 'mistarget_nothing' is not registered" in out
+
+
+def test_readers_generators_and_commands_whose_targets_are_missing_are_not_used(fresh_pm):
+    from graphops import Command, Generator, Reader
+
+    class Targets:
+        @staticmethod
+        @hookimpl
+        def graphops_register_generators():
+            return [Generator("ring", "graphops.io.generators:Gnm", "tests.test_plugins:_two_arg"),
+                    Generator("gnm_too", "graphops.io.generators:Gmn", "graphops.io.generate:gnm")]
+
+        @staticmethod
+        @hookimpl
+        def graphops_register_commands():
+            return [Command(name="hello-x", summary="greets", target="tests.test_plugins:_thre_args")]
+
+        @staticmethod
+        @hookimpl
+        def graphops_register_readers():
+            return [Reader("xx", (".xx",), "tests.test_plugins:_three_args", function="tests.test_plugins:read_xx")]
+
+    fresh_pm.register(Targets(), name="targets")
+    reg = Registry(fresh_pm)
+    assert not {"ring", "gnm_too"} & set(reg.generators) and "gnm" in reg.generators
+    assert "hello-x" not in reg.commands and "xx" not in reg.readers
+    here = Path(__file__)
+    with pytest.raises(PluginError) as info:
+        reg.generator("ring")
+    assert str(info.value) == (
+        f"plugin 'targets' (?): generator 'ring' is not used: tests.test_plugins:_two_arg: module 'tests.test_plugins' "
+        f"({here}) defines no '_two_arg' at its top level. Did you mean '_two_args'? Fix the target in the plugin's "
+        f"graphops.Generator(...)")
+    assert "graphops.io.generators:Gmn: module 'graphops.io.generators'" in str(reg.failures["generator gnm_too"])
+    assert str(reg.failures["command hello-x"]) == (
+        f"plugin 'targets' (?): command 'hello-x' is not used: tests.test_plugins:_thre_args: module "
+        f"'tests.test_plugins' ({here}) defines no '_thre_args' at its top level. Did you mean '_three_args'? "
+        f"Fix the target in the plugin's graphops.Command(...)")
+    assert str(reg.failures["reader xx"]).startswith(
+        f"plugin 'targets' (?): reader 'xx': function tests.test_plugins:read_xx: module 'tests.test_plugins' "
+        f"({here}) defines no 'read_xx' at its top level")

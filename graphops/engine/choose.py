@@ -66,7 +66,12 @@ def _fix_hint(spec: Backend, cluster: bool) -> str:
 
 
 def check_backend_name(algo: Algorithm, requested: str) -> None:
-    """An explicit backend name must be one the algorithm offers (lower case)."""
+    """An explicit backend name must be one the algorithm offers (lower case); one the registry
+    left out (it breaks the backend contract) is unavailable, and the error says why."""
+    if requested in algo.unusable:
+        raise BackendUnavailableError(f"{algo.name}: backend {requested!r} (plugin {algo.plugin!r}) was requested, but "
+                                      f"it is not offered: {algo.unusable[requested]}. Offered: "
+                                      f"{choices(['auto', *algo.backends])}")
     if requested not in algo.backends:
         raise InputError(f"{algo.name}: unknown backend {requested!r}. Offered: "
                          f"{choices(['auto', *algo.backends])}.{did_you_mean(requested, algo.backends)}")

@@ -17,7 +17,9 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from graphops.host.algorithm import target_arguments, Algorithm
+from graphops.host.algorithm import Algorithm
+from graphops.host.contract import backend_problem
+from graphops.host.targets import target_arguments
 
 __all__ = ["check_signatures", "backend_signature", "check_algorithm", "tiny_graphs"]
 
@@ -49,19 +51,15 @@ def _algorithm(algorithm: Algorithm | str, registry: Any = None) -> Algorithm:
 
 def check_signatures(algorithm: Algorithm | str, registry: Any = None) -> None:
     """Assert the backend contract (:class:`~graphops.host.algorithm.Backend`) on every backend of
-    ``algorithm`` (or the algorithm registered under that name): each takes one argument per input
-    slot and then the params (a cluster backend the client first), and every own (non-peer)
+    ``algorithm`` (or the algorithm registered under that name): each target exists and takes one
+    argument per input slot and then the params (a cluster backend the client first) — the check
+    the registry makes when it is built (:mod:`graphops.host.contract`) — and every own (non-peer)
     backend has the same signature."""
     algorithm = _algorithm(algorithm, registry)
-    want = len(algorithm.inputs) + 1
     for name, b in algorithm.backends.items():
-        args = _backend_args(b.target)
-        n = len(args.posonlyargs) + len(args.args) - (1 if b.cluster else 0)
-        if n != want and args.vararg is None:
-            raise AssertionError(f"{algorithm.name}: backend {name!r} ({b.target}) takes {n} argument(s) "
-                                 f"({ast.unparse(args)}); the contract is one per input slot "
-                                 f"({', '.join(algorithm.slot_names)}) and then params: {want}"
-                                 + (", after the client" if b.cluster else ""))
+        problem = backend_problem(algorithm, b)
+        if problem is not None:
+            raise AssertionError(f"{algorithm.name}: backend {name!r} ({b.target}): {problem}")
     own = {name: algorithm.backends[name] for name in algorithm.own_backends()}
     sigs = {name: backend_signature(b.target) for name, b in own.items()}
     first = next(iter(sigs))

@@ -6,7 +6,6 @@ Numba kernels. They are imported (and cached) on first use by :func:`load_target
 """
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import re
@@ -14,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
+
+from graphops.host.targets import Sources, target_arguments
 
 __all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Reader", "Params", "Result", "load_target",
            "INPUT_KINDS"]
@@ -211,6 +212,8 @@ class Algorithm:
         one device and a call with a client says so
     :param gram: a :class:`Gram` declaration: the algorithm returns Gram matrices, which the core
         cuts into blocks for a cluster by itself (no ``split`` needed)
+    :param unusable: set by the registry, not by plugins: the backends it left out because they
+        break the backend contract (name -> why), so that asking for one says why
     """
 
     name: str
@@ -232,6 +235,7 @@ class Algorithm:
     split: str | None = None
     gram: Gram | None = None
     plugin: str = field(default="", compare=False)
+    unusable: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -408,13 +412,20 @@ class Reader:
         if bad:
             raise ValueError(f"reader {self.name!r}: options are among {list(ReadOptions.TEXT)}; got {bad}")
 
-    def check_contract(self) -> None:
-        """A :class:`ValueError` unless ``target`` (and ``nodes``) take ``(path, device, options)``,
-        read from their source without importing them."""
+    def check_contract(self, sources: Any = None) -> None:
+        """A :class:`ValueError` unless ``target`` (and ``nodes``) take ``(path, device, options)``
+        and ``function`` exists, read from their source without importing them (``sources``: a
+        :class:`graphops.host.targets.Sources` reading each module once)."""
+        sources = sources or Sources()
+        if self.function is not None:
+            try:
+                sources.check_defined(self.function)
+            except ValueError as exc:
+                raise ValueError(f"reader {self.name!r}: function {self.function}: {exc}") from None
         for what, target in (("target", self.target), ("nodes", self.nodes)):
             if target is None:
                 continue
-            args = target_arguments(target)
+            args = target_arguments(target, sources)
             names = [a.arg for a in (*args.posonlyargs, *args.args)]
             required = len(names) - len(args.defaults)
             if len(names) < 3 or required > 3 or args.vararg is not None:
@@ -445,26 +456,6 @@ class ReadOptions:
     def asked(self) -> list[str]:
         """The text options given other than their defaults."""
         return [k for k, default in (("header", "auto"), ("ids", "auto")) if getattr(self, k) != default]
-
-
-def target_arguments(target: str) -> ast.arguments:
-    """The parameters of the top-level function ``"module:function"``, read from its source
-    without importing the module (its package is imported to find it)."""
-    import importlib.util
-
-    module, _, name = target.partition(":")
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-        raise ValueError(f"{target}: module {module!r} cannot be found")
-    with open(spec.origin, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node.args
-    raise ValueError(f"{target}: no function {name!r} at the top of {spec.origin}")
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,12 @@ Each plugin's hook is called on its own: a plugin whose hook raises or returns s
 other than the declared objects is recorded as failed (with its distribution) and left
 out, and the others are registered. A name claimed by two plugins is given to neither:
 using it raises a :class:`PluginError` that names both plugins and how to choose.
+
+Every ``"module:function"`` target is resolved from its source as the registry is built (nothing
+is imported; :mod:`graphops.host.targets`): a backend whose target cannot be found or whose
+function breaks the backend contract (:mod:`graphops.host.contract`) is not offered, and an
+algorithm left without backends, a reader, generator or command whose target cannot be found is
+not registered. Each is recorded with the plugin, its distribution and the fix.
 """
 from __future__ import annotations
 
@@ -13,7 +19,9 @@ from typing import Any
 
 from graphops.host.algorithm import Algorithm, Command, Generator, Reader
 from graphops.errors import InputError, PluginError, choices, did_you_mean
+from graphops.host.contract import backend_problems
 from graphops.host.manager import GraphopsPluginManager, get_plugin_manager
+from graphops.host.targets import Sources, TargetError, sentence
 
 __all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
 
@@ -49,16 +57,69 @@ class Registry:
         self.pm = pm
         self.conflicts: dict[str, PluginError] = {}
         self.estimator_classes: dict[str, type] = {}  # graphops.kernels' classes, made on first use
+        sources = Sources()  # each module's source read once while this registry is built
         self.algorithms: dict[str, Algorithm] = self._index(
-            _collect(pm, "graphops_register_algorithms", Algorithm), "algorithm", lambda a: (a.name,))
+            self._usable_backends(_collect(pm, "graphops_register_algorithms", Algorithm), sources), "algorithm",
+            lambda a: (a.name,))
         self.readers: dict[str, Reader] = self._index(
-            self._keeping_contract(_collect(pm, "graphops_register_readers", Reader)), "reader format",
+            self._keeping_contract(_collect(pm, "graphops_register_readers", Reader), sources), "reader format",
             lambda r: (r.name,))
         self._by_suffix = self._index(list(self.readers.values()), "file suffix",
                                       lambda r: tuple(s.lower() for s in r.suffixes))
-        self.commands: dict[str, Command] = self._commands(_collect(pm, "graphops_register_commands", Command))
-        self.generators: dict[str, Generator] = self._index(
-            _collect(pm, "graphops_register_generators", Generator), "generator", lambda g: (g.name,))
+        self.commands: dict[str, Command] = self._commands(self._resolved(
+            _collect(pm, "graphops_register_commands", Command), sources, "command", lambda c: (c.target,)))
+        self.generators: dict[str, Generator] = self._index(self._resolved(
+            _collect(pm, "graphops_register_generators", Generator), sources, "generator",
+            lambda g: (g.target, *([g.params] if isinstance(g.params, str) else []))), "generator", lambda g: (g.name,))
+
+    def _who(self, plugin: str) -> str:
+        return f"plugin {plugin!r} ({self.pm.distributions.get(plugin, '?')})"
+
+    def _plugin_error(self, plugin: str, text: str) -> PluginError:
+        """``text`` after the plugin and its distribution, as a :class:`PluginError` carrying both."""
+        return PluginError(f"{self._who(plugin)}: {text}", plugin=plugin,
+                           distribution=self.pm.distributions.get(plugin))
+
+    def _usable_backends(self, algorithms: list[Algorithm], sources: Sources) -> list[Algorithm]:
+        """The algorithms with the backends that keep the contract; the others are recorded (an
+        algorithm left with none is not registered)."""
+        kept = []
+        for algo in algorithms:
+            problems = backend_problems(algo, sources)
+            if not problems:
+                kept.append(algo)
+                continue
+            good = {name: spec for name, spec in algo.backends.items() if name not in problems}
+            try:
+                kept.append(dataclasses.replace(algo, backends=good, unusable=problems))
+            except ValueError:  # none left, or only backends that need a Dask cluster
+                left = "no backend of it can be used" if not good else "the backends left all need a Dask cluster"
+                why = " ".join(f"Backend {n!r}: {p}." for n, p in problems.items())
+                self.conflicts[algo.name] = self._plugin_error(
+                    algo.plugin, f"algorithm {algo.name!r} is not registered, as {left}. {why}")
+                continue
+            self.conflicts.update({f"backend {algo.name}.{name}": self._plugin_error(
+                algo.plugin, f"algorithm {algo.name!r}: backend {name!r} is not offered: {problem}")
+                for name, problem in problems.items()})
+        return kept
+
+    def _resolved(self, items: list[Any], sources: Sources, what: str, targets: Any) -> list[Any]:
+        """The items whose targets their modules define; the others are recorded, not used."""
+        kept = []
+        for item in items:
+            try:
+                for target in targets(item):
+                    try:
+                        sources.check_defined(target)
+                    except TargetError as exc:
+                        raise TargetError(f"{target}: {exc}") from None
+            except TargetError as exc:
+                self.conflicts[f"{what} {item.name}"] = self._plugin_error(
+                    item.plugin, f"{what} {item.name!r} is not used: {sentence(exc)} Fix the target in the plugin's "
+                                 f"graphops.{type(item).__name__}(...)")
+                continue
+            kept.append(item)
+        return kept
 
     def _commands(self, items: list[Command]) -> dict[str, Command]:
         out = self._index(items, "command", lambda c: (c.name,))
@@ -69,16 +130,16 @@ class Registry:
                 f"{name!r}, which is graphops' own; it is not used. Rename it in the plugin", plugin=cmd.plugin)
         return out
 
-    def _keeping_contract(self, readers: list[Reader]) -> list[Reader]:
-        """The readers whose functions take ``(path, device, options)``; the others are recorded."""
+    def _keeping_contract(self, readers: list[Reader], sources: Sources) -> list[Reader]:
+        """The readers whose functions exist and take ``(path, device, options)``; the others are
+        recorded."""
         kept = []
         for r in readers:
             try:
-                r.check_contract()
+                r.check_contract(sources)
             except ValueError as exc:
-                self.conflicts[f"reader {r.name}"] = PluginError(
-                    f"plugin {r.plugin!r} ({self.pm.distributions.get(r.plugin, '?')}): {exc}; it is not used. "
-                    f"Change the function's signature in the plugin", plugin=r.plugin)
+                self.conflicts[f"reader {r.name}"] = self._plugin_error(
+                    r.plugin, f"{exc}; it is not used. Fix the target or the function's signature in the plugin")
                 continue
             kept.append(r)
         return kept
@@ -137,8 +198,9 @@ class Registry:
         """The generator called ``name``; an error naming the installed ones otherwise."""
         if name in self.generators:
             return self.generators[name]
-        if name in self.conflicts:
-            raise self.conflicts[name]
+        for key in (name, f"generator {name}"):
+            if key in self.conflicts:
+                raise self.conflicts[key]
         raise InputError(f"Unknown generator kind {name!r}. Installed: {choices(self.generators)}."
                          f"{did_you_mean(name, self.generators)}")
 
