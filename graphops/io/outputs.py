@@ -7,7 +7,11 @@
 * :func:`folder_problem` finds, without creating anything, why a folder could not take outputs
   (``graphops validate``); :func:`prepare_folder` creates it and proves it writable before any
   computing starts (``graphops run``).
-* :func:`outside` tells whether an output path leaves its folder (absolute, or ``..``).
+* :func:`outside` tells whether an output path leaves its folder (absolute, or ``..``);
+  :func:`leaving_link` whether it would be reached through a symbolic link that leads out of the
+  folder; :func:`inside` is the path written, ``..`` resolved by name first (``a/../x`` is ``x``),
+  so that no ``..`` is followed through a link. A file already at the target, link or not, is
+  replaced by the rename: a link there is replaced, never written through.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from graphops.base.device import Device, device_of
 from graphops.errors import InputError, OutputError
 
 __all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "file_problem", "prepare_folder",
-           "outside"]
+           "outside", "leaving_link", "inside"]
 
 OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv", ".npz"),
                    "array_or_frame": (".npy", ".csv", ".npz", ".parquet")}
@@ -45,9 +49,11 @@ def _umask() -> int:
 
 def _mode_for(path: Path) -> int:
     try:
-        return stat.S_IMODE(path.stat().st_mode)  # replacing: keep the file's mode
+        if not path.is_symlink():  # a link is replaced, not its target: a new file's mode
+            return stat.S_IMODE(path.stat().st_mode)  # replacing: keep the file's mode
     except FileNotFoundError:
-        return 0o666 & ~_umask()
+        pass
+    return 0o666 & ~_umask()
 
 
 @contextlib.contextmanager
@@ -208,3 +214,26 @@ def outside(output: str) -> str | None:
     if os.path.normpath(output).split(os.sep)[0] == "..":
         return "it climbs out of the folder with '..'"
     return None
+
+
+def leaving_link(folder: str | os.PathLike, relative: str) -> str | None:
+    """Why writing ``relative`` (normalized, see :func:`inside`) under ``folder`` would follow a symbolic
+    link out of ``folder`` (the first such link on the way, the file itself included), or ``None``.
+    A link whose target stays inside ``folder`` is fine."""
+    root = os.path.realpath(folder)
+    here = Path(folder)
+    for part in Path(os.path.normpath(relative)).parts:
+        here = here / part
+        if os.path.islink(here):
+            target = os.path.realpath(here)
+            if os.path.commonpath([root, target]) != root:
+                return f"{str(here)!r} is a symbolic link to {target!r}"
+        elif not os.path.exists(here):
+            return None  # nothing below it exists yet: created as folders, no links
+    return None
+
+
+def inside(folder: str | os.PathLike, relative: str) -> Path:
+    """The path written for ``relative`` under ``folder``: ``..`` resolved by name first, so that
+    ``a/../x`` is ``folder/x`` even when ``a`` is a link elsewhere."""
+    return Path(folder) / os.path.normpath(relative)

@@ -16,6 +16,7 @@ import yaml
 
 from graphops.errors import ConfigError, ConfigIssue
 from graphops.host.registry import Registry, get_registry
+from graphops.io.outputs import inside
 from graphops.pipeline.sources import Sources
 from graphops.version import __version__
 from graphops.host.validation import explain, format_loc
@@ -44,7 +45,7 @@ class LoadedPipeline:
 
     def output_dir(self, out: str | os.PathLike | None = None) -> Path:
         """Where outputs go: ``out`` when given (e.g. ``graphops run --out``), else ``output_dir``."""
-        return Path(out) if out is not None else self.base / self.model.output_dir
+        return Path(out) if out is not None else inside(self.base, self.model.output_dir)
 
     @property
     def name(self) -> str:
@@ -152,17 +153,21 @@ def _structure(data: dict) -> tuple[Pipeline, tuple[int, ...], list[ConfigIssue]
     return model, tuple(range(len(model.steps))), []
 
 
-def load_pipeline(path: str | os.PathLike, registry: Registry | None = None) -> LoadedPipeline:
-    """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem."""
+def load_pipeline(path: str | os.PathLike, registry: Registry | None = None,
+                  out: str | os.PathLike | None = None) -> LoadedPipeline:
+    """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem.
+
+    :param out: the folder a run will write to instead of the file's ``output_dir`` (``graphops run
+        --out``, your own choice: checked for being writable, not for where it is)
+    """
     file, data = read_config(path)
     _check_version(file, data)
     model, indices, issues = _structure(data)
     graphs = data.get("graphs")
     loaded = LoadedPipeline(model, file, Path(path).resolve().parent, registry or get_registry(),
                             indices, tuple(graphs) if isinstance(graphs, dict) else ())
-    issues += check_meaning(loaded, data)
+    issues += check_meaning(loaded, data, out)
     if issues:
         issues.sort(key=lambda issue: _position(issue, loaded.declared))
         raise ConfigError(file, issues)
     return loaded
-

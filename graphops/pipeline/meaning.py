@@ -5,38 +5,106 @@ catches it: graph sources, algorithms, backends, parameters, input slots and kin
 algorithm's declared input requirements (``Params.check_declared``: e.g. a directed
 graph sent to an algorithm for undirected ones), output suffixes, outputs that would
 leave ``output_dir`` or overwrite an input, and an output folder that cannot be written.
+
+Confinement (unless the file says ``allow_outside_output_dir: true``): the file's ``output_dir`` lies
+inside the file's folder, and every file a run writes (outputs, pictures, the run summary) inside
+the output folder: no absolute path, no ``..`` out of it, no symbolic link on the way (the file
+itself included) that leads out of it. :func:`leaves` is the one rule; the run applies it again
+as it writes (``graphops.pipeline.run``), since a link can appear after validation.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 import pydantic
 
 from graphops.errors import ConfigIssue, PluginError, choices, did_you_mean
-from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, outside
+from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, inside, leaving_link, outside
 from graphops.host.validation import explain, format_loc
 
-__all__ = ["check_meaning", "step_crumb"]
+__all__ = ["check_meaning", "step_crumb", "leaves", "output_dir_leaves", "summary_name", "picture_of"]
 
 Found = Iterator[tuple[str, str]]  # (key, message) pairs
 _RESULTS = {"frame": "a frame", "array": "an array", "array_or_frame": "an array or a frame"}
+_TRUST = "or set 'allow_outside_output_dir: true' at the top of the file if you trust this pipeline to write there"
 
 
-def check_meaning(loaded: Any, data: Any) -> list[ConfigIssue]:
-    """Every meaning problem of a structurally valid pipeline, as breadcrumbed issues."""
-    issues = [ConfigIssue(("At key: output_dir",), f"Cannot write outputs there: {problem}")
-              for problem in [folder_problem(loaded.output_dir())] if problem]
+def leaves(loaded: Any, folder: str | os.PathLike, relative: str, what: str = "path") -> tuple[str, str] | None:
+    """Why ``relative`` under ``folder`` would be written outside it, and the fix; ``None`` when it stays
+    inside, or when the file allows writing outside (``allow_outside_output_dir: true``)."""
+    if loaded.model.allow_outside_output_dir:
+        return None
+    why = outside(relative)
+    if why:
+        return why, f"Give a {what} inside it"
+    why = leaving_link(folder, relative)
+    return (why, f"Remove the link, or give a {what} that does not pass through it") if why else None
+
+
+def output_dir_leaves(loaded: Any) -> tuple[str, str] | None:
+    """Why the file's ``output_dir`` would put the outputs outside the file's folder, and the fix."""
+    return leaves(loaded, loaded.base, loaded.model.output_dir, "folder")
+
+
+def summary_name(loaded: Any) -> str:
+    """The run summary's file name in the output folder."""
+    return f"{loaded.name}.summary.json"
+
+
+@dataclass
+class _Outputs:
+    """Where a run would write: the folder, what messages call it, whether paths under it are checked
+    (not when the file's ``output_dir`` already leaves the file's folder: one error says so), and the
+    files written so far (normalized path -> what it is)."""
+
+    folder: Path
+    called: str = "output_dir"
+    checked: bool = True
+    written: dict = field(default_factory=dict)
+
+    def leaving(self, loaded: Any, relative: str, what: str) -> str | None:
+        """The message when ``relative`` (``what``: an output, a picture) would leave the folder."""
+        out = leaves(loaded, self.folder, relative) if self.checked else None
+        return out and f"{what}{relative!r} would be written outside {self.called} ({out[0]}). {out[1]}, {_TRUST}"
+
+
+def _folder_problems(loaded: Any, outs: _Outputs, out: Any) -> Iterator[str]:
+    """The file's output folder's problems: outside the file's folder, not writable, a summary that would
+    leave it. A folder given to the run (``out``) is the caller's: the run checks it (an OutputError)."""
+    if out is not None:
+        return
+    outside_file = output_dir_leaves(loaded)
+    if outside_file:
+        outs.checked = False
+        yield (f"{loaded.model.output_dir!r} would put the outputs outside the folder of this file "
+               f"({outside_file[0]}). {outside_file[1]}, {_TRUST}")
+        return
+    problem = folder_problem(outs.folder)
+    if problem:
+        yield f"Cannot write outputs there: {problem}"
+    summary = outs.leaving(loaded, summary_name(loaded), "The run summary ")
+    if summary:
+        yield summary
+
+
+def check_meaning(loaded: Any, data: Any, out: str | os.PathLike | None = None) -> list[ConfigIssue]:
+    """Every meaning problem of a structurally valid pipeline, as breadcrumbed issues; ``out``: the
+    folder the run writes to instead of the file's ``output_dir`` (``graphops run --out``)."""
+    outs = _Outputs(loaded.output_dir(out), "output_dir" if out is None else "the output folder")
+    issues = [ConfigIssue(("At key: output_dir",), problem) for problem in _folder_problems(loaded, outs, out)]
     for name in loaded.model.graphs:
         issues += [ConfigIssue((f"At graphs.{name}", f"At key: {key}"), msg)
                    for key, msg in loaded.sources.problems(name)]
     seen: dict[str, int] = {}
-    written = {os.path.normpath(loaded.sources.path(g)): f"the input of graph {g!r}"
-               for g in loaded.model.graphs if loaded.sources.path(g) is not None}
+    outs.written = {os.path.normpath(loaded.sources.path(g)): f"the input of graph {g!r}"
+                    for g in loaded.model.graphs if loaded.sources.path(g) is not None}
     for i, step in zip(loaded.step_indices, loaded.model.steps):
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
-                   for key, msg in _step_problems(loaded, step, i, seen, written)]
+                   for key, msg in _step_problems(loaded, step, i, seen, outs)]
     return issues
 
 
@@ -49,7 +117,7 @@ def step_crumb(data: Any, index: int) -> str:
     return f"At steps[{index}]" + (f" ({', '.join(named)})" if named else "")
 
 
-def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], written: dict) -> Found:
+def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _Outputs) -> Found:
     if step.id in seen:
         yield "id", f"Duplicate step id {step.id!r} (also used by steps[{seen[step.id]}])"
     seen.setdefault(step.id, i)
@@ -64,7 +132,7 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], written
     inputs_ok = yield from _input_problems(loaded, step, algo)
     if params is not None and inputs_ok:
         yield from _declared_problems(loaded, step, algo, params)
-    yield from _output_problems(loaded, step, algo, written, params)
+    yield from _output_problems(loaded, step, algo, outs, params)
 
 
 def _backend_problems(loaded: Any, step: Any, algo: Any) -> Found:
@@ -136,20 +204,35 @@ def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
         yield "inputs", str(exc)
 
 
-def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: Any = None) -> Found:
-    if step.plot:
-        from graphops.io.plots import plot_problem
+def _plot_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs) -> Found:
+    from graphops.io.plots import plot_problem
 
-        if step.output is None:
-            yield "plot", "plot: true writes a picture beside the step's output; give the step an output"
-        elif algo.plot is None:
-            drawn = sorted(a.name for a in loaded.registry.algorithms.values() if a.plot)
-            yield "plot", f"{algo.name} draws no picture (algorithms that do: {', '.join(drawn) or 'none'})"
-        elif plot_problem():
-            yield "plot", plot_problem()
-        elif any(loaded.sources.kind(g) == "daskgraph" for g in step.inputs.values() if g in loaded.model.graphs):
-            yield "plot", ("plot: true draws from the whole result in one process; the result of a partitioned "
-                           "graph stays in Dask (written by the workers): drop plot")
+    if step.output is None:
+        yield "plot", "plot: true writes a picture beside the step's output; give the step an output"
+    elif algo.plot is None:
+        drawn = sorted(a.name for a in loaded.registry.algorithms.values() if a.plot)
+        yield "plot", f"{algo.name} draws no picture (algorithms that do: {', '.join(drawn) or 'none'})"
+    elif plot_problem():
+        yield "plot", plot_problem()
+    elif any(loaded.sources.kind(g) == "daskgraph" for g in step.inputs.values() if g in loaded.model.graphs):
+        yield "plot", ("plot: true draws from the whole result in one process; the result of a partitioned "
+                       "graph stays in Dask (written by the workers): drop plot")
+    elif not outs.leaving(loaded, step.output, ""):
+        picture = outs.leaving(loaded, str(picture_of(step.output)), "The picture ")
+        if picture:
+            yield "plot", picture
+
+
+def picture_of(output: str) -> Path:
+    """The picture beside an output, relative to the output folder (``graphops.io.plots.picture_path``)."""
+    from graphops.io.plots import picture_path
+
+    return picture_path(os.path.normpath(output))
+
+
+def _output_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs, params: Any = None) -> Found:
+    if step.plot:
+        yield from _plot_problems(loaded, step, algo, outs)
     if step.output is None:
         return
     result = (params.result_kind() if params is not None else None) or algo.result
@@ -157,12 +240,10 @@ def _output_problems(loaded: Any, step: Any, algo: Any, written: dict, params: A
     several = params is not None and params.several_arrays()
     if several:
         allowed = (".npz",)
-    path = os.path.normpath(loaded.output_dir() / step.output)
-    leaves = outside(step.output)
-    if leaves and not loaded.model.allow_outside_output_dir:
-        yield "output", (f"{step.output!r} would be written outside output_dir ({leaves}). Give a path "
-                         f"inside it, or set 'allow_outside_output_dir: true' at the top of the file "
-                         f"if you trust this pipeline to write there")
+    path, written = os.path.normpath(inside(outs.folder, step.output)), outs.written
+    leaving = outs.leaving(loaded, step.output, "")
+    if leaving:
+        yield "output", leaving
     elif os.path.splitext(step.output)[1].lower() not in allowed:
         what = "several arrays with these parameters" if several else _RESULTS.get(result, result)
         what += " with these parameters" if result != algo.result else ""

@@ -1,11 +1,14 @@
 """Executing a validated pipeline: graphs loaded once, steps in order, outputs written atomically.
 
 Failure semantics: the output folder is checked (created, written to) before any step
-computes. A step that raises is ``failed`` and, unless ``keep_going``, the steps after it
-are ``not run``; Ctrl-C marks the running step ``interrupted``. Whatever happens, the run
-summary JSON is written, with every step's status, its error text and the outputs that
-completed steps wrote; then :class:`PipelineError` (a failure) or :class:`Interrupted`
-(Ctrl-C) is raised, carrying the summary.
+computes, and so is every path the run will write: inside the output folder, through no
+symbolic link that leads out of it (``graphops.pipeline.meaning.leaves``); each path is checked
+again as it is written, since a link can appear meanwhile (an :class:`OutputError`: the step
+fails). A step that raises is ``failed`` and, unless ``keep_going``, the steps after it are
+``not run``; Ctrl-C marks the running step ``interrupted``. Whatever happens, the run summary
+JSON is written (unless its own path has come to lead out of the folder: an OutputError then),
+with every step's status, its error text and the outputs that completed steps wrote; then
+:class:`PipelineError` (a failure) or :class:`Interrupted` (Ctrl-C) is raised, carrying the summary.
 """
 from __future__ import annotations
 
@@ -16,14 +19,15 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from graphops.engine.dispatch import execute
 from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError
-from graphops.io.outputs import atomic_path, outside, prepare_folder, write_result
+from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.manager import call_hook
 from graphops.host.registry import Registry
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
+from graphops.pipeline.meaning import leaves, output_dir_leaves, picture_of, summary_name
 
 __all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
 
@@ -86,7 +90,10 @@ def _shape(result: Any) -> list[int]:
     return [int(x) for x in getattr(result, "shape", (len(result),))]
 
 
-def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord,
+Place = Callable[[str, str], Path]  # (a path relative to the output folder, what it is) -> where it is written
+
+
+def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord,
               client: Any = None) -> None:
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
@@ -108,24 +115,43 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Pa
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
     rec.shape = _shape(done.result)
     if step.output:
-        rec.output = str(write_result(done.result, folder / step.output, algo.writers))
+        rec.output = str(write_result(done.result, place(step.output, f"step {step.id!r}: output"), algo.writers))
     if step.plot and step.output:
         from graphops.host.algorithm import load_target
-        from graphops.io.plots import picture_path
 
-        picture = picture_path(folder / step.output)
+        picture = place(str(picture_of(step.output)), f"step {step.id!r}: picture")
         load_target(algo.plot)(done.result, inputs, validated["params"], picture)
         rec.picture = str(picture)
 
 
-def _check_outputs(loaded: LoadedPipeline) -> None:
-    if loaded.model.allow_outside_output_dir:
-        return
+def _placer(loaded: LoadedPipeline, out: Any) -> tuple[Path, Place]:
+    """The output folder, and where a path relative to it is written: an :class:`OutputError` when
+    it would leave the folder, or the file's ``output_dir`` the file's folder (``out`` is the caller's own)."""
+    folder = loaded.output_dir(out)
+
+    def place(relative: str, what: str) -> Path:
+        if out is None:
+            _refuse(loaded, output_dir_leaves(loaded), f"output_dir {loaded.model.output_dir!r}",
+                    f"the folder of {loaded.file}")
+        _refuse(loaded, leaves(loaded, folder, relative), f"{what} {relative!r}", f"the output folder {str(folder)!r}")
+        return inside(folder, relative)
+    return folder, place
+
+
+def _refuse(loaded: LoadedPipeline, why: tuple[str, str] | None, what: str, where: str) -> None:
+    if why:
+        raise OutputError(f"{what} would be outside {where} ({why[0]}); nothing was written there. {why[1]}, or set "
+                          f"allow_outside_output_dir: true in {loaded.file} if you trust it to write there")
+
+
+def _check_outputs(loaded: LoadedPipeline, place: Place) -> None:
+    """Every path the run will write, checked before any step runs (and again as each is written)."""
     for step in loaded.model.steps:
-        leaves = step.output and outside(step.output)
-        if leaves:
-            raise OutputError(f"step {step.id!r}: output {step.output!r} would be written outside the output "
-                              f"folder ({leaves}); set allow_outside_output_dir: true to allow it")
+        if step.output:
+            place(step.output, f"step {step.id!r}: output")
+        if step.output and step.plot:
+            place(str(picture_of(step.output)), f"step {step.id!r}: picture")
+    place(summary_name(loaded), "the run summary")
 
 
 def _write_summary(summary: RunSummary, path: Path) -> None:
@@ -142,7 +168,9 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
     :param out: folder that outputs and the summary are written under, instead of the
-        file's ``output_dir`` (default ``out`` beside the pipeline file)
+        file's ``output_dir`` (default ``out`` beside the pipeline file); your own choice, so it may
+        be anywhere (a pipeline file's ``output_dir`` must lie inside the file's folder unless the
+        file says ``allow_outside_output_dir: true``); outputs stay inside it all the same
     :param keep_going: run the remaining steps after one fails (they read no step's output)
     :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section; it is
         connected to only when a step splits its work (else the summary says why not)
@@ -151,7 +179,7 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
         written first)
     :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
-    loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry)
+    loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry, out)
     settings = cluster_settings(loaded, cluster, cluster_timeout)
     if settings is None:
         need_no_cluster(loaded)
@@ -206,8 +234,9 @@ def need_no_cluster(loaded: LoadedPipeline) -> None:
 
 def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool,
              settings: dict | None) -> RunSummary:
-    _check_outputs(loaded)
-    folder = prepare_folder(loaded.output_dir(out))
+    folder, place = _placer(loaded, out)
+    _check_outputs(loaded, place)
+    prepare_folder(folder)
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
                          output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps])
     start = t0 = time.perf_counter()
@@ -220,7 +249,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
                 if failure is not None and not keep_going:
                     break
                 t0 = time.perf_counter()
-                failure = _step(loaded, step, backend, folder, rec, client, t0) or failure
+                failure = _step(loaded, step, backend, place, rec, client, t0) or failure
     except KeyboardInterrupt:
         rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
         summary.status = "interrupted"
@@ -231,7 +260,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
         summary.graphs = loaded.sources.info
         if summary.status != "interrupted" and failure is not None:
             summary.status = "failed"
-        _write_summary(summary, folder / f"{loaded.name}.summary.json")
+        _write_summary(summary, place(summary_name(loaded), "the run summary"))
     if summary.status == "interrupted":
         raise Interrupted(f"interrupted during step {rec.id!r} after {rec.seconds:.1f} s", summary=summary)
     if failure is not None:
@@ -246,11 +275,11 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     return summary
 
 
-def _step(loaded: LoadedPipeline, step: Any, backend: str | None, folder: Path, rec: StepRecord, client: Any,
+def _step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord, client: Any,
           t0: float) -> tuple[StepRecord, BaseException] | None:
     """Run one step into its record; its failure, if any (reported after the summary is written)."""
     try:
-        _run_step(loaded, step, backend, folder, rec, client)
+        _run_step(loaded, step, backend, place, rec, client)
         rec.status = "ok"
     except Exception as exc:  # recorded, reported after the summary is written
         rec.status, rec.seconds = "failed", time.perf_counter() - t0

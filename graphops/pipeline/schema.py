@@ -5,8 +5,9 @@ A pipeline file is a YAML mapping::
     version: 1                  # schema version; newer files ask for a newer graphops
     name: karate                # optional; names the run summary
     device: auto                # default backend of every step: auto | cpu | gpu
-    output_dir: out             # outputs and the run summary go here (relative to this file)
-    allow_outside_output_dir: false   # outputs may not be absolute or climb out with '..'
+    output_dir: out             # outputs and the run summary go here (inside this file's folder)
+    allow_outside_output_dir: false   # output_dir and outputs may not be absolute, climb out with '..'
+                                #   or pass a symbolic link leading out (graphops.pipeline.meaning)
     graphs:
       karate:                   # [a-z][a-z0-9_-]*
         dataset: karate         # a data set by name (bundled, or from GRAPHOPS_DATA)
