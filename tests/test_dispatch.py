@@ -7,6 +7,8 @@ import numpy as np
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import graphops as go
 from graphops.base.device import gpu_available
@@ -290,3 +292,67 @@ def test_kernel_estimators_take_lists_of_networkx_graphs_and_of_graphs():
     np.testing.assert_array_equal(k.transform([go.Graph.from_networkx(b)]), square[1:])
     with pytest.raises(TypeError, match="ShortestPathKernel.fit takes .*; got a list of int"):
         k.fit([1, 2])
+
+
+@st.composite
+def _shaped_results(draw):
+    n = draw(st.integers(1, 6))
+    dtype = draw(st.sampled_from(["int64", "int32", "uint32", "uint64", "float64"]))
+    low = 0 if dtype.startswith("u") else -3
+    values = draw(st.lists(st.integers(low, n + 3), max_size=8))
+    if dtype == "float64" and values and draw(st.booleans()):
+        values[draw(st.integers(0, len(values) - 1))] = float("nan")
+    degree_len = draw(st.sampled_from([len(values), len(values), len(values) + 1]))
+    return n, {"vertex": values, "dtype": dtype, "degree_len": degree_len}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_shaped_results())
+def test_results_are_checked_for_lengths_and_vertex_index_ranges(case):
+    """Columns of different lengths, and vertex indices that are not integers in 0..n-1 (negative,
+    past the last vertex, a float dtype, NaN), are the plugin's bug, named as such with the plugin,
+    its distribution, the algorithm, the backend and the column; good indices map to the ids."""
+    from graphops import Algorithm, PluginError
+    from graphops.engine.dispatch import execute
+    from tests.shaped_backend import ShapedParams
+
+    n, params = case
+    ids = [10 * (i + 1) for i in range(n)]
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": ids[:1], "dst": ids[-1:]}),
+                               nodes=pd.DataFrame({"id": ids}))
+    algo = Algorithm(name="shaped", params=ShapedParams, inputs=("graph",), outputs=("vertex", "degree"),
+                     vertex_columns=("vertex",), backends={"cpu": "tests.shaped_backend:shaped"},
+                     plugin="sample", distribution="sample-plugin 0.1")
+    values = params["vertex"]
+    where = "backend 'cpu' of algorithm 'shaped' (plugin sample, sample-plugin 0.1) returned "
+    if params["degree_len"] != len(values):
+        message = (f"{where}columns of different lengths (vertex: {len(values)}, degree: {params['degree_len']}); "
+                   f"a frame result has one value per row in every column. Fix the backend")
+    elif params["dtype"] == "float64":
+        nan = " and holds NaN" if any(v != v for v in values) else ""
+        message = (f"{where}vertex column 'vertex' (indices of input 'graph', 0..{n - 1}) has dtype float64{nan}; "
+                   f"vertex indices are integers (int32 or int64); graphops maps these indices to the caller's "
+                   f"ids. Fix the backend")
+    elif any(not 0 <= v < n for v in values):
+        bad = [i for i, v in enumerate(values) if not 0 <= v < n]
+        message = (f"{where}vertex column 'vertex' (indices of input 'graph', 0..{n - 1}) holds {len(bad)} value(s) "
+                   f"out of range (row {bad[0]}: {values[bad[0]]}; smallest {min(values)}, largest {max(values)}); "
+                   f"graphops maps these indices to the caller's ids. Fix the backend")
+    else:
+        out = execute(algo, {"graph": g}, "cpu", params).result
+        assert out["vertex"].tolist() == [ids[v] for v in values]
+        return
+    with pytest.raises(PluginError) as info:
+        execute(algo, {"graph": g}, "cpu", params)
+    assert str(info.value) == message
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(-3, 9), max_size=8), st.sampled_from(["int32", "int64", "uint32", "float32"]),
+       st.integers(1, 6))
+def test_vertex_index_check_says_the_same_of_cupy_and_numpy_arrays(xp, values, dtype, n):
+    from graphops.engine.plan import index_problem
+
+    host = np.array(values).astype(dtype)
+    assert index_problem(xp.asarray(host), n) == index_problem(host, n)

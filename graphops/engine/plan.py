@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from graphops.base.device import Device, as_proxy, to_device
+from graphops.base.device import Device, as_proxy, device_of, to_device
 from graphops.errors import PluginError
 from graphops.host.algorithm import Algorithm
 from graphops.model.frames import new_frame
@@ -56,13 +56,20 @@ def wrap_result(algo: Algorithm, backend: str, raw: Any, inputs: Mapping[str, An
     vertex columns mapped back to the caller's ids (through ``args``' pair views where they are
     the pairs)."""
     _check_result(algo, backend, raw)
+    if isinstance(raw, Mapping):
+        _check_columns(algo, backend, raw, inputs, args)
     return _wrap(algo, raw, inputs, args)
+
+
+def _where(algo: Algorithm, backend: str) -> str:
+    dist = f", {algo.distribution}" if algo.distribution else ""
+    return f"backend {backend!r} of algorithm {algo.name!r} (plugin {algo.plugin or '?'}{dist})"
 
 
 def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
     """A backend's result must be what its algorithm declares: an array, or exactly the
     documented columns. A mismatch is the plugin's bug, named as such."""
-    where = f"backend {backend!r} of algorithm {algo.name!r} (plugin {algo.plugin or '?'})"
+    where = _where(algo, backend)
     if algo.result == "array_or_frame" and not isinstance(raw, Mapping) and hasattr(raw, "shape"):
         return
     if algo.result == "array":
@@ -81,6 +88,54 @@ def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
                           f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}"
                           f"{' (undeclared: ' + ', '.join(extra) + ')' if extra else ''}. Declare every "
                           f"output column in Algorithm(outputs=...)", plugin=algo.plugin)
+
+
+def _check_columns(algo: Algorithm, backend: str, raw: Mapping[str, Any], inputs: Mapping[str, Any],
+                   args: Sequence[Any]) -> None:
+    """A frame result's columns must be of one length, and its vertex columns integer indices in
+    range of their input's vertices (they are mapped to the caller's ids next): checked on the
+    columns' device, one reduction per column."""
+    lengths = {col: _length(v) for col, v in raw.items()}
+    if len(set(lengths.values())) > 1 or None in lengths.values():
+        shown = ", ".join(f"{c}: {'not one-dimensional' if n is None else f'{n:,}'}" for c, n in lengths.items())
+        raise PluginError(f"{_where(algo, backend)} returned columns of different lengths ({shown}); a frame result "
+                          f"has one value per row in every column. Fix the backend", plugin=algo.plugin)
+    pair_views = [a for a in args if isinstance(a, PairIndex)]
+    for col, slot in algo.vertex_columns.items():
+        graph = inputs.get(slot)
+        if col not in raw or not isinstance(graph, Graph) or any(v.original(raw[col]) is not None for v in pair_views):
+            continue
+        problem = index_problem(raw[col], graph.n_vertices)
+        if problem is not None:
+            raise PluginError(f"{_where(algo, backend)} returned vertex column {col!r} (indices of input {slot!r}, "
+                              f"0..{graph.n_vertices - 1}) {problem}; graphops maps these indices to the caller's ids. "
+                              f"Fix the backend", plugin=algo.plugin)
+
+
+def _length(values: Any) -> int | None:
+    shape = getattr(values, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) == 1 else None
+    return len(values) if hasattr(values, "__len__") else None
+
+
+def index_problem(values: Any, n: int) -> str | None:
+    """What is wrong with ``values`` (a NumPy or CuPy array) as indices of ``n`` vertices, or ``None``:
+    an integer dtype is needed, and every value in ``0..n-1`` (one reduction: negative values,
+    seen unsigned, are past ``n`` too)."""
+    dtype = getattr(values, "dtype", None)
+    if dtype is None or getattr(values, "ndim", 0) != 1:
+        return f"is a {type(values).__name__}, not a one-dimensional integer array"
+    if dtype.kind not in "iu":
+        nan = dtype.kind == "f" and bool(device_of(values).xp.isnan(values).any())
+        return f"has dtype {dtype}{' and holds NaN' if nan else ''}; vertex indices are integers (int32 or int64)"
+    if values.size == 0 or int(values.view(f"u{dtype.itemsize}").max()) < n:
+        return None
+    xp = device_of(values).xp
+    bad = xp.flatnonzero((values < 0) | (values >= n))
+    row = int(bad[0])
+    return (f"holds {int(bad.size):,} value(s) out of range (row {row}: {int(values[row])}; smallest "
+            f"{int(values.min())}, largest {int(values.max())})")
 
 
 def _home(inputs: Mapping[str, Any]) -> Device:

@@ -212,6 +212,8 @@ class Algorithm:
         one device and a call with a client says so
     :param gram: a :class:`Gram` declaration: the algorithm returns Gram matrices, which the core
         cuts into blocks for a cluster by itself (no ``split`` needed)
+    :param distribution: set by the registry, not by plugins: ``"name version"`` of the distribution
+        that ships the plugin, for messages
     :param unusable: set by the registry, not by plugins: the backends it left out because they
         break the backend contract (name -> why), so that asking for one says why
     """
@@ -235,6 +237,7 @@ class Algorithm:
     split: str | None = None
     gram: Gram | None = None
     plugin: str = field(default="", compare=False)
+    distribution: str = field(default="", compare=False)
     unusable: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:

@@ -46,7 +46,8 @@ def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
                                 f"graphops.{kind.__name__} objects")
             pm.unregister(name=name)
             continue
-        items += [dataclasses.replace(x, plugin=name) for x in got]
+        known = {"distribution": dist} if kind is Algorithm and dist != "?" else {}
+        items += [dataclasses.replace(x, plugin=name, **known) for x in got]
     return items
 
 
