@@ -8,7 +8,7 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
 
 * **Registering** (the hooks in :mod:`graphops.host.hookspecs`): ``hookimpl``, ``Algorithm``,
   ``Backend``, ``Input``, ``Reader``, ``ReadOptions``, ``Command``, ``Generator``, ``Gram``,
-  ``Params``, ``GeneratorParams``, ``Result``.
+  ``Params``, ``GeneratorParams``, ``Seed`` (the type of every ``seed`` parameter), ``Result``.
 * **Errors**: ``GraphopsError``, ``InputError``, ``InputTypeError``, ``BackendUnavailableError``,
   ``PluginError``, and the message helpers ``choices``, ``did_you_mean``.
 * **Graphs**: ``Graph``, ``GraphSet``, ``DaskGraph``, ``CSR`` (what a backend receives),
@@ -42,6 +42,7 @@ _WHERE = {
     "graphops.host.hookspecs": ("hookimpl",),
     "graphops.host.algorithm": ("Algorithm", "Backend", "Input", "Reader", "ReadOptions", "Command", "Generator",
                                 "Gram", "Params", "Result"),
+    "graphops.host.numbers": ("Seed",),
     "graphops.io.generators": ("GeneratorParams",),
     "graphops.errors": ("GraphopsError", "InputError", "InputTypeError", "BackendUnavailableError", "PluginError",
                         "choices", "did_you_mean"),

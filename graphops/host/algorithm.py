@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from graphops.host.numbers import refuse_bools
 from graphops.host.targets import Sources, target_arguments
 
 __all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Reader", "Params", "Result", "load_target",
@@ -34,13 +35,22 @@ _DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 class Params(BaseModel):
-    """Base of every algorithm's parameter model: unknown keys are errors, instances are frozen.
+    """Base of every algorithm's parameter model: unknown keys are errors, instances are frozen,
+    and ``True``/``False`` where a field wants a number (``int``, ``float``, also inside
+    ``Optional``, unions, tuples and nested models) is an error, not 1/0
+    (:mod:`graphops.host.numbers`); a seed is a :data:`graphops.host.numbers.Seed`.
 
     Override :meth:`check_inputs` for requirements on the graphs themselves
     (undirected? weighted? labels present?); it runs on the host before any transfer.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, data: Any) -> Any:
+        """``True``/``False`` where a field wants a number is an error (pydantic would read 1/0)."""
+        return refuse_bools(cls, data)
 
     def check_declared(self, **inputs: Any) -> None:
         """Raise ``ValueError`` when an input's declared properties do not suit these parameters.

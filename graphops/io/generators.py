@@ -4,15 +4,17 @@ The functions are in :mod:`graphops.io.generate`; plugins register more generato
 ``graphops_register_generators`` hook (euler's cycles, appclass's patterns)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from graphops.host.algorithm import Params
+from graphops.host.numbers import Seed
 
 __all__ = ["GeneratorParams", "RMat", "Gnm", "Grid2D", "GnpSet"]
 
 
-class GeneratorParams(BaseModel):
-    """Base of every generator's parameter model: unknown keys are errors, instances frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class GeneratorParams(Params):
+    """Base of every generator's parameter model: a :class:`~graphops.host.algorithm.Params`
+    (unknown keys are errors, instances frozen, ``true``/``false`` refused for numbers)."""
 
 
 class RMat(GeneratorParams):
@@ -23,7 +25,7 @@ class RMat(GeneratorParams):
     a: float = Field(0.57, ge=0, le=1)
     b: float = Field(0.19, ge=0, le=1)
     c: float = Field(0.19, ge=0, le=1)
-    seed: int = 42
+    seed: Seed = 42
     scramble: bool = True
     directed: bool = False
     node_features: int = Field(0, ge=0)
@@ -36,7 +38,7 @@ class Gnm(GeneratorParams):
     n: int = Field(ge=1)
     m: int = Field(ge=0)
     directed: bool = True
-    seed: int = 42
+    seed: Seed = 42
     node_features: int = Field(0, ge=0)
     edge_features: int = Field(0, ge=0)
 
@@ -55,4 +57,4 @@ class GnpSet(GeneratorParams):
     p: float = Field(0.5, ge=0, le=1)
     n_labels: int = Field(4, ge=1)
     n_attrs: int = Field(2, ge=0)
-    seed: int = 42
+    seed: Seed = 42

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from graphops.plugin import GeneratorParams, InputError, Params
+from graphops.plugin import GeneratorParams, InputError, Params, Seed
 
 OUTPUTS = ("pattern_node", "rank", "data_node", "log_prob")
 GiB = float(1 << 30)
@@ -122,4 +122,4 @@ class Pattern(GeneratorParams):
 
     of: str = Field(min_length=1)
     max_nodes: int = Field(9, ge=1)
-    seed: int = 42
+    seed: Seed = 42

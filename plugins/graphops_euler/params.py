@@ -6,7 +6,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from graphops.plugin import GeneratorParams, Params
+from graphops.plugin import GeneratorParams, Params, Seed
 
 from .common import check_degrees
 
@@ -68,7 +68,7 @@ class RandomCycles(GeneratorParams):
     cycles: int = Field(ge=1)
     length: int = Field(ge=1)
     directed: bool = True
-    seed: int = 42
+    seed: Seed = 42
 
 
 class Symmetric(GeneratorParams):
@@ -84,6 +84,6 @@ class DeBruijn(GeneratorParams):
     sequence: str | None = Field(None, min_length=2)
     k: int = Field(21, ge=2)
     length: int = Field(1000, ge=2)
-    seed: int = 42
+    seed: Seed = 42
     shuffle: bool = True
     directed: Literal[True] = True
