@@ -32,6 +32,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   client graphops opened closes).
 * **Calls, files and tests**: ``run``, ``execute_call``, ``Sources`` (a pipeline file's graphs),
   ``check_algorithm``, ``check_signatures``, ``tiny_graphs``.
+* **Commands**: ``bounded`` (an argparse ``type=`` for a numeric option, its range checked:
+  ``type=bounded("--repeat", int, ge=1, le=100)``).
 """
 from __future__ import annotations
 
@@ -77,6 +79,7 @@ _WHERE = {
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),
     "graphops.engine.testing": ("check_algorithm", "check_signatures", "tiny_graphs"),
+    "graphops.cli.options": ("bounded",),
 }
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 

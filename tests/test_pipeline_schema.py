@@ -336,3 +336,18 @@ def test_what_parameters_decide_is_checked_at_load(folder, fresh_pm):
         "==> At steps[3] (id='sp', algorithm='sp_kernel')\n==> At key: params\n"
         "=====> path 'histogram' needs delta (or none) node and length kernels; use path 'fcsp' or 'auto' for "
         "Gaussian kernels (got {'path': 'histogram', 'node_kernel': 'gaussian'})")
+
+
+def test_a_negative_column_position_is_refused_at_validate(folder, describe_only):
+    assert errors_of(folder, """\
+        version: 1
+        graphs:
+          web: {path: g.txt, src: -1, dst: 1, weight: -2}
+        steps:
+          - {id: s, algorithm: describe, inputs: {graph: web}}
+        """, describe_only) == (
+        "p.yaml is invalid (2 errors)\n"
+        "==> At graphs.web\n==> At key: src\n"
+        "=====> a column is a name or a position counted from 0 (the first column is 0); got -1\n"
+        "==> At graphs.web\n==> At key: weight\n"
+        "=====> a column is a name or a position counted from 0 (the first column is 0); got -2")

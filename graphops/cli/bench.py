@@ -185,9 +185,27 @@ def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, floa
             else None
 
 
+def _check_counts(repeat: int | None, warmup: int | None) -> None:
+    """``repeat`` and ``warmup`` within the ranges of the file keys they override (``bench.repeat``, ...)."""
+    import pydantic
+
+    from graphops.host.validation import params_error
+
+    try:
+        BenchSettings.model_validate({k: v for k, v in (("repeat", repeat), ("warmup", warmup)) if v is not None})
+    except pydantic.ValidationError as exc:
+        raise params_error("run_bench", exc, BenchSettings) from None
+
+
 def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
               registry: Registry | None = None) -> BenchReport:
-    """Time every step of every benchmark pipeline; rows are grouped by case."""
+    """Time every step of every benchmark pipeline; rows are grouped by case.
+
+    :param repeat: timed runs per step (1 to 1000), instead of each file's ``bench.repeat``
+    :param warmup: untimed runs first (0 to 100), instead of each file's ``bench.warmup``
+    :raises ValueError: ``repeat`` or ``warmup`` out of range
+    """
+    _check_counts(repeat, warmup)
     report = BenchReport(_machine(), _dt.datetime.now().isoformat(timespec="seconds"))
     rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
     report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}

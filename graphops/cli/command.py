@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from graphops.cli.options import bounded
 from graphops.errors import ConfigError, Interrupted, PipelineError, is_user_error
 
 __all__ = ["main", "build_parser"]
@@ -176,8 +177,8 @@ def _builtin_parsers(sub: Any) -> None:
     r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
                    "(e.g. tcp://host:8786), instead of the file's cluster: section; connected to only when a step "
                    "splits its work")
-    r.add_argument("--cluster-timeout", type=float, metavar="SECONDS",
-                   help="how long the scheduler has to answer (default 10)")
+    r.add_argument("--cluster-timeout", type=bounded("--cluster-timeout", float, gt=0, le=3600), metavar="SECONDS",
+                   help="how long the scheduler has to answer, above 0 and at most 3600 (default 10)")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
@@ -192,8 +193,10 @@ def _builtin_parsers(sub: Any) -> None:
                        "downloading nothing").add_argument("names", nargs="+", metavar="NAME")
     b = sub.add_parser("bench", help="time benchmark pipelines (default: configs/bench)")
     b.add_argument("paths", nargs="*", help="pipeline files or folders")
-    b.add_argument("--repeat", type=int, help="timed runs per step (default: the file's bench.repeat)")
-    b.add_argument("--warmup", type=int, help="untimed runs first (default: the file's bench.warmup)")
+    b.add_argument("--repeat", type=bounded("--repeat", int, ge=1, le=1000), metavar="N",
+                   help="timed runs per step, 1 to 1000 (default: the file's bench.repeat)")
+    b.add_argument("--warmup", type=bounded("--warmup", int, ge=0, le=100), metavar="N",
+                   help="untimed runs first, 0 to 100 (default: the file's bench.warmup)")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",

@@ -111,6 +111,13 @@ class GraphSource(_Model):
 
     _lower_device = field_validator("device", mode="before")(_lower)
 
+    @field_validator("src", "dst", "weight", mode="after")
+    @classmethod
+    def _position(cls, value: Any) -> Any:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"a column is a name or a position counted from 0 (the first column is 0); got {value!r}")
+        return value
+
     @field_validator("generate", mode="after")
     @classmethod
     def _kind_named(cls, value: Any) -> Any:
