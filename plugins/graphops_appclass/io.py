@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
-from graphops.plugin import Device, Graph, InputError, ReadOptions, distinct, host_pandas, to_device, to_family
+from graphops.plugin import (Device, Graph, InputError, InputTypeError, ReadOptions, distinct, host_pandas, to_device,
+                             to_family)
+
+from .params import Pattern
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -215,14 +219,17 @@ def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
 
 
 def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
-    """A pattern from ``graph``: a random vertex q with at least one neighbour, up to
-    ``max_nodes`` of its neighbours (either direction), and every edge among them (the
-    induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
-    first; node and edge frames keep their feature columns."""
+    """A pattern from ``graph``: a random vertex q with at least one neighbour other than itself,
+    up to ``max_nodes`` (1 or more) of its neighbours (either direction), and every edge among them
+    (the induced subgraph, multi-edges and features kept). Vertices are renumbered ``0..k`` with q
+    first; node and edge frames keep their feature columns. ``seed``: an integer in 0..2**63-1."""
+    max_nodes, seed = _pattern_request(graph, max_nodes, seed)
     src, dst = to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)
-    linked = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=graph.n_vertices))
+    apart = src != dst
+    linked = np.flatnonzero(np.bincount(np.concatenate([src[apart], dst[apart]]), minlength=graph.n_vertices))
     if len(linked) == 0:
-        raise InputError("sample_pattern: the graph has no edges to sample a pattern from")
+        raise InputError(f"sample_pattern: the graph has no edges between two different vertices "
+                         f"({graph.n_edges} edge(s), all self-loops or none) to sample a pattern from")
     rng = np.random.default_rng(seed)
     q = int(rng.choice(linked))
     near = distinct(np.concatenate([dst[src == q], src[dst == q]]))
@@ -238,3 +245,21 @@ def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
         nodes = graph.nodes.iloc[chosen].reset_index(drop=True)
         nodes["id"] = np.arange(len(chosen))
     return Graph.from_edgelist(edges, directed=graph.directed, nodes=nodes)
+
+
+_PATTERN_HELP = {"max_nodes": "max_nodes is the most neighbours of the sampled vertex the pattern takes: an integer, "
+                              "1 or more",
+                 "seed": "seed is an integer in 0..2**63-1"}
+
+
+def _pattern_request(graph: Any, max_nodes: Any, seed: Any) -> tuple[int, int]:
+    """``max_nodes`` and ``seed`` checked by the :class:`Pattern` model, as a pipeline file's are."""
+    if not isinstance(graph, Graph):
+        raise InputTypeError(f"sample_pattern: graph must be a graphops Graph; got {type(graph).__name__}")
+    try:
+        asked = Pattern(of="graph", max_nodes=max_nodes, seed=seed)
+    except ValidationError as exc:
+        bad = exc.errors()[0]
+        name = bad["loc"][0]
+        raise InputError(f"sample_pattern: {name}={bad['input']!r}: {bad['msg']}. {_PATTERN_HELP[name]}") from None
+    return asked.max_nodes, asked.seed
