@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 import graphops as go
 from graphops import Algorithm, Params, hookimpl
@@ -38,7 +40,7 @@ class _Acting:
     @hookimpl
     def graphops_register_algorithms():
         return [Algorithm(name="act", params=_Link, inputs=("graph",), outputs=("n",),
-                          backends={"cpu": "tests.test_pipeline_confined:_act"})]
+                          backends={"cpu": f"{__name__}:_act"})]  # this module as imported: no second copy
 
 
 @pytest.fixture
@@ -259,3 +261,37 @@ def test_a_picture_that_is_a_link_leading_out_is_refused(here):
         f"=====> The picture 'j.png' would be written outside output_dir ({str(folder / 'out' / 'j.png')!r} is a "
         f"symbolic link to {str(elsewhere / 'victim.png')!r}). Remove the link, or give a path that does not pass "
         f"through it, {TRUST}")
+
+
+SEGMENTS = st.lists(st.sampled_from(["a", "in_dir", "link_in", "link_out", "new", "..", "."]), max_size=4)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(segments=SEGMENTS, name=st.sampled_from(["x.csv", "f.csv"]))
+def test_an_output_is_written_inside_the_output_folder_or_refused(registry, segments, name):
+    """Outputs of many shapes over a folder with links in and out: refused exactly when the path climbs
+    out or passes a link leading out; else written inside, and nothing outside changes."""
+    output = "/".join([*segments, name])
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, elsewhere = Path(tmp).resolve() / "p", Path(tmp).resolve() / "elsewhere"
+        (folder / "out" / "in_dir").mkdir(parents=True)
+        (folder / "out" / "a").mkdir()
+        elsewhere.mkdir()
+        (elsewhere / "victim.csv").write_text("keep me\n")
+        _link(folder / "out" / "link_in", folder / "out" / "in_dir")
+        _link(folder / "out" / "link_out", elsewhere)
+        _link(folder / "out" / "f.csv", elsewhere / "victim.csv")
+        norm = os.path.normpath(output).split(os.sep)
+        escapes = norm[0] in ("..", "link_out") or norm == ["f.csv"]
+        event("refused" if escapes else "written")
+        try:
+            summary = go.run_pipeline(write(folder, json.dumps(output)), registry=registry)
+        except ConfigError as exc:
+            assert escapes, str(exc)
+            return
+        finally:
+            assert sorted(p.name for p in elsewhere.iterdir()) == ["victim.csv"]
+            assert (elsewhere / "victim.csv").read_text() == "keep me\n"
+        assert not escapes
+        written = Path(summary.steps[0].output)
+        assert written.is_file() and Path(os.path.realpath(written)).is_relative_to(folder / "out")
