@@ -42,9 +42,10 @@ def wants_number(annotation: Any) -> str | None:
         return "a number"
     args = typing.get_args(ann)
     if typing.get_origin(ann) is typing.Literal:
-        numbers = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
-        return "one of " + ", ".join(map(repr, numbers)) if numbers and not any(a is True or a is False
-                                                                                for a in args) else None
+        if any(isinstance(a, bool) for a in args):
+            return None
+        numbers = [repr(a) for a in args if isinstance(a, (int, float))]
+        return f"one of {', '.join(numbers)}" if numbers else None
     if typing.get_origin(ann) in _UNIONS and not any(_bare(a) in (bool, Any, object) for a in args):
         found = [w for w in map(wants_number, args) if w is not None]
         return found[0] if found else None
