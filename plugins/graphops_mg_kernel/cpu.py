@@ -1,6 +1,8 @@
 """CPU backend of ``mg_kernel``: graph pairs in parallel (Numba ``prange``), each solved by
 conjugate gradients with an on-the-fly product-graph mat-vec over the two graphs' arc lists
-(the edge-kernel values of the pair's arc pairs are computed once per pair)."""
+(the edge-kernel values of the pair's arc pairs are computed once per pair). Each pair is solved
+with the graph of the smaller content key as graph 1 (orient.py), so K(G, G') is the same number
+alone, in a row, in a Gram, on the diagonal and in a cross matrix."""
 from __future__ import annotations
 
 from functools import partial
@@ -12,6 +14,7 @@ from graphops.plugin import Result, chunks, normalize
 from .codegen import cpu_module
 from .common import (Prepared, diagonal_pairs, feature_columns, finish_gradient, gram_pairs, hyper_values, layout,
                      nodewise_matrix, not_converged, square_matrix, start_gradient, start_probabilities, with_layout)
+from .orient import content_keys, turned
 from .params import MGKernelParams
 
 __all__ = ["run"]
@@ -35,7 +38,7 @@ def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Res
     b = a if other is None else _arrays(other, params)
     second = graphs if other is None else other
     square = other is None
-    solve = partial(_solve, module, hyper=hyper_values(params), params=params)
+    solve = partial(_canonical, partial(_solve, module, hyper=hyper_values(params), params=params), params)
 
     def diagonals(gradient: bool = False) -> tuple:
         """K[g, g] of both sets, solved on their own (and their raw gradients)."""
@@ -85,6 +88,25 @@ def _nodewise(solve, graphs: Prepared, second: Prepared, a: tuple, b: tuple, pai
     if params.normalize:
         scale = (np.diag(square_matrix(values, pairs, len(graphs), len(second), True)),) * 2 if square else diagonals()
     return Result(nodewise_matrix(flat, offsets, pairs, graphs, second, square, scale), _details(its))
+
+
+def _canonical(solve, params: MGKernelParams, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.ndarray,
+               nodal: tuple | None = None, **kw) -> tuple:
+    """``solve`` of ``pairs``, each with the graph of the smaller content key as graph 1 (node-wise
+    blocks: as asked, their layout follows the orientation)."""
+    if nodal is not None or not len(pairs):
+        return solve(ga, gb, a, b, pairs, nodal=nodal, **kw)
+    flip = turned(content_keys(ga, params)[pairs[:, 0]], content_keys(gb, params)[pairs[:, 1]])
+    if not flip.any():
+        return solve(ga, gb, a, b, pairs, **kw)
+    straight = solve(ga, gb, a, b, pairs[~flip], **kw)
+    swapped = solve(gb, ga, b, a, np.ascontiguousarray(pairs[flip][:, ::-1]), **kw)
+    merged = []
+    for x, y in zip(straight, swapped):
+        out = np.empty((len(pairs),) + x.shape[1:], x.dtype)
+        out[~flip], out[flip] = x, y
+        merged.append(out)
+    return tuple(merged)
 
 
 def _solve(module, ga: Prepared, gb: Prepared, a: tuple, b: tuple, pairs: np.ndarray, hyper: list,
