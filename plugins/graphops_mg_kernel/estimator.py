@@ -142,11 +142,9 @@ class MarginalizedGraphKernel(*_BASES):
     def __call__(self, X: Any, Y: Any = None, eval_gradient: bool = False, nodal: bool = False,
                  lmin: int | None = None) -> Any:
         """``K(X, Y)`` (``Y`` None: ``K(X, X)``); with ``eval_gradient`` also ``dK`` by ``theta``
-        (only for ``Y`` None, as scikit-learn asks). GraphDot's keywords: ``nodal=True`` gives the
-        node-wise matrix (all nodes of X by all nodes of Y; with ``eval_gradient`` also its
-        derivatives), ``lmin`` overrides the parameter."""
-        if eval_gradient and Y is not None:
-            raise ValueError("eval_gradient is only offered for Y=None (scikit-learn's kernel API)")
+        (``dK[a, b, h]``, for a cross matrix too, as GraphDot and ``graphops.run`` give it).
+        GraphDot's keywords: ``nodal=True`` gives the node-wise matrix (all nodes of X by all nodes
+        of Y; with ``eval_gradient`` also its derivatives), ``lmin`` overrides the parameter."""
         inputs = (self._graphs(X),) if Y is None else (self._graphs(X), self._graphs(Y))
         return run(self.algorithm, *inputs, backend=self.backend, eval_gradient=eval_gradient, nodewise=nodal,
                    **self._all(lmin))

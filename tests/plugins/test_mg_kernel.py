@@ -854,8 +854,26 @@ def test_estimator_hyperparameters_and_gradient():
     # fit / transform: test rows against the fitted graphs
     k.fit(gs[[0, 1, 2]])
     np.testing.assert_allclose(k.transform(gs[[3, 4]]), K[np.ix_([3, 4], [0, 1, 2])], rtol=1e-12)
-    with pytest.raises(ValueError, match="only offered for Y=None"):
-        k(gs, gs, eval_gradient=True)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_estimator_gradient_of_a_cross_matrix(normalize):
+    """``k(X, Y, eval_gradient=True)`` is (K, dK) of the cross matrix: graphops.run's, and dK the
+    central differences of K by theta."""
+    gs = random_set(18, n_graphs=6, weighted=True)
+    X, Y = gs[[0, 1, 2, 3]], gs[[4, 5, 1]]
+    k = _estimator(tol=1e-13, normalize=normalize)
+    K, dK = k(X, Y, eval_gradient=True)
+    assert K.shape == (4, 3) and dK.shape == (4, 3, k.n_dims)
+    K0, dK0 = go.run("mg_kernel", X, Y, backend="cpu", eval_gradient=True, **k._call_params())
+    np.testing.assert_array_equal(K, K0)
+    np.testing.assert_array_equal(dK, dK0)
+    np.testing.assert_allclose(K, k(X, Y), rtol=1e-12)
+    for h in range(k.n_dims):
+        step = np.zeros(k.n_dims)
+        step[h] = 1e-5
+        fd = (k.clone_with_theta(k.theta + step)(X, Y) - k.clone_with_theta(k.theta - step)(X, Y)) / 2e-5
+        np.testing.assert_allclose(dK[:, :, h], fd, rtol=2e-6, atol=1e-7 * K.max())
 
 
 def test_estimator_fits_a_gaussian_process():
