@@ -51,8 +51,10 @@ def test_rmat_features_cover_every_vertex():
 def test_rmat_bad_arguments():
     with pytest.raises(InputError, match="device must be 'cpu' or 'gpu'; got 'tpu'"):
         go.generate.rmat(4, device="tpu")
-    with pytest.raises(InputError, match="a, b, c must be non-negative"):
+    with pytest.raises(InputError, match=r"a \+ b \+ c must be at most 1 .*; got 0.9 \+ 0.2 \+ 0.19 = 1.29"):
         go.generate.rmat(4, a=0.9, b=0.2)
+    with pytest.raises(InputError, match="a: Input should be greater than or equal to 0 "):
+        go.generate.rmat(4, a=-0.1)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pylibraft") is not None, reason="pylibraft is installed")

@@ -1,10 +1,10 @@
 """Synthetic graphs for tests and benchmarks: R-MAT (Graph500 style), 2-D grids, uniform random
-multigraphs with random node/edge features, and sets of G(n, p) graphs.
+simple graphs G(n, m) with random node/edge features, and sets of G(n, p) graphs.
 
 Plugins add generators (``graphops_register_generators``): euler's random cycles, symmetric
 digraphs and de Bruijn graphs, appclass's patterns. ``graphops.generate.<name>`` finds those too.
 
-R-MAT and grids give a :class:`Graph` on the host with each edge once, no self-loops and
+R-MAT, G(n, m) and grids give a :class:`Graph` on the host with each edge once, no self-loops and
 no repeated edges (an R-MAT graph may be directed: each arc once). The generators are
 deterministic: the same arguments give the same graph on every machine, whatever the
 thread count.
@@ -22,6 +22,7 @@ from graphops.model.ids import distinct
 from graphops.base.jit import njit, prange
 from graphops.base.work import chunks, holding_interrupts
 from graphops.errors import InputError
+from graphops.io.generators import Gnm, GnpSet, Grid2D, RMat, gnm_capacity
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
@@ -109,13 +110,9 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     hundreds of millions of edges): the same distribution and the same post-processing, but
     RAFT's random stream, so not the same edges as ``device="cpu"`` for a seed.
     """
-    if not 1 <= scale <= 32:
-        raise InputError(f"rmat: scale must be in 1..32; got {scale}")
-    if edge_factor < 1:
-        raise InputError(f"rmat: edge_factor must be at least 1; got {edge_factor}")
-    d = 1.0 - a - b - c
-    if min(a, b, c, d) < 0:
-        raise InputError(f"rmat: a, b, c must be non-negative with a + b + c <= 1; got {a}, {b}, {c}")
+    RMat.check("rmat", scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, seed=seed, scramble=scramble,
+               directed=directed, node_features=node_features, edge_features=edge_features)
+    d = max(1.0 - a - b - c, 0.0)
     n = 1 << scale
     if device == "gpu":
         return _rmat_gpu(scale, edge_factor * n, (a, b, c, d), seed, scramble, directed, node_features,
@@ -165,13 +162,34 @@ def _rmat_gpu(scale: int, samples: int, abcd: tuple[float, ...], seed: int, scra
 
 def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: int = 0,
         edge_features: int = 0) -> Graph:
-    """``m`` edges drawn uniformly (with replacement: multi-edges and self-loops happen) among
-    ``n`` vertices ``0..n-1``, all of which are in the graph; features as in :func:`with_features`."""
-    if n < 1 or m < 0:
-        raise InputError(f"gnm: n must be at least 1 and m at least 0; got n={n}, m={m}")
-    rng = np.random.default_rng(seed)
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    """A simple graph drawn uniformly among those with ``n`` vertices ``0..n-1`` (all in the graph)
+    and ``m`` edges (arcs when directed): no self-loops, no repeated edges, as networkx's
+    ``gnm_random_graph``; features as in :func:`with_features`. ``m`` beyond the ``n(n-1)``
+    arcs (``n(n-1)/2`` edges undirected) that such a graph can hold is refused."""
+    Gnm.check("gnm", n=n, m=m, directed=directed, seed=seed, node_features=node_features,
+              edge_features=edge_features)
+    most = gnm_capacity(n, directed)
+    keys = np.random.default_rng(seed).choice(most, size=m, replace=False) if m else np.empty(0, np.int64)
+    src, dst = _arc(keys.astype(np.int64), n) if directed else _pair(keys.astype(np.int64), n)
     return with_features(src, dst, n, directed, node_features, edge_features, seed)
+
+
+def _arc(key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Arc number ``key`` of the ``n(n-1)`` arcs without self-loops, row by row."""
+    u, r = np.divmod(key, max(n - 1, 1))
+    return u, r + (r >= u)
+
+
+def _pair(key: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pair number ``key`` of the ``n(n-1)/2`` pairs ``u < v``, row by row (row ``u`` starts at
+    ``u(2n-u-1)/2``: a float estimate of the row, corrected in integers)."""
+    start = lambda u: u * (2 * n - u - 1) // 2  # noqa: E731
+    u = np.floor((2 * n - 1 - np.sqrt(np.maximum((2.0 * n - 1) ** 2 - 8.0 * key, 0.0))) / 2)
+    u = np.clip(u.astype(np.int64), 0, max(n - 2, 0))
+    for _ in range(2):
+        u = np.where(start(u) > key, u - 1, u)
+        u = np.where(start(u + 1) <= key, u + 1, u)
+    return u, key - start(u) + u + 1
 
 
 def _features(draw: Any, rows: int, dim: int) -> dict[str, Any]:
@@ -198,8 +216,7 @@ def with_features(src: Any, dst: Any, n: int, directed: bool, node_features: int
 
 def grid2d(rows: int, cols: int) -> Graph:
     """The ``rows × cols`` 4-neighbour grid, vertex ``r * cols + c``; every vertex has degree ≤ 4."""
-    if rows < 1 or cols < 1:
-        raise InputError(f"grid2d: rows and cols must be at least 1; got {rows} × {cols}")
+    Grid2D.check("grid2d", rows=rows, cols=cols)
     v = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     right = np.stack([v[:, :-1].ravel(), v[:, 1:].ravel()])
     down = np.stack([v[:-1, :].ravel(), v[1:, :].ravel()])
@@ -217,12 +234,9 @@ def gnp_set(sizes: dict[int, int], p: float = 0.5, n_labels: int = 4, n_attrs: i
     """
     from graphops.model.graphset import GraphSet
 
-    if not 0.0 <= p <= 1.0:
-        raise InputError(f"gnp_set: p must be in [0, 1]; got {p}")
+    GnpSet.check("gnp_set", sizes=sizes, p=p, n_labels=n_labels, n_attrs=n_attrs, seed=seed)
     rng = np.random.default_rng(seed)
     counts = [int(n) for n, k in sizes.items() for _ in range(int(k))]
-    if not counts or min(counts) < 1:
-        raise InputError(f"gnp_set: sizes must map node counts >= 1 to graph counts; got {sizes!r}")
     src, dst, labels, attrs, first = [], [], [], [], 0
     for n in counts:
         u, v = np.nonzero(np.triu(rng.random((n, n)) < p, 1))

@@ -10,6 +10,8 @@ import numpy as np
 
 from graphops.plugin import Device, Graph, InputError, ReadOptions, device_of, host_pandas, new_frame, to_family
 
+from .params import DeBruijn, RandomCycles
+
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["read_kmers", "spell", "write_fasta", "random_cycles", "symmetric", "dna", "de_bruijn"]
@@ -89,8 +91,7 @@ def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed:
     Few long cycles make a "deep" graph, many short ones a "shallow" graph. ``device="gpu"``
     draws with CuPy and gives a cuDF graph (CuPy's random stream: other edges than the CPU's).
     """
-    if n < 1 or cycles < 1 or length < 1:
-        raise InputError(f"random_cycles: n, cycles and length must be at least 1; got {n}, {cycles}, {length}")
+    RandomCycles.check("random_cycles", n=n, cycles=cycles, length=length, directed=directed, seed=seed)
     if device not in ("cpu", "gpu"):
         raise InputError(f"random_cycles: device must be 'cpu' or 'gpu'; got {device!r}")
     dev = Device.CPU if device == "cpu" else Device.GPU
@@ -138,6 +139,7 @@ def de_bruijn(sequence: str | None = None, k: int = 21, length: int = 1000, seed
     k-mer ``s[i:i+k]`` an arc from its prefix to its suffix (column ``kmer``), in shuffled
     order unless ``shuffle=False``. An Euler path spells the string back when no (k-1)-mer
     repeats. Without ``sequence``, a random DNA string of ``length`` bases (:func:`dna`)."""
+    DeBruijn.check("de_bruijn", sequence=sequence, k=k, length=length, seed=seed, shuffle=shuffle)
     seq = dna(length, seed) if sequence is None else str(sequence)
     if not 2 <= k <= len(seq):
         raise InputError(f"de_bruijn: k must be in 2..len(sequence) = {len(seq)}; got {k}")

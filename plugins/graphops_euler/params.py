@@ -64,9 +64,9 @@ def cost(inputs: dict[str, Any], params: EulerParams) -> dict[str, Any]:
 class RandomCycles(GeneratorParams):
     """A union of connected random closed walks, Eulerian (:func:`graphops_euler.io.random_cycles`)."""
 
-    n: int = Field(ge=1)
-    cycles: int = Field(ge=1)
-    length: int = Field(ge=1)
+    n: int = Field(ge=1, le=2 ** 40)
+    cycles: int = Field(ge=1, le=2 ** 31)
+    length: int = Field(ge=1, le=2 ** 31)
     directed: bool = True
     seed: Seed = 42
 
@@ -82,8 +82,8 @@ class DeBruijn(GeneratorParams):
     """The de Bruijn graph of a string's k-mers (:func:`graphops_euler.io.de_bruijn`)."""
 
     sequence: str | None = Field(None, min_length=2)
-    k: int = Field(21, ge=2)
-    length: int = Field(1000, ge=2)
+    k: int = Field(21, ge=2, le=2 ** 31)
+    length: int = Field(1000, ge=2, le=2 ** 31)
     seed: Seed = 42
     shuffle: bool = True
     directed: Literal[True] = True
