@@ -68,15 +68,23 @@ def text_files(draw):
             row.pop()
         else:
             row.append(draw(TOKENS["any"]))
+    if draw(st.integers(0, 5)) == 0 and len(rows[0]) > 1:  # a header naming one column twice
+        rows[0][draw(st.integers(1, len(rows[0]) - 1))] = rows[0][0]
     sep = draw(st.sampled_from([",", ", ", "\t", " ", "  "]))
     if sep.strip() == "":
         rows = [[t for t in r if t != ""] or ["0"] for r in rows]  # no empty fields between spaces
     lines = [sep.join(r) for r in rows]
-    if draw(st.booleans()):
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["# a comment", "", "%c", "#"])))
-    if draw(st.booleans()):
-        lines[-1] += " # trailing note"
-    return "\n".join(lines) + draw(st.sampled_from(["\n", ""]))
+    ending = draw(st.sampled_from(["", "", "", "every", "some"]))  # a delimiter ending lines
+    lines = [line + (sep.strip() or sep[0]) if ending == "every" or (ending == "some" and draw(st.booleans())) else line
+             for line in lines]
+    comments = ["# a comment", "", "%c", "#", "  % indented", "%% banner-like"]
+    for _ in range(draw(st.integers(0, 2))):  # whole-line comments of either kind, anywhere
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(comments)))
+    for _ in range(draw(st.integers(0, 2))):  # trailing notes of either kind, on any line
+        k = draw(st.integers(0, len(lines) - 1))
+        lines[k] += draw(st.sampled_from([" # trailing note", " % note", "#x", "%"]))
+    bom = draw(st.sampled_from(["", "", "", "\ufeff"]))
+    return bom + "\n".join(lines) + draw(st.sampled_from(["\n", ""]))
 
 
 @settings(max_examples=400, **SETTINGS)
@@ -97,18 +105,19 @@ def mtx_files(draw):
     banner = draw(st.sampled_from([f"%%MatrixMarket matrix coordinate {field} general",
                                    f"%%MatrixMarket matrix coordinate {field} symmetric", "%%MatrixMarket matrix array real general", "1 2 3"]))
     n = draw(st.integers(1, 5))
+    cols = draw(st.sampled_from([n, n, n, n + 1, max(n - 1, 1)]))  # square, or rectangular
     entries = []
     for _ in range(draw(st.integers(0, 6))):
-        entry = [str(draw(st.integers(-1, n + 1))), str(draw(st.integers(1, n)))]
+        entry = [str(draw(st.integers(-1, n + 1))), str(draw(st.integers(1, cols)))]
         if field != "pattern":
             entry.append(draw(st.one_of(NUMBERS, st.sampled_from(["x", "3", "2.5"]))))
         if draw(st.integers(0, 9)) == 0:
             entry = entry[:-1] if draw(st.booleans()) else entry + ["9"]
         entries.append(" ".join(entry))
     count = len(entries) + draw(st.sampled_from([0, 0, 0, 1, -1]))
-    size = draw(st.sampled_from([f"{n} {n} {count}", f"{n} {n}", f"{n} x {count}", f"{n} {n} {count} % sized"]))
+    size = draw(st.sampled_from([f"{n} {cols} {count}", f"{n} {cols}", f"{n} x {count}", f"{n} {cols} {count} % sized"]))
     lines = [banner, "% comment", size, *entries]
-    return "\n".join(lines) + "\n"
+    return draw(st.sampled_from(["", "\ufeff"])) + "\n".join(lines) + "\n"
 
 
 @settings(max_examples=200, **SETTINGS)

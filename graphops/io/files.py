@@ -23,7 +23,19 @@ from graphops.io.textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["read_graph", "read_parquet", "read_mtx"]
+__all__ = ["read_graph", "read_parquet", "read_mtx", "file_path"]
+
+
+def file_path(value: Any, param: str = "path", where: str = "read_graph") -> Path:
+    """``value`` as a :class:`~pathlib.Path`: a ``str`` or ``os.PathLike`` naming a file or folder."""
+    from graphops.errors import InputTypeError
+
+    if isinstance(value, (str, os.PathLike)):
+        if not os.fspath(value):
+            raise InputError(f"{where}: {param} is empty; give the path of a file")
+        return Path(value)
+    raise InputTypeError(f"{where}: {param} must be a file path (a str or pathlib.Path); got "
+                         f"{type(value).__name__} {value!r}")
 
 def _local(frame: pd.DataFrame, device: Device) -> Any:
     frame.columns = [str(c) for c in frame.columns]
@@ -59,7 +71,7 @@ def _mtx_banner(path: Path, banner: list[str]) -> str:
 
 def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
     """Field, lines before the entries, and the size line (rows, columns, entries)."""
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
         field = _mtx_banner(path, fh.readline().lower().split())
         skip = 1
         for line in fh:
@@ -69,8 +81,21 @@ def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
                 if len(size) != 3 or not all(t.isdigit() for t in size):
                     raise InputError(f"{path}, line {skip}: the size line must be 'rows columns entries' (three "
                                      f"whole numbers); got {line.strip()!r}")
-                return field, skip, (int(size[0]), int(size[1]), int(size[2]))
+                return field, skip, _mtx_size(path, skip, size)
     raise InputError(f"{path}: MatrixMarket file has no size line")
+
+
+def _mtx_size(path: Path, line: int, size: list[str]) -> tuple[int, int, int]:
+    """The size line's numbers; a graph's matrix is square (row i and column i are vertex i)."""
+    if any(len(t.lstrip("0")) > 18 for t in size):
+        raise InputError(f"{path}, line {line}: the size line's numbers must be below 10**18; got {' '.join(size)!r}")
+    n_rows, n_cols, nnz = map(int, size)
+    if n_rows != n_cols:
+        raise InputError(f"{path}, line {line}: a {n_rows} x {n_cols} matrix; graphops reads a square matrix as a "
+                         f"graph (row i and column i are vertex i), and the rows and columns of a rectangular one "
+                         f"are two vertex sets. Read it as a bipartite graph with scipy.io.mmread and "
+                         f"Graph.from_edgelist, numbering the columns after the rows")
+    return n_rows, n_cols, nnz
 
 
 def read_mtx(path: Path, device: Device, options: ReadOptions) -> Any:
@@ -110,7 +135,7 @@ def _mtx_index(frame: pd.DataFrame, layout: TextLayout, col: str, n: int) -> Any
         ok = (values >= 1) & (values <= n)
     else:
         values = series.astype(str).to_numpy(dtype=object)
-        ok = np.fromiter((t.isdigit() and 1 <= int(t) <= n for t in values), bool, len(values))
+        ok = np.fromiter((t.isdigit() and len(t.lstrip("0")) <= 19 and 1 <= int(t) <= n for t in values), bool, len(values))
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
         raise InputError(f"{layout.where(row, 0 if col == 'row' else 1)}: {col} index {str(values[row])!r} is not a "
@@ -176,7 +201,7 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     registry = registry or get_registry()
     _check_choice("header", header, ("auto", True, False))
     _check_choice("ids", ids, ("auto", "integer", "string"))
-    path = Path(path)
+    path = file_path(path)
     _check_file(path)
     reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
     fn = load_target(reader.target)
@@ -218,7 +243,7 @@ def format_directedness(reader: Any, directed: bool | None, where: str) -> bool:
 
 def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, registry: Any) -> Any:
     """A node frame: by the edge format's node reader, else as a frame file with a header row."""
-    path = Path(path)
+    path = file_path(path, "nodes")
     _check_file(path)
     if edge_reader.nodes is not None:
         return load_target(edge_reader.nodes)(path, device, ReadOptions())

@@ -21,7 +21,9 @@ def read_smiles(path: str | os.PathLike, column: str = "smiles", label: str | No
     (``graph_labels``)."""
     import pandas as pd
 
-    path = Path(path)
+    from graphops.io.files import file_path
+
+    path = file_path(path, where="read_smiles")
     if not path.is_file():
         raise InputError(f"{str(path)!r}: no such SMILES file")
     try:

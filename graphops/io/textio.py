@@ -1,20 +1,25 @@
 """Delimited text edge lists (.csv/.tsv/.txt/.edges) and the rule graphops reads them by.
 
-1. **Lines.** Blank lines and lines starting with ``#`` or ``%`` are skipped, and so is the rest
-   of a line after the comment character (``1 2 # note``).
+1. **Lines.** Text is UTF-8; a byte-order mark before the first line is not part of it. Blank
+   lines are skipped; ``#`` and ``%`` both start comments, so lines starting with either are
+   skipped and so is the rest of a line from either character on (``1 2 # note``).
 2. **Fields.** Fields are split by commas when the first line holds one, else by tabs when it
    holds one, else by runs of spaces. Every row has as many fields as the first line; a row with
    fewer or more is refused, unless ``columns=[...]`` names the columns to read: then the first
    ``len(columns)`` fields of each row are read (every row must have them) and the rest are not.
+   A last field that is empty on every line (a delimiter ending each line: ``1,2,``) is no
+   column. A line may hold at most :data:`MAX_FIELDS` fields, unless ``columns=`` names the
+   leading ones to read.
 3. **Header.** ``header=True``/``False`` decide it. ``header="auto"`` takes the first line as a
    header when (a) a column is named by a name (``src="from"``; the line must then not be all
    numbers), or (b) one of its id fields (the ``src`` and ``dst`` columns) is not a number while
-   that column holds numbers on the lines below (``src dst`` over ``1 2``), or (c) its id fields
-   and those below are names, so the ids cannot tell, and either another field is not a number
-   over a column of numbers (``u v weight`` over ``ann bob 0.5``) or an id field is a column
-   word (``src``, ``source``, ``from``, ``u``, ``node1``, ...; :data:`COLUMN_WORDS`) that appears
-   in no id column below (``from to`` over names). Anything else is data: ``1 2 abc`` over
-   ``2 3 1`` is an edge, and its ``abc`` is refused by rule 5.
+   that column holds numbers on the lines below (``src dst`` over ``1 2``), or (c) none of its id
+   fields is a number and those below cannot tell (names, or names and numbers mixed), and
+   either another field is not a number over a column of numbers (``u v weight`` over
+   ``ann bob 0.5``) or an id field is a column word (``src``, ``source``, ``from``, ``u``,
+   ``node1``, ...; :data:`COLUMN_WORDS`) that appears in no id column below (``from to`` over
+   names). Anything else is data: ``1 2 abc`` over ``2 3 1`` is an edge, and its ``abc`` is
+   refused by rule 5. A header names each column once.
 4. **Ids.** Vertex ids are integers (within int64) or strings. ``ids="auto"`` reads a column of
    integers as integers and a column of names as strings (when either id column holds names,
    both are strings); a column mixing the two, or an integer beyond int64, is refused with the
@@ -24,11 +29,14 @@
    (a header that rule 3 could not see: pass ``header=True``).
 6. A file without rows (after its header) is refused.
 
-Every error names the file, the line and the column, the value, and a fix.
+Every error names the file, the line and the column, the value, and a fix. The checks run on
+whole columns (pandas' C parser reads the file once), so reading costs about what parsing does.
 """
 from __future__ import annotations
 
 import csv
+import io
+import mmap
 import re
 import warnings
 from pathlib import Path
@@ -39,25 +47,20 @@ import numpy as np
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError
 from graphops.host.algorithm import ReadOptions
+from graphops.io.textcheck import Checks, empty_column, is_number
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["read_text", "read_node_text", "resolve_column", "first_line_is_header", "TextLayout",
-           "COLUMN_WORDS"]
+           "COLUMN_WORDS", "COMMENTS", "MAX_FIELDS"]
 
-_INT = re.compile(r"^[+-]?\d+$")
-_NUMBER = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)$", re.IGNORECASE)
-_INT64_MAX = 2 ** 63 - 1
 _SAMPLE = 200  # data lines looked at to decide whether the first line is a header
+COMMENTS = "#%"  # both start a comment, anywhere on a line
+MAX_FIELDS = 10_000  # fields per line read as columns; a wider file names the columns to read
 COLUMN_WORDS = frozenset(
     "src dst source target sources targets from to u v i j head tail start end node node1 node2 nodes "
     "vertex vertex1 vertex2 v1 v2 n1 n2 id1 id2 from_id to_id src_id dst_id source_id target_id "
     "node_1 node_2 id_1 id_2 left right sender receiver parent child origin destination".split())
-
-
-def _is_number(token: str) -> bool:
-    """A decimal number as pandas reads one (``1``, ``-2.5e3``, ``nan``, ``inf``); not ``1_000``."""
-    return bool(_NUMBER.match(token))
 
 
 def split_fields(line: str, sep: str) -> list[str]:
@@ -67,47 +70,94 @@ def split_fields(line: str, sep: str) -> list[str]:
     return [t.strip() for t in next(csv.reader([line], delimiter=sep))]
 
 
+def _present(path: Path, chars: str) -> str:
+    """Which of ``chars`` occur anywhere in the file (a byte search, no decoding)."""
+    with open(path, "rb") as fh:
+        try:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file
+            return ""
+        with mm:
+            return "".join(c for c in chars if mm.find(c.encode()) >= 0)
+
+
 class TextLayout:
-    """A text file's comment character, leading lines to skip, separator, and its first data rows
+    """A text file's comment characters, leading lines to skip, separator, and its first data rows
     (with their file line numbers)."""
 
     def __init__(self, path: Path, comment: str | None = None, skip: int = 0, sep: str | None = None):
         self.path, self.skip = Path(path), skip
-        self.comment = comment or "#"
-        self.sample: list[tuple[int, str]] = []
-        with open(self.path, "r", encoding="utf-8", errors="replace") as fh:
+        self.comments = comment or COMMENTS
+        self._cut = re.compile("[" + re.escape(self.comments) + "]")
+        self.sample: list[tuple[int, str]] = []  # (file line, the line without its comment)
+        with open(self.path, "r", encoding="utf-8-sig", errors="replace") as fh:
             for number, raw in enumerate(fh, start=1):
                 if number <= skip:
                     continue
-                stripped = raw.strip()
-                if not self.sample and comment is None and (not stripped or stripped[0] in "#%"):
-                    self.comment = stripped[0] if stripped else self.comment
+                kept = self.uncommented(raw)
+                if not self.sample and not kept.strip():  # leading blank and comment lines
                     self.skip = number
-                    continue
-                text = self.text(raw)
-                if text:
-                    self.sample.append((number, text))
+                elif kept.strip():
+                    self.sample.append((number, kept))
                 if len(self.sample) > _SAMPLE:
                     break
-        first = self.sample[0][1] if self.sample else ""
+        first = self.sample[0][1].strip() if self.sample else ""
         self.sep = sep or ("," if "," in first else "\t" if "\t" in first else r"\s+")
-        self.rows = [split_fields(text, self.sep) for _, text in self.sample]
+        self.rows = [self.fields(kept) for _, kept in self.sample]
+        self._pandas: tuple[str, bytes | None] | None = None
+
+    def uncommented(self, raw: str) -> str:
+        """A line without its comment and line end."""
+        cut = self._cut.search(raw)
+        return (raw[:cut.start()] if cut else raw).rstrip("\r\n")
 
     def text(self, raw: str) -> str:
         """A line without its comment, stripped: empty for blank and comment lines."""
-        return raw.split(self.comment, 1)[0].strip()
+        return self.uncommented(raw).strip()
+
+    def fields(self, kept: str) -> list[str]:
+        """The fields of an uncommented line; tabs around a tab-separated line are fields' edges
+        (``1<tab>2<tab>`` ends with an empty field, as pandas reads it), not blanks to strip."""
+        return split_fields(kept.strip(" \f\v") if self.sep == "\t" else kept.strip(), self.sep)
+
+    @property
+    def comment(self) -> str:
+        """The one comment character pandas is given (the file's, when it uses one)."""
+        return self._for_pandas()[0]
+
+    def _for_pandas(self) -> tuple[str, bytes | None]:
+        """pandas takes one comment character: a file using both is read with one put for the other."""
+        if self._pandas is None:
+            used = _present(self.path, self.comments)
+            data = None
+            if len(used) > 1:
+                data = self.path.read_bytes().translate(bytes.maketrans(used[1:].encode(), used[0].encode() *
+                                                                          (len(used) - 1)))
+            self._pandas = (used[:1] or self.comments[0], data)
+        return self._pandas
+
+    def source(self) -> Any:
+        """What pandas reads: the path, or the file's text with one comment character."""
+        data = self._for_pandas()[1]
+        return self.path if data is None else io.BytesIO(data)
 
     @property
     def lines(self) -> list[str]:
-        return [text for _, text in self.sample]
+        return [kept.strip() for _, kept in self.sample]
+
+    @property
+    def trailing(self) -> bool:
+        """Whether every sampled line ends with the delimiter (rule 2: that last field is no column)."""
+        return self.sep != r"\s+" and bool(self.rows) and len(self.rows[0]) > 1 and \
+            all(len(r) == len(self.rows[0]) and r[-1] == "" for r in self.rows)
 
     def data_lines(self) -> Iterator[tuple[int, list[str]]]:
         """``(file line, fields)`` of every data line of the whole file (for messages: slow)."""
-        with open(self.path, "r", encoding="utf-8", errors="replace") as fh:
+        with open(self.path, "r", encoding="utf-8-sig", errors="replace") as fh:
             for number, raw in enumerate(fh, start=1):
-                text = self.text(raw) if number > self.skip else ""
-                if text:
-                    yield number, split_fields(text, self.sep)
+                kept = self.uncommented(raw) if number > self.skip else ""
+                if kept.strip():
+                    yield number, self.fields(kept)
 
     def line_of(self, row: int) -> int:
         """The file line of data line ``row`` (0-based, the header counting as a data line)."""
@@ -126,6 +176,14 @@ class TextLayout:
         return InputError(f"{self.where(row)}: {got} field{'s' if got != 1 else ''}, expected {need}. "
                           f"Every row needs the same fields: fix the line, or pass columns=[...] naming the "
                           f"leading columns to read (YAML: columns: [src, dst]); the fields after them are not read")
+
+    def check_width(self, names: Sequence[str] | None) -> None:
+        """Rule 2's bound on the fields of a line read whole."""
+        wide = next((k for k, r in enumerate(self.rows) if len(r) > MAX_FIELDS), None)
+        if names is None and wide is not None:
+            raise InputError(f"{self.where(wide)}: {len(self.rows[wide]):,} fields; graphops reads at most "
+                             f"{MAX_FIELDS:,} fields per line as columns. Pass columns=[...] naming the leading "
+                             f"columns to read (YAML: columns: [src, dst]); the fields after them are not read")
 
 
 def resolve_column(frame: Any, spec: Any, default: int | None, role: str, where: Any = None) -> str | None:
@@ -163,13 +221,13 @@ def _header_by_values(rows: list[list[str]], ids: list[int]) -> bool:
     id_fields = [k for k in ids if k < len(first)]
     for k in id_fields:
         below = column(k)
-        if below and not _is_number(first[k]) and all(_is_number(t) for t in below):
+        if below and not is_number(first[k]) and all(is_number(t) for t in below):
             return True  # 3b
-    if any(_is_number(first[k]) or any(_is_number(t) for t in column(k)) for k in id_fields):
-        return False  # the ids tell: line 1 is data
+    if any(is_number(first[k]) for k in id_fields):
+        return False  # an id field of line 1 is a number: line 1 is data
     for k, token in enumerate(first):
         below = column(k)
-        if k not in id_fields and below and not _is_number(token) and all(_is_number(t) for t in below):
+        if k not in id_fields and below and not is_number(token) and all(is_number(t) for t in below):
             return True  # 3c: a text field over numbers
     seen = {t for k in id_fields for t in column(k)}
     return any(first[k].lower() in COLUMN_WORDS and first[k] not in seen for k in id_fields)
@@ -185,7 +243,7 @@ def first_line_is_header(layout: TextLayout, header: Any, roles: dict[str, Any],
     named = [f"{r}={v!r}" for r, v in roles.items() if isinstance(v, str) and not (names and v in names)]
     if named:
         first = layout.lines[0]
-        if all(_is_number(t) for t in layout.rows[0]):
+        if all(is_number(t) for t in layout.rows[0]):
             raise InputError(f"{layout.path}: {', '.join(named)} name{'s a column' if len(named) == 1 else ' columns'}, "
                              f"but the first line ({first!r}) is data, not a header; give positions (src=0) or "
                              f"column names (columns=[...]), or header=True if that line is a header")
@@ -199,6 +257,18 @@ def _check_sample_fields(layout: TextLayout, names: Sequence[str] | None) -> Non
     for row, fields in enumerate(layout.rows):
         if (len(fields) < want) if names else (len(fields) != want):
             raise layout.ragged(row, len(fields), want, at_least=bool(names))
+
+
+def _check_header_names(layout: TextLayout, has_header: bool, names: Sequence[str] | None) -> None:
+    """Rule 3: a header names each column once."""
+    if not has_header or names:
+        return
+    seen: dict[str, int] = {}
+    for k, name in enumerate(layout.rows[0]):
+        if name in seen and not (layout.trailing and k == len(layout.rows[0]) - 1):
+            raise InputError(f"{layout.where(0, k)}: the header names column {name!r} twice (columns {seen[name] + 1} "
+                             f"and {k + 1}); give each column its own name, or pass header=False with columns=[...]")
+        seen.setdefault(name, k)
 
 
 def read_text(path: Path, device: Device, options: Any = None) -> Any:
@@ -216,9 +286,11 @@ def read_text(path: Path, device: Device, options: Any = None) -> Any:
     if not layout.rows:
         raise InputError(f"{layout.path}: no edge rows (the file holds only comments or blank lines); an "
                          f"edge list needs at least one 'src dst' line")
+    layout.check_width(names)
     roles = dict(options.roles)
     has_header = first_line_is_header(layout, header, roles, names)
     _check_sample_fields(layout, names)
+    _check_header_names(layout, has_header, names)
     frame = _parse(layout, has_header, names, str if ids == "string" else None)
     frame = _as_written(frame, layout, has_header, names, roles)
     if frame.empty:
@@ -226,16 +298,22 @@ def read_text(path: Path, device: Device, options: Any = None) -> Any:
                          f"list needs at least one 'src dst' row (header=False reads that line as an edge)")
     frame.columns = [str(c) for c in frame.columns]
     _check_short_rows(frame, layout, has_header, names)
+    frame = _without_trailing(frame, layout, names)
     cols = {role: resolve_column(frame, roles.get(role), default, role, layout.path)
             for role, default in (("src", 0), ("dst", 1), ("weight", None))}
-    _Checks(frame, layout, has_header, lambda k: _parse(layout, has_header, names, str).iloc[:, k]).run(cols, ids)
+    Checks(frame, layout, has_header, lambda k: _parse(layout, has_header, names, str).iloc[:, k]).run(cols, ids)
     return frame if device is Device.CPU else device.xdf.from_pandas(frame)
 
 
 def read_node_text(path: Path, device: Device) -> Any:
     """A delimited text node table with a header row (``id`` plus label/feature columns)."""
     layout = TextLayout(Path(path))
+    layout.check_width(None)
+    _check_header_names(layout, bool(layout.rows), None)
     frame = _parse(layout, True, None, None) if layout.rows else pd.DataFrame()
+    if not frame.empty:
+        _check_short_rows(frame, layout, True, None)
+        frame = _without_trailing(frame, layout, None)
     if frame.empty:
         raise InputError(f"{layout.path}: no node rows; a node file needs a header row (e.g. 'id,label') and "
                          f"one row per vertex")
@@ -249,13 +327,20 @@ def _parse(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype:
     if comments:
         frame = _read_csv(layout, header, names, dtype, [*range(layout.skip), *comments])
     if layout.sep != r"\s+":  # 'bob ,x' and 'bob # note' leave spaces that are not the value's
-        for col in frame.columns:
-            kind = pd.api.types.infer_dtype(frame[col], skipna=True) if frame[col].dtype.kind == "O" else ""
+        for k in _of_kind(frame, "O"):
+            column = frame.iloc[:, k]
+            kind = pd.api.types.infer_dtype(column, skipna=True)
             if kind == "string":
-                frame[col] = frame[col].str.strip()
+                frame.isetitem(k, column.str.strip())
             elif kind.startswith("mixed"):  # big integers pandas kept as Python ints, beside text
-                frame[col] = frame[col].map(lambda v: v.strip() if isinstance(v, str) else v)
+                frame.isetitem(k, column.map(lambda v: v.strip() if isinstance(v, str) else v))
     return frame
+
+
+def _of_kind(frame: pd.DataFrame, kinds: str, exclude: bool = False) -> list[int]:
+    """Positions of the columns whose dtype kind is (or, ``exclude``, is not) one of ``kinds``;
+    read from the dtypes at once, so a wide frame costs nothing per column of numbers."""
+    return [k for k, d in enumerate(frame.dtypes) if (d.kind in kinds) != exclude]
 
 
 def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype: Any, skip: Any) -> pd.DataFrame:
@@ -263,10 +348,10 @@ def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dty
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(layout.path, sep=layout.sep, header=0 if header else None, skiprows=skip,
+            return pd.read_csv(layout.source(), sep=layout.sep, header=0 if header else None, skiprows=skip,
                                comment=layout.comment, engine="c", names=list(names) if names else None,
                                usecols=range(want) if names else None, index_col=False, skipinitialspace=True,
-                               keep_default_na=False, na_values=[""], dtype=dtype)
+                               keep_default_na=False, na_values=[""], dtype=dtype, encoding="utf-8-sig")
     except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         raise _first_ragged(layout, want, bool(names)) or InputError(
             f"{layout.path}: cannot parse as a delimited edge list ({exc})") from None
@@ -275,19 +360,25 @@ def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dty
                          f"text") from None
 
 
-def _empty(frame: pd.DataFrame) -> np.ndarray:
-    """Empty fields (rows x columns): NaN, or ``""`` where pandas kept a text column's gap as text."""
-    return frame.isna().to_numpy() | (frame.to_numpy(dtype=object) == "")
+def _empty_rows(frame: pd.DataFrame, every: bool) -> np.ndarray:
+    """Rows with every field empty (``every``), or with any field empty (integers are never empty)."""
+    cols = _of_kind(frame, "iub", exclude=True)
+    if every and len(cols) < frame.shape[1]:
+        return np.zeros(len(frame), bool)
+    out = np.full(len(frame), every)
+    for k in cols:
+        out = (out & empty_column(frame.iloc[:, k])) if every else (out | empty_column(frame.iloc[:, k]))
+    return out
 
 
 def _comment_rows(frame: pd.DataFrame, layout: TextLayout) -> list[int]:
     """0-based file lines that pandas reads as rows of empty fields but rule 1 calls comments
     (indented ones: ``  # note``); looked for only when ``frame`` has such a row."""
-    if frame.empty or not _empty(frame).all(axis=1).any():
+    if frame.empty or not _empty_rows(frame, every=True).any():
         return []
-    with open(layout.path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(layout.path, "r", encoding="utf-8-sig", errors="replace") as fh:
         return [number for number, raw in enumerate(fh) if number >= layout.skip and raw.strip()
-                and not raw.startswith(layout.comment) and not layout.text(raw)]
+                and raw[0] not in layout.comments and not layout.text(raw)]
 
 
 def _as_written(frame: pd.DataFrame, layout: TextLayout, header: bool, names: Sequence[str] | None,
@@ -300,12 +391,12 @@ def _as_written(frame: pd.DataFrame, layout: TextLayout, header: bool, names: Se
         spec = roles.get(role, default) if roles.get(role) is not None else default
         name = labels.get(str(spec)) if isinstance(spec, str) else (frame.columns[spec] if spec < frame.shape[1] else None)
         ids.add(name)
-    def typed_unlike_text(c: Any) -> bool:
-        kind = frame[c].dtype.kind
-        return kind == "b" or (kind == "f" and c in ids) or (
-            kind == "O" and pd.api.types.infer_dtype(frame[c], skipna=True) == "boolean")
+    def typed_unlike_text(k: int) -> bool:
+        kind = frame.dtypes.iloc[k].kind
+        return kind == "b" or (kind == "f" and frame.columns[k] in ids) or (
+            frame.dtypes.iloc[k] == object and pd.api.types.infer_dtype(frame.iloc[:, k], skipna=True) == "boolean")
 
-    again = [c for c in frame.columns if typed_unlike_text(c)]
+    again = [frame.columns[k] for k in _of_kind(frame, "bfO") if typed_unlike_text(k)]
     return _parse(layout, header, names, {c: str for c in again}) if again else frame
 
 
@@ -318,106 +409,15 @@ def _first_ragged(layout: TextLayout, want: int, at_least: bool) -> InputError |
 
 def _check_short_rows(frame: pd.DataFrame, layout: TextLayout, header: bool, names: Sequence[str] | None) -> None:
     """Rows pandas filled up with NaN because they had fewer fields than the first line."""
-    if not _empty(frame).any():
+    if not _empty_rows(frame, every=False).any():
         return
     err = _first_ragged(layout, len(names) if names else len(layout.rows[0]), bool(names))
     if err is not None:
         raise err
 
 
-class _Checks:
-    """Rules 4 and 5 on a parsed frame; errors name the line of the bad row."""
-
-    def __init__(self, frame: pd.DataFrame, layout: TextLayout, header: bool, as_written: Any):
-        self.frame, self.layout, self.header = frame, layout, header
-        self.as_written = as_written  # column position -> that column again, as the text writes it
-        self.first = 1 if header else 0
-
-    def where(self, row: int, col: str) -> str:
-        k = list(self.frame.columns).index(col)
-        return self.layout.where(row + self.first, k, col if self.header else None)
-
-    def fix_header(self, row: int) -> str:
-        return "; if line 1 is a header, pass header=True" if row == 0 and not self.header else ""
-
-    def run(self, cols: dict[str, str | None], ids: str) -> None:
-        for role, col in cols.items():
-            if col is not None and col not in self.frame.columns:
-                raise InputError(f"{role}={col!r}: no such column in {self.layout.path}. Columns: "
-                                 f"{list(self.frame.columns)}")
-        self.no_shadows(cols)
-        kinds = {r: self.id_kind(cols[r], r, ids) for r in ("src", "dst")}
-        if "string" in kinds.values() or ids == "string":  # names: both columns as written
-            for role in ("src", "dst"):
-                if self.frame[cols[role]].dtype.kind != "O":
-                    self.frame[cols[role]] = self.as_written(list(self.frame.columns).index(cols[role])).to_numpy()
-                self.frame[cols[role]] = self.frame[cols[role]].astype(str)
-        if cols["weight"] is not None:
-            self.frame[cols["weight"]] = self.weights(cols["weight"])
-        for col in self.frame.columns:
-            if col not in cols.values():
-                self.text_over_numbers(col)
-
-    def no_shadows(self, cols: dict[str, str | None]) -> None:
-        """A header naming an attribute column ``src``, ``dst`` or (weighted) ``weight``, which the
-        graph's own columns of those names would hide."""
-        for k, name in enumerate(self.frame.columns):
-            role = name if name in ("src", "dst", "weight") else None
-            if self.header and role and cols[role] is not None and name not in cols.values():
-                raise InputError(f"{self.layout.where(0, k, name)}: this column is named {role!r}, but {role} is "
-                                 f"column {list(self.frame.columns).index(cols[role]) + 1} ({cols[role]!r}); pass "
-                                 f"{role}={name!r}, or rename the column in the header")
-
-    def id_kind(self, col: str, role: str, ids: str) -> str:
-        """``integer`` or ``string`` for one id column; errors name the first bad line."""
-        series = self.frame[col]
-        missing = _empty(self.frame[[col]])[:, 0]
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0])
-            raise InputError(f"{self.where(row, col)}: {role} id is missing (an empty field); every row needs "
-                             f"both ids")
-        if series.dtype.kind == "i":
-            return "integer"
-        tokens = series.astype(str).to_numpy(dtype=object)
-        is_int = np.fromiter((bool(_INT.match(t)) for t in tokens), bool, len(tokens))
-        if ids == "string" or (ids == "auto" and not is_int.any()):
-            return "string"
-        if not is_int.all():
-            row = int(np.flatnonzero(~is_int)[0])
-            hint = ("vertex ids must be integers (ids: integer)" if ids == "integer" else
-                    "other ids in this column are integers; if vertex ids are names, read them as strings "
-                    "with ids='string' (YAML: ids: string)")
-            raise InputError(f"{self.where(row, col)}: {role} id {tokens[row]!r} is not an integer; "
-                             f"{hint}{self.fix_header(row)}")
-        self.frame[col] = self.int64(tokens, col, role)
-        return "integer"
-
-    def int64(self, tokens: np.ndarray, col: str, role: str) -> np.ndarray:
-        too_big = np.fromiter((len(t.lstrip("+-")) > 18 and not -_INT64_MAX - 1 <= int(t) <= _INT64_MAX
-                               for t in tokens), bool, len(tokens))
-        if too_big.any():
-            row = int(np.flatnonzero(too_big)[0])
-            raise InputError(f"{self.where(row, col)}: {role} id {tokens[row]!r} is beyond the 64-bit integer range "
-                             f"(|id| < 2**63); read the ids as strings with ids='string' (YAML: ids: string)")
-        return tokens.astype("int64")
-
-    def weights(self, col: str) -> pd.Series:
-        series = self.frame[col]
-        values = pd.to_numeric(series, errors="coerce").astype("float64")
-        bad = ~np.isfinite(values.to_numpy())
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{self.where(row, col)}: weight {str(series.iloc[row])!r} is not a finite number; "
-                             f"weights must be numbers{self.fix_header(row)}")
-        return values
-
-    def text_over_numbers(self, col: str) -> None:
-        series = self.frame[col]
-        if self.header or len(series) < 2 or series.dtype.kind != "O":
-            return
-        text = np.fromiter((isinstance(v, str) and not _is_number(v) for v in series), bool, len(series))
-        number = np.fromiter((isinstance(v, str) and _is_number(v) or isinstance(v, (int, float)) and v == v
-                              for v in series), bool, len(series))
-        if text[0] and not text[1:].any() and number[1:].any():
-            raise InputError(f"{self.where(0, col)}: {series.iloc[0]!r} is text in a column of numbers; if line 1 "
-                             f"is a header, pass header=True (YAML: header: true), else fix the value")
+def _without_trailing(frame: pd.DataFrame, layout: TextLayout, names: Sequence[str] | None) -> pd.DataFrame:
+    """Rule 2: a last field empty on every line (a delimiter ending each line) is no column."""
+    if layout.trailing and not names and empty_column(frame.iloc[:, -1]).all():
+        return frame.iloc[:, :-1].copy()
+    return frame

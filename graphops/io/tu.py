@@ -42,7 +42,9 @@ def _optional(folder: Path, ds: str, part: str, dtype: Any, rows: int) -> np.nda
 
 
 def _locate(path: str | Path) -> tuple[Path, str]:
-    folder = Path(path)
+    from graphops.io.files import file_path
+
+    folder = file_path(path, where="read_tu")
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, "TU dataset folder not found; pass the folder that holds "
                                 "DS_A.txt and DS_graph_indicator.txt", str(path))

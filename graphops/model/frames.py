@@ -5,6 +5,7 @@ outputs are built in the family of the input.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -30,7 +31,7 @@ def check_columns(df: Any, wanted: Mapping[str, Any], what: str = "edge frame") 
     if not _is_frame(df):
         raise InputTypeError(f"{what} must be a pandas or cuDF DataFrame; got {type(df).__name__}")
     cols = [str(c) for c in df.columns]
-    dupes = sorted({c for c in cols if cols.count(c) > 1})
+    dupes = sorted(c for c, k in Counter(cols).items() if k > 1)
     if dupes:
         raise InputError(f"{what} has duplicate column names {dupes}; rename them so each is unique")
     for role, name in wanted.items():

@@ -20,20 +20,19 @@ class Refused(Exception):
 
 
 def _lines(text: str) -> list[str]:
-    comment, out = "#", []
-    for raw in text.split("\n"):
-        stripped = raw.strip()
-        if not out and (not stripped or stripped[0] in "#%"):
-            comment = stripped[0] if stripped else comment
-            continue
-        kept = raw.split(comment, 1)[0].strip()
-        if kept:
+    out = []
+    for raw in text.removeprefix("\ufeff").split("\n"):
+        kept = re.split("[#%]", raw, maxsplit=1)[0].rstrip("\r")
+        if kept.strip():
             out.append(kept)
     return out
 
 
 def _split(line: str, sep: str) -> list[str]:
-    return line.split() if sep == " " else [t.strip() for t in line.split(sep)]
+    if sep == " ":
+        return line.split()
+    edges = line.strip(" \f\v") if sep == "\t" else line.strip()  # a tab at a line's end ends a field
+    return [t.strip() for t in edges.split(sep)]
 
 
 def _num(token: str) -> bool:
@@ -48,7 +47,7 @@ def _is_header(rows: list[list[str]], header) -> bool:
     for k in (0, 1):
         if below and not _num(first[k]) and all(_num(t) for t in column(k)):
             return True
-    if any(_num(first[k]) or any(_num(t) for t in column(k)) for k in (0, 1)):
+    if any(_num(first[k]) for k in (0, 1)):
         return False
     for k in range(2, len(first)):
         if below and not _num(first[k]) and all(_num(t) for t in column(k)):
@@ -67,6 +66,8 @@ def _ids(tokens: list[str], ids: str) -> tuple[str, list]:
         return "string", tokens
     if not all(ints):
         raise Refused("mixed ids")
+    if any(len(t.lstrip("+-").lstrip("0")) > 19 for t in tokens):
+        raise Refused("id beyond int64")  # (int() of 4,300 digits or more would raise)
     values = [int(t) for t in tokens]
     if any(not LOW <= v <= HIGH for v in values):
         raise Refused("id beyond int64")
@@ -79,15 +80,20 @@ def parse_text(text: str, header="auto", ids: str = "auto", weight: int | None =
     lines = _lines(text)
     if not lines:
         raise Refused("no rows")
-    sep = "," if "," in lines[0] else "\t" if "\t" in lines[0] else " "
+    first = lines[0].strip()
+    sep = "," if "," in first else "\t" if "\t" in first else " "
     rows = [_split(line, sep) for line in lines]
     want = len(columns) if columns else len(rows[0])
-    if want < 2:
-        raise Refused("one column")
     if any((len(r) < want) if columns else (len(r) != want) for r in rows):
         raise Refused("ragged")
+    if not columns and sep != " " and all(r[-1] == "" for r in rows):
+        want -= 1  # a delimiter ending every line: that last, empty field is no column
+    if want < 2:
+        raise Refused("one column")
     rows = [r[:want] for r in rows]
     head = _is_header(rows, header)
+    if head and not columns and len(set(rows[0])) < len(rows[0]):
+        raise Refused("a header naming a column twice")
     data = rows[1:] if head else rows
     if not data:
         raise Refused("no rows below the header")
@@ -102,10 +108,9 @@ def parse_text(text: str, header="auto", ids: str = "auto", weight: int | None =
         if not all(_num(t) and math.isfinite(float(t)) for t in tokens):
             raise Refused("bad weight")
         weights = [float(t) for t in tokens]
-    if head and not columns:  # pandas names repeated header words 'a', 'a.1', ...
-        names = [t + (f".{rows[0][:k].count(t)}" if t in rows[0][:k] else "") for k, t in enumerate(rows[0])]
+    if head and not columns:
         taken = {"src", "dst"} | ({"weight"} if weight is not None else set())
-        if any(names[k] in taken for k in range(2, want) if k != weight):
+        if any(rows[0][k] in taken for k in range(2, want) if k != weight):
             raise Refused("an attribute column named like the graph's own")
     for k in range(2, want):
         text_at = [t != "" and not _num(t) for t in (r[k] for r in data)]
@@ -117,7 +122,7 @@ def parse_text(text: str, header="auto", ids: str = "auto", weight: int | None =
 
 def parse_mtx(text: str) -> tuple[list, list, list | None]:
     """A MatrixMarket coordinate file: banner, size line, 1-based entries, values by field."""
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")
     banner = lines[0].lower().split()
     if banner[:3] != ["%%matrixmarket", "matrix", "coordinate"] or len(banner) < 5 \
             or banner[3] not in ("real", "integer", "pattern"):
@@ -130,6 +135,8 @@ def parse_mtx(text: str) -> tuple[list, list, list | None]:
     if len(size) != 3 or not all(t.isdigit() for t in size):
         raise Refused("size line")
     n_rows, n_cols, nnz = map(int, size)
+    if n_rows != n_cols:
+        raise Refused("rectangular: rows and columns are not one vertex set")
     fields = 2 if banner[3] == "pattern" else 3
     entries = [line.split() for line in body[1:]]
     if any(len(e) != fields for e in entries) or len(entries) != nnz or not entries:

@@ -1,0 +1,204 @@
+"""Edge files that were once read wrong or slowly: each case of the reading rule that the property
+tests (``test_edge_files_property.py``) cover at random, pinned here with its exact message."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphops as go
+from graphops.io.textio import MAX_FIELDS
+
+
+def _read(tmp_path, text: str, name: str = "e.csv", **kwargs):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return go.read_graph(path, **kwargs)
+
+
+def _edges(g) -> list[tuple]:
+    return list(zip(g.edges["src"].tolist(), g.edges["dst"].tolist()))
+
+
+@pytest.mark.parametrize("name, sep", [("e.csv", ","), ("e.tsv", "\t"), ("e.txt", " ")])
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path, name, sep):
+    g = _read(tmp_path, f"\ufeff1{sep}2\n2{sep}3\n", name)
+    assert _edges(g) == [(1, 2), (2, 3)]
+    g = _read(tmp_path, f"\ufeffsrc{sep}dst\nann{sep}bob\n", name)  # a header still tells by its words
+    assert _edges(g) == [("ann", "bob")]
+
+
+def test_a_byte_order_mark_before_a_matrix_market_banner(tmp_path):
+    g = _read(tmp_path, "\ufeff%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3\n", "e.mtx")
+    assert _edges(g) == [(1, 2), (2, 3)]
+
+
+def test_the_fix_for_mixed_ids_keeps_a_header_a_header(tmp_path):
+    text = "src,dst\n1,2\nann,bob\n"
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, text)
+    assert "ids='string'" in str(info.value)
+    g = _read(tmp_path, text, ids="string")  # the fix the message proposes
+    assert _edges(g) == [("1", "2"), ("ann", "bob")]
+
+
+@pytest.mark.parametrize("text, column, first", [("src,src\n1,2\n", 2, 1), ("a,b,a\n1,2,3\n", 3, 1),
+                                                 ("u v u\nann bob 1\n", 3, 1)])
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, text, column, first):
+    name = "e.csv" if "," in text else "e.txt"
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, text, name)
+    repeated = text.split("\n")[0].replace(",", " ").split()[first - 1]
+    assert str(info.value) == (
+        f"{tmp_path / name}, line 1, column {column}: the header names column {repeated!r} twice (columns {first} "
+        f"and {column}); give each column its own name, or pass header=False with columns=[...]")
+
+
+@pytest.mark.parametrize("text", ["1,2,\n2,3,\n", "src,dst,\n1,2,\n2,3,\n", "1\t2\t\n2\t3\t\n"])
+def test_a_delimiter_ending_every_line_is_no_column(tmp_path, text):
+    g = _read(tmp_path, text, "e.tsv" if "\t" in text else "e.csv")
+    assert _edges(g) == [(1, 2), (2, 3)]
+    assert list(g.edges.columns) == ["src", "dst"]
+
+
+def test_a_delimiter_ending_some_lines_is_a_ragged_row(tmp_path):
+    with pytest.raises(go.InputError, match=r"line 2: 2 fields, expected 3, as line 1 has"):
+        _read(tmp_path, "1,2,\n2,3\n")
+
+
+def test_a_named_column_left_empty_is_kept(tmp_path):
+    g = _read(tmp_path, "src,dst,note\n1,2,\n2,3,\n")
+    assert g.edges["note"].isna().all()
+
+
+@pytest.mark.parametrize("text", ["% comment\n1 2 # note\n2 3\n", "# comment\n1 2 % note\n2 3\n",
+                                  "1 2 % note\n# comment\n2 3 # more\n", "%%banner\n  # indented\n1 2\n2 3%\n"])
+def test_hash_and_percent_both_start_comments(tmp_path, text):
+    assert _edges(_read(tmp_path, text, "e.txt")) == [(1, 2), (2, 3)]
+
+
+def test_ids_of_thousands_of_digits_are_beyond_int64_not_a_crash(tmp_path):
+    big = "1" * 5000
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, f"{big},2\n3,4\n")
+    assert str(info.value) == (
+        f"{tmp_path / 'e.csv'}, line 1, column 1: src id '{'1' * 20}...11111111 (5000 characters)' is beyond the "
+        f"64-bit integer range (|id| < 2**63); read the ids as strings with ids='string' (YAML: ids: string)")
+    assert _edges(_read(tmp_path, f"{big},2\n3,4\n", ids="string")) == [(big, "2"), ("3", "4")]
+
+
+@pytest.mark.parametrize("token, fits", [("9223372036854775807", True), ("-9223372036854775808", True),
+                                         ("9223372036854775808", False), ("+0009223372036854775807", True),
+                                         ("18446744073709551615", False)])
+def test_int64_bounds_by_digits(tmp_path, token, fits):
+    if fits:
+        assert _read(tmp_path, f"{token},1\n2,3\n").edges["src"].tolist()[0] == int(token)
+    else:
+        with pytest.raises(go.InputError, match="beyond the 64-bit integer range"):
+            _read(tmp_path, f"{token},1\n2,3\n")
+
+
+@pytest.mark.parametrize("path, kind", [(None, "NoneType None"), (123, "int 123"), (["a.csv"], "list ['a.csv']")])
+def test_read_graph_names_a_path_that_is_not_one(path, kind):
+    with pytest.raises(TypeError) as info:
+        go.read_graph(path)
+    assert str(info.value) == f"read_graph: path must be a file path (a str or pathlib.Path); got {kind}"
+    with pytest.raises(go.InputError, match="read_graph: path is empty; give the path of a file"):
+        go.read_graph("")
+
+
+def test_a_rectangular_matrix_is_not_read_as_one_vertex_set(tmp_path):
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n", "e.mtx")
+    assert str(info.value) == (
+        f"{tmp_path / 'e.mtx'}, line 2: a 2 x 3 matrix; graphops reads a square matrix as a graph (row i and column "
+        f"i are vertex i), and the rows and columns of a rectangular one are two vertex sets. Read it as a "
+        f"bipartite graph with scipy.io.mmread and Graph.from_edgelist, numbering the columns after the rows")
+
+
+@settings(max_examples=6, deadline=None)
+@given(fields=st.integers(10 ** 5, 10 ** 6), rows=st.integers(1, 3), columns=st.booleans())
+def test_a_line_of_very_many_fields_costs_its_length(tmp_path_factory, fields, rows, columns):
+    """Linear work: a line of 10^5-10^6 fields is refused at once, or read through columns=."""
+    path = tmp_path_factory.mktemp("wide") / "e.csv"
+    line = ",".join(map(str, range(fields)))
+    path.write_text("\n".join([line] * rows) + "\n")
+    start = time.perf_counter()
+    if columns:
+        assert go.read_graph(path, columns=["src", "dst"]).n_edges == rows
+    else:
+        with pytest.raises(go.InputError) as info:
+            go.read_graph(path)
+        assert str(info.value) == (
+            f"{path}, line 1: {fields:,} fields; graphops reads at most {MAX_FIELDS:,} fields per line as columns. "
+            f"Pass columns=[...] naming the leading columns to read (YAML: columns: [src, dst]); the fields after "
+            f"them are not read")
+    assert time.perf_counter() - start < 5 * (1 + fields / 10 ** 6)
+
+
+def test_a_line_of_max_fields_is_read_as_columns(tmp_path):
+    start = time.perf_counter()
+    g = _read(tmp_path, "\n".join(",".join(map(str, range(k, k + MAX_FIELDS))) for k in range(3)) + "\n")
+    assert g.edges.shape == (3, MAX_FIELDS) and _edges(g) == [(0, 1), (1, 2), (2, 3)]
+    assert time.perf_counter() - start < 10
+
+
+# G(n, m) --------------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), directed=st.booleans(), data=st.data())
+def test_gnm_is_a_simple_graph_with_m_edges(n, directed, data):
+    most = n * (n - 1) // (1 if directed else 2)
+    m = data.draw(st.integers(0, most))
+    g = go.generate.gnm(n, m, directed=directed, seed=data.draw(st.integers(0, 2 ** 32 - 1)))
+    src, dst = g.edges["src"].to_numpy(), g.edges["dst"].to_numpy()
+    pairs = {(a, b) if directed else (min(a, b), max(a, b)) for a, b in zip(src.tolist(), dst.tolist())}
+    assert g.n_vertices == n and g.n_edges == m == len(pairs)
+    assert all(a != b for a, b in pairs)
+
+
+@pytest.mark.parametrize("directed, most", [(True, 20), (False, 10)])
+def test_gnm_refuses_more_edges_than_a_simple_graph_holds(directed, most):
+    assert go.generate.gnm(5, most, directed=directed).n_edges == most  # the complete graph
+    with pytest.raises(go.InputError) as info:
+        go.generate.gnm(5, most + 1, directed=directed)
+    kind = "arcs" if directed else "edges"
+    assert str(info.value).startswith(
+        f"gnm: invalid parameters\n  (params): m={most + 1} is more than the {most} {kind} a simple "
+        f"{'directed' if directed else 'undirected'} graph on n=5 vertices holds; lower m or raise n (got {{'n': 5, ")
+
+
+def test_gnm_draws_every_edge_alike():
+    """Each of the 45 edges of K10 is drawn by about m/45 of 2,000 seeds (chi-square, 44 dof)."""
+    counts = np.zeros((10, 10))
+    for seed in range(2000):
+        e = go.generate.gnm(10, 9, directed=False, seed=seed).edges
+        np.add.at(counts, (np.minimum(e["src"], e["dst"]), np.maximum(e["src"], e["dst"])), 1)
+    observed = counts[np.triu_indices(10, 1)]
+    expected = 2000 * 9 / 45
+    assert ((observed - expected) ** 2 / expected).sum() < 80  # p < 0.001 for 44 dof
+
+
+def test_gnm_in_a_pipeline_file_is_checked_before_it_runs(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs:\n  g: {generate: {kind: gnm, n: 3, m: 4, directed: false}}\nsteps:\n"
+                    "  - {id: d, algorithm: describe, inputs: {graph: g}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(path)
+    assert "m=4 is more than the 3 edges a simple undirected graph on n=3 vertices holds" in str(info.value)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: go.generate.rmat(4, seed=2 ** 64), "seed: Input should be less than or equal to 9223372036854775807"),
+    (lambda: go.generate.rmat(4, a=0.6, b=0.3, c=0.3), "a + b + c must be at most 1"),
+    (lambda: go.generate.gnm(4, 2, seed=-1), "seed: Input should be greater than or equal to 0 (got -1)"),
+    (lambda: go.generate.grid2d(True, 3), "rows: Input should be an integer, not a boolean"),
+    (lambda: go.generate.gnp_set({0: 3}), "sizes maps node counts (1..10,000"),
+    (lambda: go.generate.random_cycles(10, 2, 3, seed=2 ** 63), "seed: Input should be less than or equal to"),
+])
+def test_generator_calls_are_checked_as_pipeline_sources_are(call, message):
+    with pytest.raises(go.InputError) as info:
+        call()
+    assert message in str(info.value)
