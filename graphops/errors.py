@@ -50,7 +50,7 @@ class OutputError(GraphopsError):
 
 def did_you_mean(value: object, allowed: Iterable[str]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest allowed name, or ``""``."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > 200:  # a name is short; a long text is no misspelling
         return ""
     close = difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
     return f" Did you mean {close[0]!r}?" if close else ""

@@ -178,3 +178,12 @@ def test_nested_aliases_load_or_are_refused_within_a_second(chain, place):
     by_aliases = refused is not None and "(an alias bomb?)" in refused
     event("refused: aliases" if by_aliases else "refused: otherwise" if refused else "loaded")
     assert by_aliases == (aliased > MAX_ALIAS_NODES), (aliased, refused and refused[:300])
+
+
+def test_a_large_value_is_shown_cut_in_the_message(tmp_path, describe_only):
+    """Just under the alias budget, a wrong value is still shown in a line, not in megabytes."""
+    text = ("version: 1\ndescription: " + _laughs(levels=5, width=10) + "\ngraphs: {g: {dataset: karate}}\n"
+            "steps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n")
+    message = errors_of(tmp_path, text, describe_only)
+    assert "==> At key: description" in message and "characters)" in message
+    assert len(message) < 1000

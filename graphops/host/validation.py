@@ -11,7 +11,7 @@ from graphops.errors import InputError, choices, did_you_mean
 
 NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
 
-__all__ = ["explain", "format_loc", "params_error", "build_params"]
+__all__ = ["explain", "format_loc", "params_error", "build_params", "shown"]
 
 
 def format_loc(loc: tuple) -> str:
@@ -60,7 +60,7 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
     message = err["msg"]
     if kind == "literal_error":
         expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
-        return f"{message} (got {err['input']!r}).{did_you_mean(err['input'], expected)}"
+        return f"{message} (got {shown(err['input'])}).{did_you_mean(err['input'], expected)}"
     if kind == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == NAME_PATTERN:
         return (f"Invalid name {err['input']!r}: names start with a lowercase letter and use only "
                 f"a-z, 0-9, '_' and '-'")
@@ -74,7 +74,13 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
         message = message.removeprefix("Value error, ")
     if f"got {err['input']!r}" in message:
         return message
-    return f"{message} (got {err['input']!r})"
+    return f"{message} (got {shown(err['input'])})"
+
+
+def shown(value: Any, limit: int = 200) -> str:
+    """``repr(value)``, cut in the middle when long (an expanded YAML alias can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit // 2]} ... {text[-limit // 4:]} ({len(text):,} characters)"
 
 
 def params_error(algorithm: str, exc: pydantic.ValidationError, model: type) -> ValueError:
