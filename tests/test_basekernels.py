@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from graphops import InputError
 from graphops.kernels.basekernels import Additive, Constant, KroneckerDelta, Normalized, SquareExponential, TensorProduct
@@ -165,3 +167,40 @@ def test_dense_marginalized_reference_reproduces_the_published_values(shared_dat
     np.testing.assert_allclose(K, expected, atol=5e-5)
     norm = K / np.sqrt(np.outer(np.diag(K), np.diag(K)))
     np.testing.assert_allclose([norm[0, 1], norm[0, 2], norm[1, 2]], [0.940983, 0.930516, 0.999353], atol=5e-7)
+
+
+def _bounded(cls: str, bounds):
+    """A kernel or start probability with these bounds on its hyperparameter."""
+    from graphops.kernels.basekernels import RationalQuadratic
+    from graphops.kernels.probability import Assign, Uniform
+
+    return {"KroneckerDelta": lambda: KroneckerDelta(0.5, h_bounds=bounds),
+            "SquareExponential": lambda: SquareExponential(1.0, length_scale_bounds=bounds),
+            "Constant": lambda: Constant(1.0, c_bounds=bounds),
+            "RationalQuadratic": lambda: RationalQuadratic(1.0, 1.0, alpha_bounds=bounds),
+            "Uniform": lambda: Uniform(1.0, p_bounds=bounds),
+            "Assign": lambda: Assign("label", {1: 1.0}, bounds=bounds)}[cls]()
+
+
+PARAMS = {"KroneckerDelta": "h_bounds", "SquareExponential": "length_scale_bounds", "Constant": "c_bounds",
+          "RationalQuadratic": "alpha_bounds", "Uniform": "p_bounds", "Assign": "bounds"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(PARAMS)), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_inverted_bounds_are_refused_with_the_fix(cls, a, b):
+    """(low, high) with low > high is refused naming the parameter, the value and the order to give."""
+    assume(a != b)
+    low, high = max(a, b), min(a, b)
+    param = PARAMS[cls]
+    with pytest.raises(InputError) as err:
+        _bounded(cls, (low, high))
+    assert str(err.value) == (f"{cls}: {param}={(low, high)!r} has low {low!r} above high {high!r}; give them in "
+                              f"order, {param}=({high!r}, {low!r}), or {param}='fixed'")
+
+
+def test_inverted_bounds_in_yaml_name_the_path():
+    with pytest.raises(InputError) as err:
+        from_spec({"tensor_product": {"label": {"kronecker_delta": {"h": 0.5, "h_bounds": [0.9, 0.1]}}}}, "edge_kernel")
+    assert str(err.value) == ("edge_kernel.tensor_product.label.kronecker_delta: KroneckerDelta: h_bounds=[0.9, 0.1] "
+                              "has low 0.9 above high 0.1; give them in order, h_bounds=(0.1, 0.9), or h_bounds='fixed'")

@@ -42,15 +42,22 @@ class Hyper:
     fixed: bool = False
 
 
-def _bounds(name: str, value: float, bounds: Any, low: float, high: float, what: str) -> tuple[float, float]:
+def _bounds(name: str, value: float, bounds: Any, low: float, high: float, what: str,
+            param: str | None = None) -> tuple[float, float]:
+    """``bounds`` of hyperparameter ``name`` as (low, high), checked: a pair in order within
+    ``[low, high]``, or 'fixed'. ``param``: the argument that holds them (``{name}_bounds``)."""
+    param = param or f"{name}_bounds"
     if isinstance(bounds, str) and bounds == "fixed":
         return (value, value)
     try:
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
-        raise InputError(f"{what}: {name}_bounds must be a pair (low, high) or 'fixed'; got {bounds!r}") from None
+        raise InputError(f"{what}: {param} must be a pair (low, high) or 'fixed'; got {bounds!r}") from None
+    if lo > hi:
+        raise InputError(f"{what}: {param}={bounds!r} has low {lo!r} above high {hi!r}; give them in order, "
+                         f"{param}=({hi!r}, {lo!r}), or {param}='fixed'")
     if not (low <= lo <= hi <= high):
-        raise InputError(f"{what}: {name}_bounds {bounds!r} must satisfy {low} <= low <= high <= {high}")
+        raise InputError(f"{what}: {param} {bounds!r} must satisfy {low} <= low <= high <= {high}")
     return (lo, hi)
 
 

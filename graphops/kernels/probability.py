@@ -184,7 +184,7 @@ class Assign(StartProbability):
         self.default = None if default is None else _number("default", default, 0.0, math.inf, "Assign",
                                                             open_low=True)
         self.bounds = bounds
-        self._bounds = {k: _bounds(f"values[{k!r}]", v, bounds, 0.0, math.inf, "Assign")
+        self._bounds = {k: _bounds(f"values[{k!r}]", v, bounds, 0.0, math.inf, "Assign", "bounds")
                         for k, v in self.values.items()}
         for k, v in self.values.items():
             lo, hi = self._bounds[k]

@@ -18,7 +18,7 @@ from graphops.plugin import (BaseKernel, Graph, GraphKernelEstimator, GraphSet, 
                              StartProbability, start_from_spec,
                              from_spec, run)
 
-from .params import MGKernelParams
+from .params import MGKernelParams, check_q_bounds
 
 __all__ = ["MarginalizedGraphKernel"]
 
@@ -58,7 +58,12 @@ class MarginalizedGraphKernel(*_BASES):
 
     # hyperparameters (scikit-learn's kernel API) --------------------------------------------
     def _hypers(self) -> list[tuple[str, float, Any, BaseKernel | None, int]]:
-        """(name, value, bounds or 'fixed', kernel or None for q, index within the kernel)."""
+        """(name, value, bounds or 'fixed', kernel or None for q, index within the kernel); q_bounds
+        checked here, where scikit-learn reads them (the constructor stores its arguments as given)."""
+        try:
+            check_q_bounds(self.q, self.q_bounds)
+        except ValueError as exc:
+            raise InputError(f"MarginalizedGraphKernel: {exc}") from None
         out: list[tuple[str, float, Any, BaseKernel | None, int]] = [("q", self.q, self.q_bounds, None, 0)]
         for role in ("node_kernel", "edge_kernel", "p"):
             kernel = self._kernel(role) if role != "p" else self._start()

@@ -96,6 +96,12 @@ class MGKernelParams(Params):
             kernel.check("edge_kernel")
         return kernel
 
+    @field_validator("q_bounds")
+    @classmethod
+    def _q_bounds(cls, value: Any, info: Any) -> Any:
+        check_q_bounds(info.data.get("q"), value)
+        return value
+
     @field_validator("p", mode="before")
     @classmethod
     def _start(cls, value: Any) -> Any:
@@ -151,11 +157,6 @@ class MGKernelParams(Params):
         if self.nodewise and self.eval_gradient and self.normalize:
             raise ValueError("nodewise with eval_gradient gives the node-wise values as they are; normalize=True is "
                              "not offered with it (normalize the graph-level K instead, or drop eval_gradient)")
-        if self.q_bounds != "fixed":
-            low, high = self.q_bounds
-            if not 0 < low <= self.q <= high < 1:
-                raise ValueError(f"q_bounds={list(self.q_bounds)} must satisfy 0 < low <= q={self.q} <= high < 1 "
-                                 f"(or be 'fixed')")
         return self
 
     @model_validator(mode="after")
@@ -270,6 +271,23 @@ def _dot_products(kernel: Any) -> list[tuple[str, Any]]:
     for k in kernel._children():
         out += _dot_products(k)
     return out
+
+
+def check_q_bounds(q: float | None, q_bounds: Any) -> None:
+    """``q_bounds`` must be 'fixed' or a pair ``0 < low <= q <= high < 1`` (``q`` None: not yet
+    known, the pair alone checked); ValueError naming the bad value and the fix (``low > high``:
+    the pair in order)."""
+    if isinstance(q_bounds, str) and q_bounds == "fixed":
+        return
+    try:
+        low, high = (float(b) for b in q_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"q_bounds must be a pair [low, high] or 'fixed'; got {q_bounds!r}") from None
+    if low > high:
+        raise ValueError(f"q_bounds={list(q_bounds)} has low {low!r} above high {high!r}; give them in order, "
+                         f"q_bounds=[{high!r}, {low!r}], or q_bounds='fixed'")
+    if not 0 < low <= (low if q is None else q) <= high < 1:
+        raise ValueError(f"q_bounds={list(q_bounds)} must satisfy 0 < low <= q={q} <= high < 1 (or be 'fixed')")
 
 
 def cost(inputs: dict[str, Any], params: MGKernelParams) -> dict[str, Any]:

@@ -164,6 +164,10 @@ def test_non_convergence_names_the_pair():
     ({"node_kernel": KroneckerDelta(0.5, on="mass")}, "reads the node feature(s) 'mass'"),
     ({"p": "mass"}, "p='mass' is not 'uniform' and names no node feature"),
     ({"p": -1}, "must be positive"),
+    ({"q_bounds": (0.9, 0.1)}, "q_bounds=[0.9, 0.1] has low 0.9 above high 0.1; give them in order, "
+                               "q_bounds=[0.1, 0.9], or q_bounds='fixed'"),
+    ({"q_bounds": (0.1, 0.04)}, "has low 0.1 above high 0.04"),
+    ({"q_bounds": (0.1, 0.9)}, "q_bounds=[0.1, 0.9] must satisfy 0 < low <= q=0.05 <= high < 1"),
 ])
 def test_bad_parameters_are_named(params, message):
     gs = random_set(6)
@@ -854,6 +858,29 @@ def test_estimator_hyperparameters_and_gradient():
     # fit / transform: test rows against the fitted graphs
     k.fit(gs[[0, 1, 2]])
     np.testing.assert_allclose(k.transform(gs[[3, 4]]), K[np.ix_([3, 4], [0, 1, 2])], rtol=1e-12)
+
+
+@pytest.mark.parametrize("read", ["bounds", "theta", "hyperparameters"])
+def test_estimator_refuses_inverted_q_bounds_where_they_are_read(read):
+    """The constructor stores q_bounds as given (scikit-learn's contract); reading them checks them."""
+    k = _estimator(q_bounds=(0.9, 0.1))
+    with pytest.raises(InputError) as err:
+        getattr(k, read)
+    assert str(err.value) == ("MarginalizedGraphKernel: q_bounds=[0.9, 0.1] has low 0.9 above high 0.1; give them "
+                              "in order, q_bounds=[0.1, 0.9], or q_bounds='fixed'")
+    with pytest.raises(InputError, match=r"q_bounds=\[0.2, 0.5\] must satisfy 0 < low <= q=0.1 <= high < 1"):
+        getattr(_estimator(q_bounds=(0.2, 0.5)), read)
+
+
+def test_inverted_q_bounds_in_yaml_name_the_step(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\nname: t\ngraphs:\n  m: {dataset: MUTAG}\nsteps:\n  - id: s\n    algorithm: mg_kernel\n"
+                    "    inputs: {graphs: m}\n    params: {q_bounds: [0.9, 0.1]}\n")
+    with pytest.raises(go.ConfigError) as err:
+        go.load_pipeline(path)
+    assert "==> At steps[0] (id='s', algorithm='mg_kernel')\n==> At key: params.q_bounds" in str(err.value)
+    assert ("q_bounds=[0.9, 0.1] has low 0.9 above high 0.1; give them in order, q_bounds=[0.1, 0.9], or "
+            "q_bounds='fixed'") in str(err.value)
 
 
 @pytest.mark.parametrize("normalize", [False, True])
