@@ -9,7 +9,11 @@ array) to a similarity. The names follow GraphDot:
 * ``Constant(c)``: ``c`` everywhere;
 * ``TensorProduct(label=KroneckerDelta(0.5), charge=SquareExponential(1.0))``: the product of
   per-feature kernels; ``Additive(...)``: their sum;
-* ``k1 * k2``, ``k1 + k2``, and ``k.normalized`` (``k(x, y) / sqrt(k(x, x) * k(y, y))``).
+* ``k1 * k2``, ``k1 + k2``, and ``k.normalized`` (``k(x, y) / sqrt(k(x, x) * k(y, y))``);
+* ``Product()`` with no kernels: GraphDot's quasi-kernel ``x * y`` of one scalar feature
+  (:class:`QuasiProduct`; ``Product(k1, k2)`` is the product of kernels). Its values depend on
+  the features', so a node or edge kernel using it is checked against the values of a call's
+  graphs (:meth:`BaseKernel.check` with ``ranges``).
 
 Hyperparameters are numbered in a fixed order (:attr:`BaseKernel.hyperparameters`), each with
 bounds, and may be fixed (left out of gradients and of ``theta``). A kernel evaluates itself on
@@ -29,7 +33,8 @@ import numpy as np
 from graphops.errors import InputError, did_you_mean
 
 __all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "RationalQuadratic", "Constant",
-           "TensorProduct", "Additive", "Product", "Sum", "Power", "Normalized", "Normalize", "named_values"]
+           "TensorProduct", "Additive", "Product", "QuasiProduct", "Sum", "Power", "Normalized", "Normalize",
+           "named_values"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,10 +115,22 @@ class BaseKernel:
         assumes non-empty sequences, which the data check enforces where it matters)."""
         raise NotImplementedError
 
-    def _range(self) -> tuple[bool, float]:
-        """(whether every value is > 0, an upper bound of the values)."""
-        lo, hi = self.minmax
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
+        """(lowest, highest) value the kernel can take where each feature named in ``ranges`` lies
+        within its (low, high), e.g. the values a call's graphs hold; without ``ranges``, or for
+        a feature it does not name: :attr:`minmax`. Only a quasi-kernel narrows with the values."""
+        return self.minmax
+
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
+        """(whether every value is > 0, an upper bound of the values), within ``ranges``."""
+        lo, hi = self.interval(ranges)
         return lo > 0, hi
+
+    @property
+    def quasi(self) -> bool:
+        """Whether a quasi-kernel (:class:`QuasiProduct`) is inside: the range then depends on the
+        features' values, and :meth:`check` needs them."""
+        return any(k.quasi for k in self._children())
 
     @property
     def sequence_features(self) -> tuple[str, ...]:
@@ -233,22 +250,32 @@ class BaseKernel:
         return Normalized(self)
 
     # checks -----------------------------------------------------------------------------------
-    def check(self, role: str, limit: float = 1.0) -> None:
+    def check(self, role: str, limit: float = 1.0, ranges: Mapping[str, tuple[float, float]] | None = None) -> None:
         """A node kernel must be > 0 (the system divides by it) and an edge kernel >= 0; an edge
         kernel at most 1 and a node kernel at most ``limit`` keep the marginalized kernel's system
         diagonally dominant, so that it converges (mg_kernel passes ``limit = 1 / (1 - q)**2``:
-        ``D/V`` then stays above the row sums of ``A x A' o E``). Say which bound fails and the fix."""
-        positive, upper = self._range()
+        ``D/V`` then stays above the row sums of ``A x A' o E``). Say which bound fails and the fix.
+        A kernel with a quasi-kernel inside is checked only with ``ranges`` (feature -> (low,
+        high) over the graphs of a call), where its values are known."""
+        if ranges is None and self.quasi:
+            return
+        positive, upper = self._range(ranges)
+        low = self.interval(ranges)[0]
         node = role == "node_kernel"
         bound = limit if node else 1.0
+        here = "" if ranges is None else " on these graphs (" + ", ".join(
+            f"{f} in [{lo:g}, {hi:g}]" for f, (lo, hi) in ranges.items()) + ")"
+        where = (f"(0, {bound:.6g}] (1/(1-q)^2 at this q: the system's diagonal then dominates)" if node and
+                 bound != 1.0 else "(0, 1]" if node else "[0, 1]")
         if upper > bound + 1e-12:
-            where = (f"(0, {bound:.6g}] (1/(1-q)^2 at this q: the system's diagonal then dominates)" if node and
-                     bound != 1.0 else "(0, 1]" if node else "[0, 1]")
-            raise InputError(f"{self!r} can reach {upper:g}, above {bound:.6g}; {'a node' if node else 'an edge'} "
-                             f"kernel must stay in {where} (use .normalized, or smaller constants)")
+            raise InputError(f"{self!r} can reach {upper:g}{here}, above {bound:.6g}; {'a node' if node else 'an edge'}"
+                             f" kernel must stay in {where} (use .normalized, or smaller constants)")
         if node and not positive:
-            raise InputError(f"{self!r} can be 0; a node kernel must stay in (0, 1] (e.g. KroneckerDelta(h) "
-                             f"with h > 0)")
+            raise InputError(f"{self!r} can be {min(low, 0.0):g}{here}; a node kernel must stay in (0, 1] (e.g. "
+                             f"KroneckerDelta(h) with h > 0)")
+        if low < 0:
+            raise InputError(f"{self!r} can be {low:g}{here}; an edge kernel must stay in [0, 1] (e.g. a quasi-kernel "
+                             f"Product() on a feature of values >= 0)")
 
     @property
     def theta(self) -> np.ndarray:
@@ -416,7 +443,7 @@ class _Similarity(BaseKernel):
     def minmax(self) -> tuple[float, float]:
         return 0.0, 1.0
 
-    def _range(self) -> tuple[bool, float]:
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
         return True, 1.0  # > 0 at every finite value
 
     def self_source(self, lang, p="p", first=0):
@@ -552,12 +579,13 @@ class _Composite(BaseKernel):
 
     @property
     def minmax(self) -> tuple[float, float]:
-        ranges = [k.minmax for k in self.parts]
+        return self.interval()
+
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
+        spans = [k.interval(ranges) for k in self.parts]
         if self.symbol == "+":
-            return sum(lo for lo, _ in ranges), sum(hi for _, hi in ranges)
-        if any(hi == 0 for _, hi in ranges):  # a factor that is always 0 (not 0 x inf = nan)
-            return 0.0, 0.0
-        return math.prod(lo for lo, _ in ranges), math.prod(hi for _, hi in ranges)
+            return sum(lo for lo, _ in spans), sum(hi for _, hi in spans)
+        return _product_span(spans)
 
     def _children(self) -> tuple[BaseKernel, ...]:
         return self.parts
@@ -584,11 +612,14 @@ class _Composite(BaseKernel):
             grads += ["0.0" if g == "0.0" else f"({g} * {rest})" if rest else g for g in gs]
         return ("(" + " * ".join(factors) + ")" if factors else "1.0"), grads
 
-    def _range(self) -> tuple[bool, float]:
-        ranges = [k._range() for k in self.parts]
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
+        if any(k.interval(ranges)[0] < 0 for k in self.parts):  # a part that can be negative: the bounds
+            lo, hi = self.interval(ranges)
+            return lo > 0, hi
+        parts = [k._range(ranges) for k in self.parts]
         if self.symbol == "+":
-            return any(pos for pos, _ in ranges), sum(up for _, up in ranges)
-        return all(pos for pos, _ in ranges), math.prod(up for _, up in ranges)
+            return any(pos for pos, _ in parts), sum(up for _, up in parts)
+        return all(pos for pos, _ in parts), math.prod(up for _, up in parts)
 
     def __repr__(self) -> str:
         return "(" + f" {self.symbol} ".join(map(repr, self.parts)) + ")"
@@ -597,10 +628,108 @@ class _Composite(BaseKernel):
         return "(" + f" {self.symbol} ".join(k._bare() for k in self.parts) + ")"
 
 
+def _times(a: float, b: float) -> float:
+    """``a * b`` of two bounds, 0 where either is 0 (a value that is 0 times one without bound)."""
+    return 0.0 if a == 0 or b == 0 else a * b
+
+
+def _product_span(spans: list[tuple[float, float]]) -> tuple[float, float]:
+    """(low, high) of a product of factors each within its (low, high), signs and all."""
+    lo, hi = 1.0, 1.0
+    for a, b in spans:
+        corners = [_times(x, y) for x in (lo, hi) for y in (a, b)]
+        lo, hi = min(corners), max(corners)
+    return lo, hi
+
+
 class Product(_Composite):
-    """``k1 * k2 * ...``."""
+    """``k1 * k2 * ...``; ``Product()`` with no kernels is GraphDot's quasi-kernel ``x * y``
+    (:class:`QuasiProduct`, ``Product(on=...)`` naming its feature)."""
 
     symbol = "*"
+
+    def __new__(cls, *parts: Any, **named: Any) -> "BaseKernel":
+        if cls is Product and not parts:
+            unknown = sorted(set(named) - {"on"})
+            if unknown:
+                raise InputError(f"Product() (the quasi-kernel x * y) takes only on=; got {', '.join(unknown)}")
+            return QuasiProduct(named.get("on"))
+        return super().__new__(cls)
+
+    def __init__(self, *parts: BaseKernel, **named: Any):
+        if named:
+            raise InputError(f"Product(k1, k2, ...) multiplies kernels; on= names the feature of the quasi-kernel "
+                             f"Product(on=...) alone, without kernels; got {', '.join(sorted(named))}")
+        super().__init__(*parts)
+
+    def __getnewargs_ex__(self) -> tuple[tuple, dict]:
+        """copy and pickle rebuild a product of kernels from its kernels (not the quasi-kernel)."""
+        return tuple(self.parts), {}
+
+
+class QuasiProduct(BaseKernel):
+    """GraphDot's ``Product()``: ``x * y`` of one scalar feature, no hyperparameters (so no
+    derivatives). A quasi-kernel: its values are those of the features, maybe negative or above
+    1, so a node or edge kernel using it (``TensorProduct(w=Product(), label=KroneckerDelta(0.5))``)
+    is checked against the values of the graphs it is computed on. Written ``Product()`` (GraphDot's
+    repr), ``{product: {}}`` or ``{product: {on: w}}`` in YAML."""
+
+    def __init__(self, on: str | None = None):
+        self.on = _name(on, "Product")
+
+    hyperparameters = property(lambda self: [])
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return () if self.on is None else (self.on,)
+
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        return self.features
+
+    @property
+    def quasi(self) -> bool:
+        return True
+
+    def with_values(self, values: Sequence[float]) -> "BaseKernel":
+        if len(values):
+            raise InputError("Product() (the quasi-kernel x * y) has no hyperparameters")
+        return self
+
+    def unnamed(self) -> BaseKernel | None:
+        return self if self.on is None else None
+
+    def _on(self, on: str) -> "BaseKernel":
+        self._check_on(on)
+        return QuasiProduct(on)
+
+    @property
+    def minmax(self) -> tuple[float, float]:
+        return -math.inf, math.inf  # GraphDot: (None, None), unknown without the values
+
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
+        if not ranges or self.on not in ranges:
+            return self.minmax
+        a, b = ranges[self.on]
+        corners = (a * a, a * b, b * b)
+        return min(corners), max(corners)
+
+    def _eval(self, x, y):
+        if self.on is None:
+            raise InputError("Product() names no feature: write Product(on='w') or use it inside TensorProduct(w=...)")
+        return np.asarray(x[self.on], float) * np.asarray(y[self.on], float), []
+
+    def source(self, lang, x, y, p="p", first=0):
+        _lang(lang)
+        if self.on is None:
+            raise InputError(f"{self!r} names no feature")
+        return f"(({x[self.on]}) * ({y[self.on]}))", []
+
+    def __repr__(self) -> str:
+        return "Product()" if self.on is None else f"Product(on={self.on!r})"
+
+    def _bare(self) -> str:
+        return "Product()"
 
 
 class Sum(_Composite):
@@ -686,6 +815,9 @@ class Power(BaseKernel):
 
     @property
     def minmax(self) -> tuple[float, float]:
+        return self.interval()
+
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
         c = self.exponent.value
 
         def power(x: float) -> float:  # Python floats raise OverflowError where the value is inf
@@ -694,14 +826,16 @@ class Power(BaseKernel):
             except OverflowError:
                 return math.inf
 
-        lo, hi = self.kernel.minmax
+        lo, hi = self.kernel.interval(ranges)
+        if lo < 0:  # a negative base to a real power: no bound to state
+            return -math.inf, math.inf
         return power(lo), power(hi)
 
     def _children(self) -> tuple[BaseKernel, ...]:
         return (self.kernel,)
 
-    def _range(self) -> tuple[bool, float]:
-        return self.kernel._range()[0], self.minmax[1]
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
+        return self.kernel._range(ranges)[0], self.interval(ranges)[1]
 
     def _eval(self, x, y):
         k, grads = self.kernel._eval(x, y)
@@ -854,11 +988,16 @@ class Normalized(_Wrapping):
 
     @property
     def minmax(self) -> tuple[float, float]:
-        lo, hi = self.kernel.minmax
+        return self.interval()
+
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
+        lo, hi = self.kernel.interval(ranges)
+        if lo < 0:  # k(x, y) / sqrt(k(x, x) k(y, y)) of a kernel that can be negative: in [-1, 1]
+            return -1.0, 1.0
         return (lo / hi if lo > 0 and math.isfinite(hi) else 0.0), 1.0
 
-    def _range(self) -> tuple[bool, float]:
-        return self.kernel._range()[0], self.minmax[1]
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
+        return self.kernel._range(ranges)[0], self.interval(ranges)[1]
 
     def _eval(self, x, y):
         kxy, gxy = self.kernel._eval(x, y)

@@ -88,13 +88,16 @@ class Convolution(_Sequence, _Wrapping):
         self._check_on(on)
         return Convolution(self.kernel, self.mean, on)
 
-    def _range(self) -> tuple[bool, float]:
-        return self.kernel._range()[0], self.minmax[1]
+    def _range(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[bool, float]:
+        return self.kernel._range(ranges)[0], self.interval(ranges)[1]
 
     @property
     def minmax(self) -> tuple[float, float]:
-        lo, hi = self.kernel.minmax
-        return (lo, hi) if self.mean else (lo, math.inf)
+        return self.interval()
+
+    def interval(self, ranges: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float]:
+        lo, hi = self.kernel.interval(ranges)
+        return (lo, hi) if self.mean else (lo if lo >= 0 else -math.inf, math.inf)
 
     def _eval(self, x, y):
         X, Y = self._sequences(x, y)

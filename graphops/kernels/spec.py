@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from graphops.errors import InputError, did_you_mean
 from graphops.kernels.basekernels import (Additive, BaseKernel, Constant, KroneckerDelta, Normalized, Power, Product,
-                                          RationalQuadratic, SquareExponential, Sum, TensorProduct)
+                                          QuasiProduct, RationalQuadratic, SquareExponential, Sum, TensorProduct)
 from graphops.kernels.sequence import Convolution, DotProduct
 
 __all__ = ["from_spec", "compile_kernel", "keyword_body"]
@@ -27,7 +27,8 @@ _NAMES = (*_ELEMENTARY, "tensor_product", "additive", "product", "sum", "normali
 def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
     """A kernel from its YAML form: ``{kronecker_delta: {h: 0.5, on: label}}``,
     ``{tensor_product: {label: {kronecker_delta: {h: 0.5}}, ...}}``, ``{product: [k1, k2]}``,
-    ``{sum: [...]}``, ``{additive: {...}}``, ``{normalized: k}``, ``{power: {kernel: k, exponent: 2}}``,
+    ``{product: {}}`` (GraphDot's quasi-kernel ``x * y``; ``{product: {on: w}}``), ``{sum: [...]}``,
+    ``{additive: {...}}``, ``{normalized: k}``, ``{power: {kernel: k, exponent: 2}}``,
     ``{convolution: {kernel: k, mean: true}}``, ``{dot_product: {}}``, or a kernel object."""
     if isinstance(spec, BaseKernel):
         return spec
@@ -49,9 +50,17 @@ def from_spec(spec: Any, where: str = "kernel") -> BaseKernel:
         cls = TensorProduct if name == "tensor_product" else Additive
         parts = {str(f): from_spec(k, f"{where}.{name}.{f}") for f, k in body.items()}
         return _built(where, name, lambda: cls(**parts))
+    if name == "product" and (body is None or isinstance(body, Mapping)):  # the quasi-kernel x * y
+        try:
+            on = keyword_body(body or {}, ("on",), ()).get("on")
+        except InputError as exc:
+            raise InputError(f"{where}.product: {exc} ({{product: {{}}}} or {{product: {{on: feature}}}} is the "
+                             f"quasi-kernel x * y; a list of kernels their product)") from None
+        return _built(where, name, lambda: QuasiProduct(on))
     if name in ("product", "sum"):
         if not isinstance(body, Sequence) or isinstance(body, str) or not body:
-            raise InputError(f"{where}.{name}: expected a list of kernels; got {body!r}")
+            also = " (or {} / {on: feature}: the quasi-kernel x * y)" if name == "product" else ""
+            raise InputError(f"{where}.{name}: expected a list of kernels{also}; got {body!r}")
         items = [from_spec(k, f"{where}.{name}[{i}]") for i, k in enumerate(body)]
         return _built(where, name, lambda: Product(*items) if name == "product" else Sum(*items))
     if name == "normalized":

@@ -220,6 +220,27 @@ class MGKernelParams(Params):
                     raise ValueError(f"mg_kernel: p={self.p!r}: start probabilities must be positive")
             if gs.weights is not None and not bool(gs.device.xp.isfinite(gs.weights).all()):
                 raise ValueError(f"mg_kernel: GraphSet {gs.name!r} has edge weights that are not finite numbers")
+        self._check_ranges(list(sets.values()))
+
+    def _check_ranges(self, sets: list) -> None:
+        """A node or edge kernel with a quasi-kernel inside (``Product()``: x * y) has the range its
+        scalar features' values give it here, over both sets (BaseKernel.check with ``ranges``)."""
+        import numpy as np  # only when a kernel reads its range off the data
+
+        for role, table in (("node_kernel", "node_feature_table"), ("edge_kernel", "edge_feature_table")):
+            kernel = getattr(self, role)
+            tables = [getattr(gs.to("cpu"), table)() for gs in sets if role == "node_kernel" or gs.n_edges]
+            if not kernel.quasi or not tables:
+                continue
+            ranges = {}
+            for f in dict.fromkeys(_quasi_features(kernel)):
+                values = np.concatenate([np.asarray(t[f], np.float64).reshape(-1) for t in tables if f in t])
+                if len(values):
+                    ranges[f] = (float(values.min()), float(values.max()))
+            try:
+                kernel.check(role, 1.0 / (1.0 - self.q) ** 2, ranges)
+            except ValueError as exc:
+                raise ValueError(f"mg_kernel: {role}: {exc}") from None
 
     def _check_sequences(self, gs: Any) -> None:
         """A feature read as a sequence (Convolution, DotProduct) must be one, and one read as a
@@ -263,6 +284,12 @@ class _NoStart:
 
 
 _NO_START = _NoStart()
+
+
+def _quasi_features(kernel: Any) -> list[str]:
+    """The features quasi-kernels (``Product()``) inside ``kernel`` read."""
+    own = [kernel.on] if type(kernel).__name__ == "QuasiProduct" and kernel.on else []
+    return own + [f for k in kernel._children() for f in _quasi_features(k)]
 
 
 def _dot_products(kernel: Any) -> list[tuple[str, Any]]:

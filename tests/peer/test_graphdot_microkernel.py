@@ -9,11 +9,14 @@ Adapted, with why:
 * ``kernel(x, y, jac=True)`` is ``kernel(x, y), kernel.gradient(x, y)``.
 * ``Normalize(k).name == 'Normalize'`` is ``isinstance(k.normalized, Normalized)``.
 
+* ``test_product_quasikernel``: GraphDot's ``Product()`` with no arguments is the quasi-kernel
+  ``x * y``; so is graphops' (``Product(k1, k2)`` multiplies kernels). Its ``minmax`` is
+  ``(-inf, inf)`` where GraphDot's is ``(None, None)``: unknown until the features' values are
+  (mg_kernel checks a kernel using it against the graphs' values).
+
 Left out, with why (GraphDot internals with no graphops counterpart): ``dtype.isalignedstruct``
 and ``state`` (the layout of GraphDot's C++ structs; graphops writes hyperparameters into an array),
-``str(k)`` (graphops' ``str`` is its ``repr``, which is checked), and ``test_product_quasikernel``
-(GraphDot's ``Product()`` with no arguments, a quasi-kernel ``x * y`` that GraphDot uses only to
-build its own expressions; graphops' ``Product`` multiplies kernels).
+and ``str(k)`` (graphops' ``str`` is its ``repr``, which is checked).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import pytest
 
 from graphops.errors import InputError
 from graphops.kernels import (Additive, Constant, Convolution, DotProduct, KroneckerDelta, Normalize, Normalized,
-                              RationalQuadratic, SquareExponential, TensorProduct)
+                              Product, RationalQuadratic, SquareExponential, TensorProduct)
 from graphops.kernels.basekernels import BaseKernel
 
 inf = float("inf")
@@ -38,7 +41,7 @@ simple_kernels = [
 ]
 IDS = ["Constant", "KroneckerDelta", "SquareExponential", "RationalQuadratic"]
 NAMESPACE = {k.__name__: k for k in (Constant, KroneckerDelta, SquareExponential, RationalQuadratic, TensorProduct,
-                                     Additive, Convolution, DotProduct, Normalize)}
+                                     Additive, Convolution, DotProduct, Normalize, Product)}
 
 
 def mirror_of(kernel: BaseKernel) -> BaseKernel:
@@ -89,6 +92,34 @@ def test_simple_kernel(kernel):
     assert len(kernel.hyperparameters) > 0
     round_trip(kernel)
     check_range(kernel)
+
+
+def test_product_quasikernel():
+    kernel = Product()
+    # default behavior
+    assert kernel(0, 0) == 0
+    assert kernel(0, 1) == 0
+    assert kernel(1, 1) == 1
+    # random cases
+    for r1, r2 in np.random.default_rng(0).standard_normal((1000, 2)):
+        assert kernel(r1, r2) == r1 * r2
+    # code generation: x * y, no hyperparameters, no derivatives
+    on = TensorProduct(x=kernel)
+    assert on.row_source("c", ["x"]) == ("(((x[0]) * (y[0])))", [])
+    assert on.row_source("python", ["x"]) == ("(((x[0]) * (y[0])))", [])
+    assert kernel.gradient(2.0, 3.0) == []
+    # representation generation
+    assert isinstance(str(kernel), str) and repr(kernel) == "Product()"
+    assert values(kernel) == [] and len(kernel.theta) == 0
+    round_trip(kernel)
+    # representation meaningness
+    assert values(mirror_of(kernel)) == values(kernel) and mirror_of(kernel) == kernel
+    # range check
+    assert len(kernel.minmax) == 2
+    # the product of kernels is another thing, and stays one when copied or pickled
+    both = Product(KroneckerDelta(0.5), Constant(0.5))
+    assert both(1, 1) == 0.5 and repr(copy.copy(both)) == repr(both) == "(KroneckerDelta(0.5) * Constant(0.5))"
+    assert repr(TensorProduct(w=Product(), x=KroneckerDelta(0.5))) == "TensorProduct(w=Product(), x=KroneckerDelta(0.5))"
 
 
 def test_constant_kernel():

@@ -1,6 +1,6 @@
 """mg_kernel with the rest of GraphDot's algebra, on every backend: sequence features read by
-Convolution and DotProduct, start probabilities with hyperparameters, signed and zero edge weights,
-node-wise derivatives; each against the dense float64 reference or finite differences, and the
+Convolution and DotProduct, the quasi-kernel Product(), start probabilities with hyperparameters,
+signed and zero edge weights, node-wise derivatives; each against the dense float64 reference or finite differences, and the
 errors that name a wrong feature kind or a system that does not converge."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 import graphops as go
 from graphops import InputError
-from graphops.kernels import (Constant, Convolution, DotProduct, KroneckerDelta, SquareExponential, TensorProduct,
-                              from_spec, probability as mp)
+from graphops.kernels import (Constant, Convolution, DotProduct, KroneckerDelta, Product, SquareExponential,
+                              TensorProduct, from_spec, probability as mp)
 from tests.plugins.test_mg_kernel import BACKENDS, rtol, run
 from tests.reference.mg_kernel import mg_kernel_matrix, mg_kernel_pair, _graph
 
@@ -222,3 +222,81 @@ def test_nodewise_derivatives_match_finite_differences(backend, lmin):
         down = run("cpu", gs, lmin=lmin, nodewise=True, **{**base, name: make(value - e)})
         np.testing.assert_allclose(dR[:, :, h], (up - down) / (2 * e) * value,
                                    rtol=1e-5 if backend != "gpu32" else 1e-2, atol=1e-8 if backend != "gpu32" else 1e-5)
+
+
+def quasi_set(seed, n_graphs=5, most=1.0, least=0.25):
+    """Labeled graphs whose edges hold a weight-like feature ``w`` in [least, most] and whose nodes hold
+    ``m`` in [0.5, 1]: GraphDot's quasi-kernel Product() reads them."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for k in range(n_graphs):
+        G = nx.gnm_random_graph(3 + k % 4, 3 + k % 5, seed=seed * 10 + k)
+        for v in G.nodes:
+            G.nodes[v]["label"], G.nodes[v]["m"] = int(rng.integers(0, 3)), float(rng.uniform(0.5, 1.0))
+        for e in G.edges:
+            G.edges[e]["label"], G.edges[e]["w"] = int(rng.integers(0, 2)), float(rng.uniform(least, most))
+        graphs.append(G)
+    return go.GraphSet.from_networkx(graphs)
+
+
+QUASI_CASES = [  # Python, and the same in YAML
+    ((KroneckerDelta(0.5, on="label"), TensorProduct(w=Product(), label=KroneckerDelta(0.3))),
+     ({"kronecker_delta": {"h": 0.5, "on": "label"}},
+      {"tensor_product": {"w": {"product": {}}, "label": {"kronecker_delta": 0.3}}})),
+    ((TensorProduct(m=Product(), label=KroneckerDelta(0.5)), Product(on="w")),
+     ({"tensor_product": {"m": {"product": None}, "label": {"kronecker_delta": 0.5}}}, {"product": {"on": "w"}})),
+]
+
+
+@pytest.mark.parametrize("case", range(len(QUASI_CASES)))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_quasi_product_matches_the_dense_solve(backend, case):
+    """GraphDot's Product() (x * y of a feature, no hyperparameters) in a node or edge kernel, from
+    Python and from YAML, in the generated Numba and CUDA solvers, with the other kernels' derivatives."""
+    gs = quasi_set(case)
+    (nk, ek), (nk_yaml, ek_yaml) = QUASI_CASES[case]
+    want = mg_kernel_matrix(gs, nk, ek, 0.1, gs.node_feature_table(), gs.edge_feature_table())
+    np.testing.assert_allclose(run(backend, gs, node_kernel=nk, edge_kernel=ek, q=0.1), want, rtol=rtol(backend))
+    np.testing.assert_allclose(run(backend, gs, node_kernel=nk_yaml, edge_kernel=ek_yaml, q=0.1), want,
+                               rtol=rtol(backend))
+    K, dK = run_pair(backend, gs, nk, ek, eval_gradient=True)
+    assert dK.shape == K.shape + (1 + len(nk.hyperparameters) + len(ek.hyperparameters),)  # none of Product()
+    np.testing.assert_allclose(K, want, rtol=rtol(backend, 1e-8))
+    kd = nk if case == 0 else nk.parts[1]
+    e = 1e-6
+    moved = [run("cpu", gs, q=0.1, edge_kernel=ek, node_kernel=nk.with_values([h])
+                 if case == 0 else TensorProduct(m=Product(), label=KroneckerDelta(h)))
+             for h in (kd.hyperparameters[0].value + e, kd.hyperparameters[0].value - e)]
+    np.testing.assert_allclose(dK[:, :, 1], (moved[0] - moved[1]) / (2 * e) * kd.hyperparameters[0].value,
+                               rtol=1e-4 if backend != "gpu32" else 1e-2, atol=1e-7)
+
+
+def test_quasi_product_range_is_checked_on_the_graphs():
+    """Product()'s values are the features': a kernel using it is checked against those a call's graphs hold."""
+    ek = TensorProduct(w=Product(), label=KroneckerDelta(0.3))
+    nk = KroneckerDelta(0.5, on="label")
+    paths = []
+    for w in (1.0, 2.0):
+        G = nx.path_graph(3)
+        nx.set_node_attributes(G, 0, "label")
+        nx.set_edge_attributes(G, w, "w")
+        nx.set_edge_attributes(G, 1, "label")
+        paths.append(G)
+    with pytest.raises(InputError) as err:
+        go.run("mg_kernel", go.GraphSet.from_networkx(paths[:1]), go.GraphSet.from_networkx(paths[1:]),
+               backend="cpu", node_kernel=nk, edge_kernel=ek)
+    assert str(err.value) == ("mg_kernel: edge_kernel: TensorProduct(w=Product(), label=KroneckerDelta(0.3)) can "
+                              "reach 4 on these graphs (w in [1, 2]), above 1; an edge kernel must stay in [0, 1] (use "
+                              ".normalized, or smaller constants)")
+    with pytest.raises(InputError, match=r"can be -0\.\d+ on these graphs \(w in \[-0\.\d+, 0\.\d+\]\); an edge "
+                                         r"kernel must stay in \[0, 1\]"):
+        go.run("mg_kernel", quasi_set(1, least=-0.5), backend="cpu", node_kernel=nk, edge_kernel=ek)
+    G = nx.Graph()
+    G.add_nodes_from([(0, {"w": 0.0}), (1, {"w": 1.0})])
+    G.add_edge(0, 1)
+    with pytest.raises(InputError, match=r"node_kernel: Product\(on='w'\) can be 0 on these graphs \(w in \[0, 1\]\); "
+                                         r"a node kernel must stay in \(0, 1\]"):
+        go.run("mg_kernel", go.GraphSet.from_networkx([G]), backend="cpu", node_kernel=Product(on="w"),
+               edge_kernel=Constant(1.0))
+    # the cross call checks both sets' values together; one that fits runs
+    go.run("mg_kernel", quasi_set(2), quasi_set(3), backend="cpu", node_kernel=nk, edge_kernel=ek)
