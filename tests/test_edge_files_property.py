@@ -193,3 +193,48 @@ def test_parquet_files_read_as_their_frame_or_refused_naming_the_row(data, n, ki
 @pytest.mark.parametrize("text, rows", [("1,2\n2,3\n", 2), ("src dst\n1 2\n", 1), ("a b\nb c\nc a\n", 3)])
 def test_the_reference_reader_reads_plain_files(text, rows):
     assert len(parse_text(text)[0]) == rows
+
+
+def _outcome(path: Path, **kwargs):
+    try:
+        return go.read_graph(path, **kwargs).edges
+    except go.InputError as exc:
+        return str(exc)
+
+
+@st.composite
+def plain_files(draw):
+    """Comma or tab files without comments or spaces, mostly well formed: what pyarrow may parse."""
+    n_rows, n_cols = draw(st.integers(1, 8)), draw(st.integers(2, 4))
+    kinds = [draw(st.sampled_from(["int", "int", "name", "any"])) for _ in range(2)] + \
+        [draw(st.sampled_from(["number", "int", "name", "any"])) for _ in range(n_cols - 2)]
+    rows = [[draw(TOKENS[k]).replace(" ", "") for k in kinds] for _ in range(n_rows)]
+    if draw(st.booleans()):
+        rows.insert(0, draw(st.permutations(["src", "dst", "weight", "a", "b", "w"]))[:n_cols])
+    if draw(st.integers(0, 4)) == 0:
+        draw(st.sampled_from(rows)).append("9")
+    sep = draw(st.sampled_from([",", "\t"]))
+    end = sep if draw(st.integers(0, 3)) == 0 else ""
+    return draw(st.sampled_from(["", "\ufeff"])) + "\n".join(sep.join(r) + end for r in rows) + "\n"
+
+
+@settings(max_examples=800, **SETTINGS)
+@given(text=plain_files(), header=st.sampled_from(["auto", True, False]), weight=st.sampled_from([None, 2]),
+       ids=st.sampled_from(["auto", "string"]))
+def test_the_parallel_parser_reads_what_pandas_reads(text, header, weight, ids):
+    """Files pyarrow can parse are read by it (on every core); each must come out as pandas' C parser
+    reads it: the same frame (names, types, values) or the same error."""
+    from unittest import mock
+
+    from graphops.io import textio
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.csv"
+        path.write_text(text, encoding="utf-8")
+        fast = _outcome(path, header=header, weight=weight, ids=ids)
+        with mock.patch.object(textio, "_read_arrow", lambda *a: None):
+            slow = _outcome(path, header=header, weight=weight, ids=ids)
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+    else:
+        pd.testing.assert_frame_equal(fast, slow)

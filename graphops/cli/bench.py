@@ -31,6 +31,7 @@ from graphops.pipeline.load import LoadedPipeline, load_pipeline
 from graphops.pipeline.run import cluster_settings, on_cluster, open_cluster, step_backend
 from graphops.pipeline.schema import BenchSettings
 from graphops.base.timing import timed
+from graphops.cli.benchreads import time_reads
 from graphops.host.registry import Registry
 
 __all__ = ["BenchRow", "BenchReport", "run_bench", "bench_files", "measure_bandwidth", "markdown"]
@@ -221,6 +222,8 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
             continue
         settings = loaded.model.bench or BenchSettings()
         rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup)
+        rows += time_reads(loaded, settings, settings.repeat if repeat is None else repeat,
+                           settings.warmup if warmup is None else warmup, BenchRow)
         for case in dict.fromkeys(r.case for r in rows):
             _ratios([r for r in rows if r.case == case], settings, rates, probe_rates)
         report.rows += rows

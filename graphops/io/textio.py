@@ -104,7 +104,7 @@ class TextLayout:
         first = self.sample[0][1].strip() if self.sample else ""
         self.sep = sep or ("," if "," in first else "\t" if "\t" in first else r"\s+")
         self.rows = [self.fields(kept) for _, kept in self.sample]
-        self._pandas: tuple[str, bytes | None] | None = None
+        self._used: str | None = None
 
     def uncommented(self, raw: str) -> str:
         """A line without its comment and line end."""
@@ -121,25 +121,25 @@ class TextLayout:
         return split_fields(kept.strip(" \f\v") if self.sep == "\t" else kept.strip(), self.sep)
 
     @property
+    def used(self) -> str:
+        """Which comment characters, ``+`` and spaces occur anywhere in the file (searched once)."""
+        if self._used is None:
+            self._used = _present(self.path, self.comments + "+ ")
+        return self._used
+
+    @property
     def comment(self) -> str:
         """The one comment character pandas is given (the file's, when it uses one)."""
-        return self._for_pandas()[0]
-
-    def _for_pandas(self) -> tuple[str, bytes | None]:
-        """pandas takes one comment character: a file using both is read with one put for the other."""
-        if self._pandas is None:
-            used = _present(self.path, self.comments)
-            data = None
-            if len(used) > 1:
-                data = self.path.read_bytes().translate(bytes.maketrans(used[1:].encode(), used[0].encode() *
-                                                                          (len(used) - 1)))
-            self._pandas = (used[:1] or self.comments[0], data)
-        return self._pandas
+        return next((c for c in self.used if c in self.comments), self.comments[0])
 
     def source(self) -> Any:
-        """What pandas reads: the path, or the file's text with one comment character."""
-        data = self._for_pandas()[1]
-        return self.path if data is None else io.BytesIO(data)
+        """What pandas reads: the path, or, where the file uses both comment characters, its text
+        with one put for the other (pandas takes one comment character)."""
+        other = [c for c in self.used if c in self.comments and c != self.comment]
+        if not other:
+            return self.path
+        return io.BytesIO(self.path.read_bytes().translate(bytes.maketrans("".join(other).encode(),
+                                                                           self.comment.encode() * len(other))))
 
     @property
     def lines(self) -> list[str]:
@@ -322,6 +322,9 @@ def read_node_text(path: Path, device: Device) -> Any:
 
 
 def _parse(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype: Any) -> pd.DataFrame:
+    frame = _read_arrow(layout, header) if names is None and dtype is None else None
+    if frame is not None:
+        return frame
     frame = _read_csv(layout, header, names, dtype, layout.skip)
     comments = _comment_rows(frame, layout)
     if comments:
@@ -341,6 +344,46 @@ def _of_kind(frame: pd.DataFrame, kinds: str, exclude: bool = False) -> list[int
     """Positions of the columns whose dtype kind is (or, ``exclude``, is not) one of ``kinds``;
     read from the dtypes at once, so a wide frame costs nothing per column of numbers."""
     return [k for k, d in enumerate(frame.dtypes) if (d.kind in kinds) != exclude]
+
+
+_ARROW_TYPES = {"int64", "double", "string", "large_string", "bool", "null"}  # as pandas types them
+_EXACT = 2.0 ** 53  # doubles beyond it may be integers pandas would keep whole (uint64)
+
+
+def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
+    """The file read by pyarrow's parser (on every core), where that gives what pandas' would: a
+    comma or tab file from its first line on, without comments, spaces or ``+`` signs, whose
+    columns are numbers, text or booleans; ``None`` (read by pandas) otherwise."""
+    if layout.sep == r"\s+" or layout.skip or layout.used or (header and "" in layout.rows[0]):
+        return None
+    import pyarrow
+    import pyarrow.csv as pcsv
+
+    names = None if header else [str(k) for k in range(len(layout.rows[0]))]
+    try:
+        table = pcsv.read_csv(layout.path, read_options=pcsv.ReadOptions(column_names=names),
+                              parse_options=pcsv.ParseOptions(delimiter=layout.sep),
+                              convert_options=pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
+    except (pyarrow.ArrowInvalid, UnicodeDecodeError):  # ragged rows, bad text: pandas names the line
+        return None
+    if any(str(t) not in _ARROW_TYPES for t in table.schema.types) or any(
+            str(t) == "double" and _beyond_exact(table.column(k)) for k, t in enumerate(table.schema.types)):
+        return None
+    frame = table.to_pandas()
+    if not header:
+        frame.columns = range(frame.shape[1])  # as pandas numbers the columns of a file without a header
+    return frame
+
+
+def _beyond_exact(column: Any) -> bool:
+    """A double column pandas may read otherwise: ``nan``/``inf`` text (pandas keeps it as text) or
+    integers beyond 2**53 (pandas keeps them whole)."""
+    import pyarrow.compute as pc
+
+    if pc.any(pc.or_(pc.is_nan(column), pc.is_inf(column))).as_py():
+        return True
+    largest = pc.max(pc.abs(column)).as_py()
+    return largest is not None and largest >= _EXACT
 
 
 def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype: Any, skip: Any) -> pd.DataFrame:

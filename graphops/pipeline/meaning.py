@@ -105,6 +105,10 @@ def check_meaning(loaded: Any, data: Any, out: str | os.PathLike | None = None) 
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
                    for key, msg in _step_problems(loaded, step, i, seen, outs)]
+    reads = (loaded.model.bench.reads if loaded.model.bench else None) or {}
+    issues += [ConfigIssue((f"At bench.reads.{name}", "At key: graph"), f"Unknown graph {case.graph!r}. Graphs of "
+                           f"this file: {choices(loaded.model.graphs)}.{did_you_mean(case.graph, loaded.model.graphs)}")
+               for name, case in reads.items() if case.graph not in loaded.model.graphs]
     return issues
 
 

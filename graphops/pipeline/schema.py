@@ -51,6 +51,8 @@ A pipeline file is a YAML mapping::
       baseline: cpu             # backend whose time the others are compared with
       commands: {help: graphops --help}   # optional: command lines timed in a fresh process each
                                 #   run (cold start), from the file's folder; {tmp}: an empty folder
+      reads: {csv: {graph: web, format: csv}}   # optional: the graph written to a file (csv, tsv,
+                                #   parquet), read back by read_graph and by pyarrow, side by side
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:
                                 #   {kind: local, workers: 4} (CPU worker processes),
                                 #   {kind: local-cuda} (a worker per GPU, dask-cuda; workers: N
@@ -167,15 +169,26 @@ class Step(_Model):
     _lower_backend = field_validator("backend", mode="before")(_lower)  # CPU, Gpu: as on the CLI
 
 
+class ReadCase(_Model):
+    """A file-reading case of ``graphops bench``: a graph of the file written to a temporary file in
+    ``format`` (a ``src,dst`` header, then one edge per line), then read back by ``read_graph`` and by
+    pyarrow's reader followed by ``Graph.from_edgelist`` on its frame."""
+
+    graph: Name
+    format: Literal["csv", "tsv", "parquet"] = "csv"
+
+
 class BenchSettings(_Model):
     """How ``graphops bench`` times the steps of this file; ``commands`` (name -> command line) are
     timed too, each run in a fresh process (cold start: imports, plugin discovery, kernel caches
-    loaded from disk), from the file's folder, ``{tmp}`` an empty folder per run."""
+    loaded from disk), from the file's folder, ``{tmp}`` an empty folder per run; ``reads`` (name ->
+    :class:`ReadCase`) time reading a graph's file."""
 
     repeat: int = Field(5, ge=1, le=1000)
     warmup: int = Field(1, ge=0, le=100)
     baseline: str | None = None
     commands: dict[Name, Annotated[str, StringConstraints(min_length=1)]] | None = None
+    reads: dict[Name, ReadCase] | None = None
 
 
 class ClusterSettings(_Model):
