@@ -137,3 +137,20 @@ def test_a_pipeline_file_names_the_key(tmp_path):
             "(true/false); write the number itself (got True)") in text
     assert ("==> At key: params.cpu_share\n=====> Input should be a number, not a boolean (true/false); write "
             "the number itself (got False)") in text
+
+
+def _bounded(field: Any) -> bool:
+    import annotated_types as at
+
+    kinds = [type(m) for m in field.metadata]
+    return any(k in (at.Ge, at.Gt) for k in kinds) and any(k in (at.Le, at.Lt) for k in kinds)
+
+
+def test_every_number_of_every_params_model_has_a_range():
+    """A number beyond what the kernels take (a 30-digit max_iter reached Numba as a typing error)
+    is refused by the model: every int and float field is bounded below and above (a Literal of
+    numbers lists its values)."""
+    open_ended = [f"{where}.{name}" for where, model in _models() for name, field in model.model_fields.items()
+                  if _numeric(field.annotation) and typing.get_origin(_plain(field.annotation)) is not Literal
+                  and not _bounded(field)]
+    assert open_ended == []

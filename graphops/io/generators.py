@@ -65,7 +65,7 @@ class Gnm(GeneratorParams):
     edges, with features (:func:`graphops.generate.gnm`)."""
 
     n: int = Field(ge=1, le=2 ** 31)
-    m: int = Field(ge=0)
+    m: int = Field(ge=0, le=2 ** 62)  # and at most the edges a simple graph on n vertices holds
     directed: bool = True
     seed: Seed = 42
     node_features: int = Field(0, ge=0, le=FEATURES)

@@ -31,9 +31,9 @@ class AppclassParams(Params):
       ``memory_limit`` (default: the device's free memory, less 10 %) and recomputes otherwise.
     """
 
-    top_k: int | None = Field(None, ge=1)
+    top_k: int | None = Field(None, ge=1, le=2 ** 31)
     schedule: Literal["auto", "stored", "recompute"] = "auto"
-    memory_limit: float | None = Field(None, gt=0, description="bytes the call may hold on its device")
+    memory_limit: float | None = Field(None, gt=0, le=2.0 ** 60, description="bytes the call may hold on its device")
 
     def result_kind(self) -> str:
         return "frame" if self.top_k is not None else "array"
@@ -121,5 +121,5 @@ class Pattern(GeneratorParams):
     """A pattern sampled from another graph of the file (:func:`graphops_appclass.io.sample_pattern`)."""
 
     of: str = Field(min_length=1)
-    max_nodes: int = Field(9, ge=1)
+    max_nodes: int = Field(9, ge=1, le=2 ** 31)
     seed: Seed = 42

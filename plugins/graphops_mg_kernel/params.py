@@ -73,7 +73,7 @@ class MGKernelParams(Params):
     normalize: bool = False
     lmin: Literal[0, 1] = 0
     tol: float | None = Field(None, gt=0, lt=1)
-    max_iter: int | None = Field(None, ge=1)
+    max_iter: int | None = Field(None, ge=1, le=2 ** 31)
     nodewise: bool = False
     diagonal: bool = False
     eval_gradient: bool = False
@@ -85,7 +85,7 @@ class MGKernelParams(Params):
     primitive: Literal["sparse", "dense"] = "sparse"
     teams: Literal["auto", "block"] = "auto"
     staging: Literal["shared", "global"] = "shared"
-    tile: int = Field(1024, ge=1)
+    tile: int = Field(1024, ge=1, le=2 ** 31)
     _layout: Any = PrivateAttr(default=None)  # sequence feature widths of a run (common.with_layout)
 
     @field_validator("node_kernel", "edge_kernel", mode="before")

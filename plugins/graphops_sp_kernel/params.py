@@ -179,8 +179,8 @@ class SPKernelParams(Params):
     normalize: bool = False
     path: Literal["auto", "histogram", "fcsp"] = "auto"
     fcsp_form: Literal["auto", "walk", "matrix"] = "auto"
-    tile: int = Field(8192, ge=1)
-    hybrid_threshold: int | None = Field(None, ge=0)
+    tile: int = Field(8192, ge=1, le=2 ** 31)
+    hybrid_threshold: int | None = Field(None, ge=0, le=2 ** 62)
     progress: bool | None = None
 
     @model_validator(mode="after")
