@@ -347,6 +347,20 @@ def test_backends_that_break_the_contract_are_not_offered_and_say_why(third_part
     assert "algorithm 'mistarget_nothing' is not registered" in out
 
 
+def test_a_pipeline_asking_for_a_backend_left_out_is_told_why(third_party, tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps:\n"
+                    "  - {id: d, algorithm: mistarget_degree, inputs: {graph: g}, backend: gpu}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(path, third_party)
+    kernels = SAMPLE / "mistarget_graphops_plugin" / "kernels.py"
+    assert str(info.value).endswith(
+        "==> At key: backend\n=====> Backend 'gpu' of mistarget_degree is not offered: "
+        f"mistarget_graphops_plugin.kernels:rnu: module 'mistarget_graphops_plugin.kernels' ({kernels}) has no "
+        "top-level function 'rnu'. Did you mean 'run'? Fix the target in the plugin's Algorithm(backends=...). "
+        "Offered: auto, cpu")
+
+
 def test_readers_generators_and_commands_whose_targets_are_missing_are_not_used(fresh_pm):
     from graphops import Command, Generator, Reader
 

@@ -141,7 +141,11 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _
 
 def _backend_problems(loaded: Any, step: Any, algo: Any) -> Found:
     allowed = ["auto", *algo.backends]
-    if step.backend is not None and step.backend not in allowed:
+    asked = step.backend if step.backend is not None else loaded.model.device
+    if asked in algo.unusable:  # declared by the plugin, left out by the registry
+        yield "backend", (f"Backend {asked!r} of {algo.name} is not offered: {algo.unusable[asked]}. Offered: "
+                          f"{choices(allowed)}")
+    elif step.backend is not None and step.backend not in allowed:
         yield "backend", (f"Unknown backend {step.backend!r} for {algo.name}. Allowed: "
                           f"{choices(allowed)}.{did_you_mean(step.backend, allowed)}")
     elif step.backend is None and loaded.model.device not in allowed:
