@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import graphops as go
+from graphops.plugin import bounded
 
 _PEAK: dict[str, Any] = {}
 
@@ -54,8 +55,10 @@ def rmat_share(scale: int, samples: int, seed: int) -> Any:  # on a worker: its 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scale", type=int, default=26, help="2**scale vertices, 16 samples per vertex")
-    ap.add_argument("--gpus", type=int, default=None, help="workers (the first N GPUs; default all)")
+    ap.add_argument("--scale", type=bounded("--scale", int, ge=1, le=32), default=26,
+                    help="2**scale vertices, 16 samples per vertex")
+    ap.add_argument("--gpus", type=bounded("--gpus", int, ge=1, le=1024), default=None,
+                    help="workers (the first N GPUs; default all)")
     args = ap.parse_args()
 
     import dask

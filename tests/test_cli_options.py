@@ -137,3 +137,20 @@ def test_a_range_is_said_in_words(make, text):
 def test_bounded_takes_int_or_float_only():
     with pytest.raises(ValueError, match=r"bounded: kind must be int or float; got <class 'str'>"):
         bounded("--name", str)
+
+
+def test_every_numeric_option_of_the_plugins_commands_has_a_range():
+    from graphops.host.registry import get_registry
+
+    builtin = set(_commands(build_parser()))
+    plugin = {name: cmd for name, cmd in _commands(build_parser(get_registry())).items() if name not in builtin}
+    options = {(name, a.option_strings[-1]): a.type for name, cmd in plugin.items() for a in cmd._actions
+               if a.type in (int, float) or hasattr(a.type, "bounds")}
+    assert ("jaccard-sweep", "--repeat") in options
+    assert [k for k, kind in options.items() if not hasattr(kind, "bounds")] == []
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
+        main(["jaccard-sweep", "--repeat", "0"])
+    assert info.value.code == 2
+    assert err.getvalue().splitlines()[-1] == ("graphops jaccard-sweep: error: argument --repeat: --repeat '0' is not "
+                                               "a whole number from 1 to 1000")

@@ -105,7 +105,7 @@ def graphops_register_commands() -> "list[Command]":
 
         def _arguments(parser):
             parser.add_argument("file")
-            parser.add_argument("-k", type=int, default=10)
+            parser.add_argument("-k", type=bounded("-k", int, ge=1, le=10_000), default=10)
 
         @hookimpl
         def graphops_register_commands():

@@ -1,7 +1,7 @@
 """graphops plugin ``jaccard``: Jaccard similarity of edges or given vertex pairs, cuGraph's semantics."""
 from __future__ import annotations
 
-from graphops.plugin import Algorithm, Backend, Command, Input, hookimpl
+from graphops.plugin import Algorithm, Backend, Command, Input, bounded, hookimpl
 
 from .params import OUTPUTS, JaccardParams
 
@@ -43,7 +43,7 @@ def _sweep_arguments(parser) -> None:
     parser.add_argument("config", nargs="?", help="a pipeline file whose graphs: section names the graphs")
     parser.add_argument("--graphs", help="comma-separated graph names (default: all of the file's)")
     parser.add_argument("--out", default=".", help="folder for jaccard_sweep.json / .png")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per point (the median is kept)")
+    parser.add_argument("--repeat", type=bounded("--repeat", int, ge=1, le=1000), default=3, help="timed runs per point (the median is kept)")
     parser.add_argument("--backend", choices=("hybrid", "cpu", "gpu"), default="hybrid",
                         help="hybrid (default): sweep its CPU share, with the GPU-only time beside it (needs a GPU); "
                              "cpu or gpu: time that backend alone on each graph")

@@ -2,7 +2,7 @@
 ``"module:function"`` strings, loaded only when chosen."""
 from __future__ import annotations
 
-from graphops.plugin import Algorithm, Command, hookimpl
+from graphops.plugin import Algorithm, Command, bounded, hookimpl
 
 from .params import DegreeParams
 
@@ -18,7 +18,7 @@ def graphops_register_algorithms():
 
 def _top_arguments(parser):
     parser.add_argument("file", help="an edge list (.csv, .tsv, .txt, .parquet, ...)")
-    parser.add_argument("-k", type=int, default=5, help="how many vertices to show")
+    parser.add_argument("-k", type=bounded("-k", int, ge=1, le=1_000_000), default=5, help="how many vertices to show")
 
 
 @hookimpl
