@@ -154,3 +154,18 @@ def test_every_numeric_option_of_the_plugins_commands_has_a_range():
     assert info.value.code == 2
     assert err.getvalue().splitlines()[-1] == ("graphops jaccard-sweep: error: argument --repeat: --repeat '0' is not "
                                                "a whole number from 1 to 1000")
+
+
+@pytest.mark.parametrize("seconds, why", [(0, "greater than 0 (got 0)"), (-1.5, "greater than 0 (got -1.5)"),
+                                          (float("nan"), "less than or equal to 3600 (got nan)"),
+                                          (1e9, "less than or equal to 3600 (got 1000000000.0)")])
+def test_run_pipeline_checks_its_cluster_timeout(tmp_path, seconds, why):
+    import graphops as go
+
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps: [{id: d, algorithm: describe, inputs: "
+                    "{graph: g}}]\n")
+    with pytest.raises(go.InputError) as info:
+        go.run_pipeline(path, cluster="tcp://127.0.0.1:9", cluster_timeout=seconds)
+    assert str(info.value) == (f"run_pipeline: cluster_timeout: Input should be {why} (the file key "
+                               f"cluster.timeout has the same range)")

@@ -215,7 +215,23 @@ def cluster_settings(loaded: LoadedPipeline, address: str | None = None,
                                                       if loaded.model.cluster else None)
     if settings is not None and timeout is not None:
         settings["timeout"] = timeout
+        _checked_cluster(settings)
     return settings
+
+
+def _checked_cluster(settings: dict) -> None:
+    """A Python caller's ``cluster_timeout`` within the range of the file key it overrides."""
+    import pydantic
+
+    from graphops.errors import InputError
+    from graphops.host.validation import explain
+    from graphops.pipeline.schema import ClusterSettings
+
+    try:
+        ClusterSettings.model_validate(settings)
+    except pydantic.ValidationError as exc:
+        raise InputError(f"run_pipeline: cluster_timeout: {explain(exc.errors()[0], ClusterSettings)} (the file "
+                         f"key cluster.timeout has the same range)") from None
 
 
 def need_no_cluster(loaded: LoadedPipeline) -> None:
