@@ -187,3 +187,22 @@ def test_a_large_value_is_shown_cut_in_the_message(tmp_path, describe_only):
     message = errors_of(tmp_path, text, describe_only)
     assert "==> At key: description" in message and "characters)" in message
     assert len(message) < 1000
+
+
+@pytest.mark.parametrize("text, tail", [
+    ("graphs:\n  g: {dataset: karate}\n  g: {dataset: karate}\n",
+     "==> At graphs.g\n=====> Duplicate key 'g' (line 3; first at line 2)"),
+    ("graphs: {g: {path: e.csv, sep: ','}}\n", "==> At graphs.g\n==> At key: sep\n=====> Unknown key 'sep'."),
+    ("graphs: {g: {dataset: karate, description: " + _laughs() + "}}\n", "(an alias bomb?)"),
+    ("steps: []\n", "==> At key: graphs\n=====> A graphs: section naming at least one graph is needed here"),
+])
+def test_a_file_read_for_its_graphs_alone_is_read_as_safely(tmp_path, text, tail):
+    """Sources.from_file (graphops jaccard-sweep reads a file's graphs: section) refuses what
+    load_pipeline refuses, as a ConfigError, never a YAML or pydantic traceback."""
+    from graphops.plugin import Sources
+
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        Sources.from_file(path)
+    assert tail in str(info.value)

@@ -5,7 +5,6 @@ reads it. Every row that does not give a molecule is named by its line, never dr
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from graphops.base.device import Device
 from graphops.errors import InputError, did_you_mean

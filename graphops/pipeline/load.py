@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-import yaml
 
 from graphops.errors import ConfigError, ConfigIssue
 from graphops.host.registry import Registry, get_registry
 from graphops.io.outputs import inside
 from graphops.pipeline.sources import Sources
 from graphops.version import __version__
-from graphops.host.validation import explain, format_loc
-from graphops.pipeline.meaning import check_meaning, step_crumb
+from graphops.host.validation import explain
+from graphops.pipeline.config import config_error, crumbs, read_config
+from graphops.pipeline.meaning import check_meaning
 from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
-from graphops.pipeline.yamlfile import AliasBudgetError, DuplicateKeysError, load_yaml
+from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config", "load_yaml"]
 
@@ -52,62 +52,18 @@ class LoadedPipeline:
         return self.model.name or Path(self.file).stem.replace(".", "_")
 
 
-def _fail(file: str, message: str, *where: str) -> ConfigError:
-    return ConfigError(file, [ConfigIssue(tuple(where), message)])
-
-
-def read_config(path: str | os.PathLike) -> tuple[str, Any]:
-    """The file's display name and its parsed YAML; missing, unreadable or bad YAML (a syntax error,
-    an alias bomb, a repeated key: :mod:`graphops.pipeline.yamlfile`) is a ConfigError."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _fail(file, f"File not found (resolved to {str(Path(path).resolve())!r})") from None
-    except (PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
-        raise _fail(file, f"Cannot read the file: {exc}") from None
-    try:
-        return file, load_yaml(text)
-    except DuplicateKeysError as exc:
-        raise ConfigError(file, [ConfigIssue(_where(exc.data, d.where + (d.key,)), d.message)
-                                 for d in exc.duplicates]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = (f"At line {mark.line + 1}, column {mark.column + 1}",) if mark else ()
-        problem = getattr(exc, "problem", None) or str(exc)
-        what = "" if isinstance(exc, AliasBudgetError) else "YAML syntax error: "
-        raise _fail(file, f"{what}{problem}", *where) from None
-    except RecursionError:
-        raise _fail(file, "The YAML is nested too deeply to read (hundreds of levels); a pipeline file needs a "
-                          "few") from None
-
-
 def _check_version(file: str, data: Any) -> None:
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type(data).__name__}"
-        raise _fail(file, f"The top level must be a mapping (key: value lines); got {got}")
+        raise config_error(file, f"The top level must be a mapping (key: value lines); got {got}")
     version = data.get("version")
     if "version" not in data:
-        raise _fail(file, f"Missing required key 'version'. Add 'version: {SCHEMA_VERSION}' at the top",
+        raise config_error(file, f"Missing required key 'version'. Add 'version: {SCHEMA_VERSION}' at the top",
                     "At key: version")
     if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        raise _fail(file, f"This file uses schema version {version}; graphops {__version__} reads "
+        raise config_error(file, f"This file uses schema version {version}; graphops {__version__} reads "
                           f"version {SCHEMA_VERSION} and older. Upgrade graphops (pip install -U "
                           f"graphops)", "At key: version")
-
-
-def _where(data: Any, loc: tuple) -> tuple[str, ...]:
-    loc = tuple(p for p in loc if p != "[key]")
-    crumbs: list[str] = []
-    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
-        crumbs.append(step_crumb(data, loc[1]))
-        loc = loc[2:]
-    elif len(loc) >= 2 and loc[0] == "graphs":
-        crumbs.append(f"At graphs.{loc[1]}")
-        loc = loc[2:]
-    if loc:
-        crumbs.append(f"At key: {format_loc(loc)}")
-    return tuple(crumbs)
 
 
 def _position(issue: ConfigIssue, graphs: tuple[str, ...]) -> tuple[int, int]:
@@ -148,7 +104,7 @@ def _structure(data: dict) -> tuple[Pipeline, tuple[int, ...], list[ConfigIssue]
     try:
         model = Pipeline.model_validate(data)
     except pydantic.ValidationError as exc:
-        issues = [ConfigIssue(_where(data, e["loc"]), explain(e, Pipeline)) for e in exc.errors()]
+        issues = [ConfigIssue(crumbs(data, e["loc"]), explain(e, Pipeline)) for e in exc.errors()]
         return (*_partial(data), issues)
     return model, tuple(range(len(model.steps))), []
 

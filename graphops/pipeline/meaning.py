@@ -24,6 +24,7 @@ import pydantic
 from graphops.errors import ConfigIssue, PluginError, choices, did_you_mean
 from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, inside, leaving_link, outside
 from graphops.host.validation import explain, format_loc
+from graphops.pipeline.config import step_crumb
 
 __all__ = ["check_meaning", "step_crumb", "leaves", "output_dir_leaves", "summary_name", "picture_of"]
 
@@ -110,15 +111,6 @@ def check_meaning(loaded: Any, data: Any, out: str | os.PathLike | None = None) 
                            f"this file: {choices(loaded.model.graphs)}.{did_you_mean(case.graph, loaded.model.graphs)}")
                for name, case in reads.items() if case.graph not in loaded.model.graphs]
     return issues
-
-
-def step_crumb(data: Any, index: int) -> str:
-    steps = data.get("steps") if isinstance(data, dict) else None
-    step = steps[index] if isinstance(steps, list) and index < len(steps) else None
-    if not isinstance(step, dict):
-        return f"At steps[{index}]"
-    named = [f"{k}={step[k]!r}" for k in ("id", "algorithm") if k in step]
-    return f"At steps[{index}]" + (f" ({', '.join(named)})" if named else "")
 
 
 def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _Outputs) -> Found:

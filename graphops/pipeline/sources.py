@@ -21,11 +21,12 @@ from typing import Any, Iterator, Mapping
 import pydantic
 
 from graphops.base.device import module_available
-from graphops.errors import InputError, choices, did_you_mean
+from graphops.errors import ConfigError, ConfigIssue, InputError, choices, did_you_mean
 from graphops.host.algorithm import load_target
 from graphops.host.validation import explain, format_loc
 from graphops.io import datasets
-from graphops.pipeline.schema import GraphSource, load_yaml
+from graphops.pipeline.config import config_error, crumbs, read_config
+from graphops.pipeline.schema import GraphSource
 
 __all__ = ["Sources", "DeclaredGraph"]
 
@@ -58,9 +59,20 @@ class Sources:
         """The ``graphs:`` section of a pipeline file (nothing else of it is checked)."""
         from graphops.host.registry import get_registry
 
-        data = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
-        graphs = {k: GraphSource.model_validate(v) for k, v in (data.get("graphs") or {}).items()}
-        return cls(graphs, Path(path).resolve().parent, registry or get_registry())
+        file, data = read_config(path)
+        graphs = data.get("graphs") if isinstance(data, dict) else None
+        if not isinstance(graphs, dict) or not graphs:
+            raise config_error(file, "A graphs: section naming at least one graph is needed here", "At key: graphs")
+        sources, issues = {}, []
+        for name, given in graphs.items():
+            try:
+                sources[name] = GraphSource.model_validate(given)
+            except pydantic.ValidationError as exc:
+                issues += [ConfigIssue(crumbs(data, ("graphs", name, *e["loc"])), explain(e, GraphSource))
+                           for e in exc.errors()]
+        if issues:
+            raise ConfigError(file, issues)
+        return cls(sources, Path(path).resolve().parent, registry or get_registry())
 
     # what is known before reading ----------------------------------------------------
     def path(self, name: str) -> Path | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 __all__ = ["MAX_ALIAS_NODES", "SCALAR_CHARS_PER_NODE", "AliasBudgetError", "Duplicate", "DuplicateKeysError",
            "load_yaml"]
