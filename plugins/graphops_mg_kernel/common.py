@@ -217,12 +217,13 @@ def not_converged(a: Prepared, b: Prepared, i: int, j: int, tol: float, max_iter
         f"({count}){why}; raise max_iter or tol, or use a larger q{', or precision=float64' if float32 else ''}")
 
 
-def stats_check(stats: Any, a: Prepared, b: Prepared, tol: float, params: Any, float32: bool) -> tuple[int, int]:
+def stats_check(stats: Any, a: Prepared, b: Prepared, tol: float, params: Any, float32: bool,
+                col0: int = 0) -> tuple[int, int]:
     """The GPU solvers' statistics (total iterations, most, pairs not converged, (i << 32 | j) + 1 of
-    one of them): raise for a pair that did not converge, else (total, most)."""
+    one of them): raise for a pair that did not converge (graph j - ``col0`` of ``b``), else (total, most)."""
     total, most, bad, which = (int(v) for v in stats)
     if bad:
-        raise not_converged(a, b, (which - 1) >> 32, (which - 1) & 0xFFFFFFFF, tol, params.max_iter,
+        raise not_converged(a, b, (which - 1) >> 32, ((which - 1) & 0xFFFFFFFF) - col0, tol, params.max_iter,
                             f"{bad} such pair(s)", float32)
     return total, most
 

@@ -5,24 +5,33 @@ Graphs go to the device as octiles (tiles.py). The Gram matrix is filled in tile
 For each tile the pairs are made on the device, given a class by their size (how many warps
 solve one pair, how much shared memory it needs) and sorted by class and then by falling
 work, so each class's launch hands out its biggest pairs first from its job counter.
+
+A pair's class, solver path and orientation depend on the pair alone (its two graphs' sizes and
+content keys: orient.py), never on the other graphs of a call, so K(G, G') is one number alone, in
+a row, in a Gram, on the diagonal and in a cross matrix. A cross call runs as part of a square one
+over both sets joined, so that either graph of a pair can be graph 1.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import cupy as cp
 import numpy as np
 
-from graphops.plugin import InputError, Result, chunks, distinct, gpu_attribute, gram_rows, load_module, wait_idle
+from graphops.plugin import InputError, Result, chunks, gpu_attribute, gram_rows, load_module, wait_idle
 
 from .common import (KeptSchedules, NotConvergedError, Prepared, align16, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
-from .lowrank import Terms, column_bytes, column_pair_bytes, factor_bytes, side, terms
+from .lowrank import Terms, column_bytes, column_pair_bytes, factor_bytes, side, terms, unique_rows
+from .orient import content_keys, joined
 from .params import MGKernelParams
 from .tiles import octiles
 
 __all__ = ["run", "FAMILIES"]
+
+log = logging.getLogger("graphops")
 
 # Team sizes: (warps per team, output tiles per warp) of the tile solver, (warps, entries per
 # thread) of the factored one, (warps, rows per warp, column chunks of 32; COLUMNS below) of the
@@ -88,6 +97,18 @@ KEPT_PAIRS = 1 << 24
 # orientations' worst relative gap, plain / Schur: q = 0.01 1.5e-6 / 2.3e-6, 0.02 6.9e-7 / 2.0e-6,
 # 0.03 5.6e-7 / 9.8e-7, 0.05 5.6e-7 / 5.5e-7 (on the GraphDot pair the plain solve's two agree).
 TWIN_MIN_Q32 = 0.03
+# float32 calls with q below FLOAT32_MIN_Q are solved in float64 (gpu.run says so in the details). As
+# q falls the system's smallest eigenvalue, about 2q of its diagonal, is what K measures, and the
+# float32 rounding of the diagonal (1 / (1 - q)^2, the degree products) and of every mat-vec moves it
+# by about 6e-8 / (2q) relative, whatever CG's tolerance: GraphDot's unlabeled case (constant kernels,
+# K = n1 n2 / (1 - (1 - q)^2) exactly) was 1.2e-5 off on an H100 at q = 5e-4. A float32 model of the
+# solve (NumPy: Jacobi CG, mat-vecs and updates in float32, dot products in float64, tol 1e-6) over
+# 150 random unlabeled pairs of 2-15 nodes, worst relative error against that closed form: q = 5e-4
+# 2.2e-5, 1e-3 3.2e-5, 2e-3 1.7e-5, 3e-3 5.4e-6, 5e-3 7.8e-6, 1e-2 1.6e-6, 2e-2 4.5e-7, 5e-2 7.1e-7
+# (the model is the more pessimistic: 2.2e-5 where the H100 gave 1.2e-5).
+FLOAT32_MIN_Q = 5e-3
+SMALL_Q = ("q={q:g} is below {bound:g}, where float32 cannot reach 1e-5 relative (the system's rounding grows "
+           "as 1/q): solved in float64")
 
 
 def _one_colour(params: MGKernelParams, real: type) -> bool:
@@ -233,11 +254,13 @@ def _holds(kind: str, w: int, s: Any, kx: np.ndarray, ky: np.ndarray) -> np.ndar
     return w * s * (32 if kind == "factored" else 1) >= entries
 
 
-def _by_key(keys: np.ndarray, key: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """The largest of ``values`` for each of ``keys`` (sorted, unique) over graphs of key ``key``."""
-    out = np.zeros(len(keys), np.int64)
-    np.maximum.at(out, np.searchsorted(keys, key), values)
-    return out
+def _sizes(G: _Graphs) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows (key, bytes staged, column bytes) of a side's graphs, and each graph's
+    row: a pair's class is decided on its own graphs' sizes, not on the largest graph of its key
+    in the call (which would move a pair near the shared-memory limit with the other graphs)."""
+    cols = [G.key, G.bytes, G.column_bytes if G.column_bytes is not None else np.zeros_like(G.key)]
+    rows, code = unique_rows(np.stack([np.asarray(c, np.float64) for c in cols], axis=1))  # exact below 2**53
+    return rows.astype(np.int64), code
 
 
 class _Plan:
@@ -276,15 +299,14 @@ class _Plan:
             families = []
         specs = families + [("global", GLOBAL_WARPS, 1)]
         limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
-        keys_a, keys_b = distinct(self.A.key), distinct(self.B.key)
-        MA, MB = _by_key(keys_a, self.A.key, self.A.bytes), _by_key(keys_b, self.B.key, self.B.bytes)
-        kx, ky = keys_a[:, None], keys_b[None, :]
+        (rows_a, code_a), (rows_b, code_b) = _sizes(self.A), _sizes(self.B)
+        MA, MB = rows_a[:, 1], rows_b[:, 1]
+        kx, ky = rows_a[:, :1], rows_b[None, :, 0]
         if self.kind == "factored":
             entries = kx * (ky | 1)
             need = {"factored": (3 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :],
-                    "columns": column_pair_bytes(kx, ky, t.count, size)
-                    + _by_key(keys_b, self.B.key, self.B.column_bytes)[None, :]}
-            column_row = _by_key(keys_a, self.A.key, self.A.column_bytes)[:, None]  # times the team's rows
+                    "columns": column_pair_bytes(kx, ky, t.count, size) + rows_b[None, :, 2]}
+            column_row = rows_a[:, 2:]  # times the team's rows
             scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
         else:
             entries = kx * ky  # output tiles
@@ -301,9 +323,8 @@ class _Plan:
                 bound[c] = int(team[fits].max())
         if free.any():
             bound[len(specs) - 1] = int(np.broadcast_to(scratch, entries.shape)[free].max())
-        self.A.code = cp.asarray(np.searchsorted(keys_a, self.A.key).astype(np.int64))
-        self.B.code = cp.asarray(np.searchsorted(keys_b, self.B.key).astype(np.int64))
-        self.table, self.width = cp.asarray(table.reshape(-1)), len(keys_b)
+        self.A.code, self.B.code = cp.asarray(code_a.astype(np.int64)), cp.asarray(code_b.astype(np.int64))
+        self.table, self.width = cp.asarray(table.reshape(-1)), len(rows_b)
         self.n_classes = len(specs)
         self.classes = {c: self._launch_class(specs[c], b) for c, b in sorted(bound.items())}
         # twins of column classes for pairs whose graph 1 has each colour in half the team's rows
@@ -324,12 +345,10 @@ class _Plan:
                         for c, k in self.classes.items() if k.kind == "global"}
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
-        # a square Gram's pair (i, j) is solved as (j, i) when only that orientation takes the column
-        # solver's owner path (one term, a team _owner allows, a second graph of at most 4 arcs a
-        # node: mg_kernel.cu), or when both do in as many column chunks and graph j has fewer nodes:
-        # a warp's work goes with its rows (graph 1's nodes), a chunk's 32 columns cost the same
-        # however many hold a node
-        self.owner = None
+        # both sides one set (a square Gram, or a cross call joined): a pair may be turned
+        # (schedule, _turned), its orientation then set by the pair alone
+        self.keys = cp.asarray(content_keys(ga, params)) if ga is gb else None
+        self.owner = None  # one term (a constant edge kernel: lowrank.terms), so in every call alike
         if ga is gb and t is not None and t.count == 1:
             resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
             self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
@@ -369,12 +388,14 @@ class _Plan:
         """Each pair's class, on the host."""
         return self._classes(cp.asarray(pairs[:, 0]), cp.asarray(pairs[:, 1])).get()
 
-    def row_work(self, square: bool) -> np.ndarray:
-        """Work of each row of the Gram matrix (its pairs: j >= i when square)."""
+    def row_work(self, rows: int, col0: int | None = None) -> np.ndarray:
+        """Work of each of the first ``rows`` rows of the Gram matrix: its pairs j >= i (square,
+        ``col0`` None), or against the set's graphs from ``col0`` on (a cross call joined)."""
         wa, na, wb, nb = self.pair_work
+        wa, na = wa[:rows], None if na is None else na[:rows]
 
         def total(v: np.ndarray) -> np.ndarray:
-            return np.cumsum(v[::-1])[::-1] if square else np.full(len(wa), v.sum())
+            return np.cumsum(v[::-1])[::-1] if col0 is None else np.full(rows, v[col0:].sum())
         if na is None:
             return wa * total(wb)
         return wa * total(nb) + na * total(wb) + na * total(nb)
@@ -382,17 +403,14 @@ class _Plan:
     def schedule(self, i: Any, j: Any, name: Any = None, turn: bool = True) -> tuple:
         """The pairs (i, j) in launch order, each class's range and the classes to launch, and the
         order; kept under ``name`` (e.g. a row tile) for the next call when the list is short.
-        With ``turn``, a pair that takes the owner path only the other way, or both ways but in as
-        many column chunks and with fewer rows the other way, is stored as (~i, j): solved as
-        (j, i), recorded at (i, j)."""
+        With ``turn`` (both sides one set), a pair solved the other way round (:meth:`_turned`) is
+        stored as (~i, j): solved as (j, i), recorded at (i, j)."""
         if name is not None and name in self.schedules:
             return self.schedules[name]
         cls = self._classes(i, j)
         first = i
-        if turn and self.owner is not None:
-            other = self._classes(j, i)
-            fewer = (self.nodes[j] < self.nodes[i]) & (self.chunks[other] == self.chunks[cls])
-            turned = self.owner[other] & self.light[i] & (fewer | ~(self.owner[cls] & self.light[j]))
+        if turn and self.keys is not None:
+            turned, other = self._turned(i, j, cls)
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
         if self.bip is not None:  # a graph 1 whose colours fit: the class's twin
@@ -416,10 +434,27 @@ class _Plan:
             self.schedules.keep(name, len(i), sched)
         return sched
 
+    def _turned(self, i: Any, j: Any, cls: Any) -> tuple:
+        """Whether each pair (i, j) of class ``cls`` is solved as (j, i), and that orientation's
+        class; a rule of the pair alone, so that (i, j) and (j, i) are solved the same way round:
+        where one orientation takes the column solver's owner path (a team _owner allows, a graph
+        2 of at most 4 arcs a node) and the other does not, that one; where both do in as many
+        column chunks, graph 1 the graph of fewer nodes (a warp's work goes with its rows, a chunk's
+        32 columns cost the same however many hold a node); else graph 1 the graph of the smaller
+        content key (orient.py)."""
+        other = self._classes(j, i)
+        by_key = self.keys[j] < self.keys[i]
+        if self.owner is None:
+            return by_key, other
+        a, b = self.owner[cls] & self.light[j], self.owner[other] & self.light[i]
+        ni, nj = self.nodes[i], self.nodes[j]
+        sized = a & b & (self.chunks[other] == self.chunks[cls]) & (ni != nj)
+        return cp.where(a != b, b, cp.where(sized, nj < ni, by_key)), other
+
     def solve(self, i: Any, j: Any, out: Any, ld: int, row0: int, nodal: Any = None, nodal_off: Any = None,
-              name: Any = None) -> None:
+              name: Any = None, col0: int = 0) -> None:
         """Queue the pairs (i, j) (device arrays; or, for a ``name`` solved before, the schedule
-        kept under it); K of each at ``out[(i - row0) * ld + j]``."""
+        kept under it); K of each at ``out[(i - row0) * ld + j - col0]``."""
         if i is not None and len(i) == 0:
             return
         pairs, class_ptr, launch, order = self.schedule(i, j, name, turn=nodal is None)  # node-wise: as asked
@@ -436,8 +471,8 @@ class _Plan:
                 s.wait_event(start)
         for n, c in enumerate(launch):
             k = self.classes[c]
-            head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int32(row0), nodal, nodal_off,
-                    self.stats, np.int32(k.team_bytes))
+            head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int64(row0 * ld + col0), nodal,
+                    nodal_off, self.stats, np.int32(k.team_bytes))
             if k.kind in ("factored", "columns"):
                 args = (*self.A.args, *self.B.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
             else:
@@ -450,9 +485,11 @@ class _Plan:
             for s in streams:
                 here.wait_event(s.record())
 
-    def check(self) -> tuple[int, int]:
-        """Raise for a pair that did not converge; else (total iterations, most iterations)."""
-        return stats_check(self.stats.get(), self.ga, self.gb, self.tol, self.params, self.real is np.float32)
+    def check(self, a: Prepared | None = None, b: Prepared | None = None, col0: int = 0) -> tuple[int, int]:
+        """Raise for a pair that did not converge (named in ``a`` and ``b``, the sets as asked: a
+        cross call's columns start at ``col0`` of the joined set); else (total iterations, most)."""
+        return stats_check(self.stats.get(), a or self.ga, b or self.gb, self.tol, self.params,
+                           self.real is np.float32, col0)
 
 
 def _plan(ga: Prepared, gb: Prepared, params: MGKernelParams, real: type) -> _Plan:
@@ -469,18 +506,29 @@ def _real(params: MGKernelParams) -> type:
 
 def run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
     """``K[a, b]`` of ``graphs`` against ``other`` (or against itself), float64 (CuPy when the
-    graphs were on the GPU); details give the CG iterations per pair and the mat-vec used. With
-    the default precision (float32), a call in which some pair does not converge is solved again
-    in float64 (signed weights can make float32 stall); asking float32 by name raises instead."""
+    graphs were on the GPU); details give the CG iterations per pair and the mat-vec used. A
+    float32 call (the default, or asked by name) below ``FLOAT32_MIN_Q`` is solved in float64,
+    which the details say. With the default precision (float32), a call in which some pair does
+    not converge is solved again in float64 (signed weights can make float32 stall); asking
+    float32 by name raises instead."""
+    if _real(params) is np.float32 and params.q < FLOAT32_MIN_Q:
+        result = _run(graphs, other, params.model_copy(update={"precision": "float64"}))
+        log.info("mg_kernel gpu: %s", SMALL_Q.format(q=params.q, bound=FLOAT32_MIN_Q))
+        return _noted(result, SMALL_Q.format(q=params.q, bound=FLOAT32_MIN_Q))
     try:
         return _run(graphs, other, params)
     except NotConvergedError:
         if params.precision is not None:
             raise
         result = _run(graphs, other, params.model_copy(update={"precision": "float64"}))
-        result.details["note"] = (result.details.get("note", "") + "; float32 did not converge for some pair: "
-                                  "solved in float64").lstrip("; ")
-        return result
+        return _noted(result, "float32 did not converge for some pair: solved in float64")
+
+
+def _noted(result: Result, why: str) -> Result:
+    """``result`` with ``why`` (a precision changed on the way) added to its details' note."""
+    result.details["precision"] = "float64"
+    result.details["note"] = (result.details.get("note", "") + "; " + why).lstrip("; ")
+    return result
 
 
 def _run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Result:
@@ -495,34 +543,53 @@ def _run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Re
     if params.diagonal:
         d = _diagonal(graphs, params, real)
         return Result(cp.ones(len(graphs)) if params.normalize else d, {"pairs": len(graphs)})
-    plan = _plan(graphs, second, params, real)
-    na, nb = len(graphs), len(second)
     if params.nodewise:
-        return _nodewise(plan, graphs, second, square, params, real)
+        return _nodewise(_plan(graphs, second, params, real), graphs, second, square, params, real)
+    return _gram(graphs, other, params, real)
+
+
+def _gram(graphs: Prepared, other: Prepared | None, params: MGKernelParams, real: type) -> Result:
+    """K of ``graphs`` against ``other`` (or itself): a cross call is solved in the plan of both
+    sets joined (columns from ``col0`` on), so that a pair may be turned either way."""
+    square = other is None
+    second = graphs if square else other
+    both, col0 = (graphs, 0) if square else (_joined(graphs, other), len(graphs))
+    plan = _plan(both, both, params, real)
+    na, nb = len(graphs), len(second)
     diagonals = None
     if params.normalize:
         da = _diagonal(graphs, params, real)
-        db = da if square else _diagonal(second, params, real)
-        diagonals = (da, db)
+        diagonals = (da, da if square else _diagonal(second, params, real))
 
     def fill(r0: int, r1: int, out: Any) -> None:
         name = ("rows", r0, r1, square)
         if name in plan.schedules:
-            return plan.solve(None, None, out, out.strides[0] // 8, r0, name=name)
+            return plan.solve(None, None, out, out.strides[0] // 8, r0, name=name, col0=col0)
         lengths = np.arange(nb - r0, nb - r1, -1) if square else np.full(r1 - r0, nb)
         starts = np.concatenate([[0], np.cumsum(lengths)])
         k = cp.arange(int(starts[-1]), dtype=cp.int64)
         starts_d = cp.asarray(starts)
         row = cp.searchsorted(starts_d, k, side="right") - 1
         i = r0 + row
-        j = k - starts_d[row] + (i if square else 0)
-        plan.solve(i, j, out, out.strides[0] // 8, r0, name=name)
+        j = k - starts_d[row] + (i if square else col0)
+        plan.solve(i, j, out, out.strides[0] // 8, r0, name=name, col0=col0)
 
     K = gram_rows(na, nb, fill, what="mg_kernel on the GPU", tile=params.tile, progress=params.progress,
-                  mirror=square, diagonals=diagonals, to_host=not graphs.on_gpu, row_work=plan.row_work(square),
-                  first=FIRST_WORK[plan.kind])
-    total, most = plan.check()
+                  mirror=square, diagonals=diagonals, to_host=not graphs.on_gpu,
+                  row_work=plan.row_work(na, None if square else col0), first=FIRST_WORK[plan.kind])
+    total, most = plan.check(graphs, second, col0)
     pairs = na * (na + 1) // 2 if square else na * nb
+    return Result(K, _details(plan, graphs, params, real, total, most, pairs))
+
+
+def _joined(graphs: Prepared, other: Prepared) -> Prepared:
+    """Both sets as one (orient.joined), kept with ``graphs`` (with ``other``, so its id stays valid)."""
+    return graphs.cached(("joined", id(other)), lambda: (joined(graphs, other), other))[0]
+
+
+def _details(plan: _Plan, graphs: Prepared, params: MGKernelParams, real: type, total: int, most: int,
+             pairs: int) -> dict:
+    """What a call reports: CG iterations, the precision and the mat-vec it took."""
     details = {"iterations_mean": total / max(pairs, 1), "iterations_max": most, "pairs": pairs,
                "precision": np.dtype(real).name, "matvec": plan.kind}
     if plan.terms is not None:
@@ -533,7 +600,7 @@ def _run(graphs: Prepared, other: Prepared | None, params: MGKernelParams) -> Re
         shape = f"tiles {details['tiles']}"
     details["note"] = (f"CG {details['iterations_mean']:.2f} its/pair (max {most}); {shape}; "
                        f"{details['precision']}")
-    return Result(K, details)
+    return details
 
 
 def _diagonal(prep: Prepared, params: MGKernelParams, real: type) -> Any:

@@ -2,8 +2,11 @@
 
 When the edge features take few distinct values (labels, bond orders, or none at all), the
 edge-kernel matrix ``M[u, v] = κ_e(u, v)`` between the values present in the two sets is small
-and can be written exactly as ``c + Σ_u [x = u] · R[u, y]`` with ``c`` its most common entry and
-``R = M − c`` (for KroneckerDelta(h): ``c = h`` and one term per label). Each term ``t`` turns
+and can be written exactly as ``c + Σ_u [x = u] · R[u, y]`` with ``c`` the kernel's lowest value
+(:func:`floor`; none when it is 0 or unbounded) and ``R = M − c`` (for KroneckerDelta(h): ``c = h``
+and one term per label). ``c`` comes from the kernel, not from the values a call holds, so a pair's
+arithmetic is the same in every call it is part of (a term another graph brings adds exact zeros).
+Each term ``t`` turns
 the product-graph operator into a product of two small sparse matrices:
 
     (A × A' ∘ E) vec(P) = Σ_t vec(F_t · P · G_tᵀ),  F_t = A ∘ f_t (graph 1), G_t = A' ∘ g_t (graph 2)
@@ -28,7 +31,7 @@ from graphops.plugin import BaseKernel
 
 from .common import Prepared, align16, feature_columns, start_probabilities
 
-__all__ = ["Terms", "terms", "Side", "side", "independent_split", "COLOUR_NODES", "factor_bytes", "column_bytes", "column_pair_bytes",
+__all__ = ["Terms", "terms", "floor", "Side", "side", "independent_split", "COLOUR_NODES", "factor_bytes", "column_bytes", "column_pair_bytes",
            "MAX_TERMS", "MAX_VALUES"]
 
 MAX_TERMS = 32     # more terms than this: the tile solver is faster
@@ -45,15 +48,16 @@ class Terms:
     rows_b: np.ndarray
     keep: np.ndarray        # the rows of A with a term
     resid: np.ndarray       # (len(keep), len(rows_b))
+    pad: int = 0            # empty terms after them (see terms)
 
     @property
     def count(self) -> int:
-        return (self.const is not None) + len(self.keep)
+        return (self.const is not None) + len(self.keep) + self.pad
 
     @property
     def signature(self) -> tuple:
         """Hashable: equal for equal terms (a cache key)."""
-        return (self.const, *(a.tobytes() for a in (self.rows_a, self.rows_b, self.keep, self.resid)))
+        return (self.const, self.pad, *(a.tobytes() for a in (self.rows_a, self.rows_b, self.keep, self.resid)))
 
 
 def _values(prep: Prepared, names: tuple[str, ...]) -> np.ndarray:
@@ -94,12 +98,26 @@ def terms(kernel: BaseKernel, a: Prepared, b: Prepared) -> Terms | None:
     x = {f: ua[:, k][:, None] for k, f in enumerate(names)}
     y = {f: ub[:, k][None, :] for k, f in enumerate(names)}
     M = np.broadcast_to(np.asarray(kernel(x, y), dtype=np.float64), (len(ua), len(ub)))
-    values, counts = np.unique(M, return_counts=True)
-    const = float(values[np.argmax(counts)])
-    R = M - const
+    const = floor(kernel)
+    R = M - (const or 0.0)
     keep = np.flatnonzero((R != 0).any(axis=1))
-    out = Terms(const if const != 0 else None, ua, ub, keep, R[keep])
+    low, high = kernel.minmax
+    single = (const is not None) + len(keep) == 1
+    # one term exactly when the kernel takes one value (mg_kernel.cu's owner path is for one term):
+    # a kernel that can take others gets an empty second term where these values need only one
+    out = Terms(const, ua, ub, keep, R[keep], pad=int(single and low != high))
     return out if out.count <= MAX_TERMS else None
+
+
+def floor(kernel: BaseKernel) -> float | None:
+    """The constant term of ``kernel``'s short form: its lowest value (``minmax``), which
+    KroneckerDelta, Constant and their products, sums and powers take wherever the features
+    differ, so ``R = M − c`` is 0 there; None where that value is 0 or not a finite number
+    (SquareExponential, a quasi-kernel), every term then its own. It depends on the kernel
+    alone (the most common entry of the values present would change with the other graphs of a
+    call, and a pair's rounding with it)."""
+    low = kernel.minmax[0]
+    return float(low) if low is not None and np.isfinite(low) and low > 0 else None
 
 
 def factor_bytes(n: np.ndarray, n_terms: int, nnz: np.ndarray, nfn: int, real_size: int) -> np.ndarray:
@@ -111,8 +129,8 @@ def column_bytes(n: np.ndarray, n_terms: int, most: np.ndarray, first: bool, rea
     """Shared bytes of a graph's padded arcs (an int offset and a value: 8 or 16 bytes) in the
     column solver (mg_kernel.cu): as the first graph, of one row (the most arcs of a row over all
     terms, rounded up to 2; a team stages as many rows as it holds); as the second, of its
-    ``n_terms`` x (``n`` + 1) columns of the most arcs of a row in one term, rounded up to 4.
-    ``most`` is :attr:`Side.most`."""
+    ``n_terms`` x (``n`` + 1) columns of the most arcs at one node (a bound of a row's arcs in one
+    term), rounded up to 4. ``most`` is :attr:`Side.most`."""
     arc = 8 if real_size == 4 else 16
     if first:
         return arc * ((most[:, 0] + 1) // 2 * 2)
@@ -204,6 +222,15 @@ def independent_split(prep: Prepared, most: int = COLOUR_NODES) -> np.ndarray:
     return colour
 
 
+def _most_arcs(prep: Prepared) -> np.ndarray:
+    """Each graph's most arcs at one node: a bound of a row's arcs in any term, set by the graph
+    alone (the most in one term of the call's short form would change with the other graphs,
+    and with it whether a pair takes the column solver's owner path)."""
+    graph_of_arc = np.repeat(np.arange(len(prep)), np.diff(prep.arc_ptr))
+    per_node = np.bincount(prep.node_ptr[graph_of_arc] + prep.arc_src, minlength=prep.n_nodes)
+    return np.maximum.reduceat(per_node, prep.node_ptr[:-1]) if prep.n_nodes else np.zeros(0, np.int64)
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's graphs as per-term CSRs (see the module's docstring), node values by node."""
@@ -217,7 +244,7 @@ class Side:
     st: np.ndarray
     nnz: np.ndarray      # stored edges per graph
     n: np.ndarray
-    most: np.ndarray     # (graphs, 2) int32: the most arcs of a row over all terms, and in one term
+    most: np.ndarray     # (graphs, 2) int32: the most arcs of a row over all terms, and at one node
     half: np.ndarray     # int32 per graph: with ``colour``, its nodes of colour 0 (numbered first;
     #                      :func:`independent_split`), 0 for a graph not split
 
@@ -238,6 +265,11 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
         members.append(arcs)
         term_of.append(np.full(len(arcs), k))
         values.append(prep.arc_w * (1.0 if first else t.const))
+        k += 1
+    for _ in range(t.pad):  # empty terms: no arc in either graph
+        members.append(arcs[:0])
+        term_of.append(np.zeros(0, np.int64))
+        values.append(np.zeros(0))
         k += 1
     for r, u in enumerate(t.keep):
         if first:
@@ -289,10 +321,10 @@ def side(prep: Prepared, t: Terms, first: bool, node_features: tuple[str, ...], 
     nnz = np.bincount(g, minlength=graphs)
     info = np.stack([sizes, rbase[:-1], first_nz, prep.node_ptr[:-1]], axis=1).astype(np.int32)
     most = np.zeros((graphs, 2), np.int32)
-    if len(arc):  # rows' arcs over all terms (by node), and per term (counts by row id)
+    if len(arc):  # rows' arcs over all terms (by node), and the graph's most arcs at a node
         per_node = np.bincount(prep.node_ptr[g] + src, minlength=prep.n_nodes)
         most[:, 0] = np.maximum.reduceat(per_node, prep.node_ptr[:-1])
-        most[:, 1] = np.maximum.reduceat(counts, rbase[:-1])
+        most[:, 1] = _most_arcs(prep)
     nf = feature_columns(prep.node_values, node_features, prep.n_nodes, node_widths).astype(real)
     deg, st = prep.degree.astype(real), start_probabilities(prep, p).astype(real)
     if node_order is not None:

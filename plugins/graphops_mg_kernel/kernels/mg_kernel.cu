@@ -280,9 +280,9 @@ struct Launch {
     const int* class_ptr;       // pairs of class c: class_ptr[c] .. class_ptr[c+1]-1
     int cls;
     int* counter;               // the class's job counter (zero before the launch)
-    double* out;                // K[(i - row0) * ld + j]
+    double* out;                // K of (i, j) at out[i * ld + j - origin]
     long long ld;
-    int row0;
+    long long origin;           // row0 * ld + col0: the first row and column out holds
     double* nodal;              // or null: p_i p'_k (x - lmin V) at nodal[nodal_off[pair] + i * n2 + k]
     const long long* nodal_off;
     u64* stats;
@@ -328,15 +328,15 @@ __device__ __forceinline__ void tally(const Launch& L, int2 ij, int its, bool do
 }
 
 // A pair as stored in L.pairs: (i, j), or (~i, j) for K[i, j] solved as (j, i) (graph j of the first
-// side against graph i of the second: a square Gram's pair in the orientation that takes the column
-// solver's owner path; gpu.py's schedule). asked gives K's place, solved the orientation solved;
-// record takes the pair as stored.
+// side against graph i of the second, both sides one set: gpu.py's schedule turns a pair so that its
+// orientation depends on the pair alone, and K one number however it is asked). asked gives K's place,
+// solved the orientation solved; record takes the pair as stored.
 __device__ __forceinline__ int2 asked(int2 p) { return p.x < 0 ? make_int2(~p.x, p.y) : p; }
 __device__ __forceinline__ int2 solved(int2 p) { return p.x < 0 ? make_int2(p.y, ~p.x) : p; }
 
 __device__ __forceinline__ void record(const Launch& L, int2 stored, double total, int its, bool done) {
     const int2 ij = asked(stored);
-    L.out[(long long)(ij.x - L.row0) * L.ld + ij.y] = total;
+    L.out[(long long)ij.x * L.ld + ij.y - L.origin] = total;
     tally(L, ij, its, done);
 }
 
@@ -393,7 +393,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
     while (true) {
         const int job = next_job<W>(L, start, job_s, lane);
         if (job >= end) break;
-        const int2 ij = L.pairs[job];
+        const int2 ij = solved(L.pairs[job]);
         Graph A = SA.global(ij.x), B = SB.global(ij.y);
         const int nOT = A.nt * B.nt;
         real* p;
@@ -509,7 +509,7 @@ __device__ void solve(const GraphSet& SA, const GraphSet& SB, const Launch& L, c
 #undef PV
 #undef AV
         team_sum1<W>(total, red, flip, warp, lane);
-        if (rank == 0) record(L, ij, total, its, done);
+        if (rank == 0) record(L, L.pairs[job], total, its, done);
         team_sync<W>();  // shared memory free for the next pair
     }
 }
@@ -742,7 +742,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   arcs. Lanes along the row of V; lanes past n2 read the term's zero column. The loop stops at
 //   the most (da), an odd one's last arc read alone: two thirds of NCI1's graphs have no node of
 //   degree 4, and the fourth arc, always zero there, took 2.2% of the float32 Gram's kernel time.
-// * Owner path, for pairs of one term whose graph 2 has at most 4 arcs a row, in teams of one
+// * Owner path, for pairs of one term whose graph 2 has at most 4 arcs a node, in teams of one
 //   column chunk (and of two where 512 resident threads leave the registers for it): the warp
 //   holding row i computes both halves itself, with no V and no barrier between them. First
 //   U = F P at its rows (step 2's loop, graph 1's arcs addressing rows of P), then U Gᵀ: lane k
@@ -1531,8 +1531,9 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
     const int4 *ia, const int *trpa, const int *tcola, const u64 *maska, const real *wa, const real *efa,      \
         const real *nfa, const real *dega, const real *sta, const int4 *ib, const int *trpb, const int *tcolb,  \
         const u64 *maskb, const real *wb, const real *efb, const real *nfb, const real *degb, const real *stb,  \
-        const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0,    \
-        double *nodal, const long long *nodal_off, u64 *stats, int team_bytes, real *scratch, double *xscratch, \
+        const int2 *pairs, const int *class_ptr, int cls, int *counter, double *out, long long ld,              \
+        long long origin, double *nodal, const long long *nodal_off, u64 *stats, int team_bytes, real *scratch, \
+        double *xscratch,                                                                                       \
         const double *pn, const double *pe, double q, double tol, int max_iter, int lmin
 // A team's block (one-warp teams share blocks of 8 warps), and the blocks a multiprocessor holds
 // when the register allocator is asked for `resident` threads there (gpu.py's MGK_RESIDENT for the
@@ -1547,7 +1548,7 @@ __device__ void gradient_pairs(const GraphSet& SA, const GraphSet& SB, const Lau
         NAME(MGK_ARGS) {                                                                                        \
         GraphSet SA{ia, trpa, tcola, maska, wa, efa, {nfa, dega, sta}};                                         \
         GraphSet SB{ib, trpb, tcolb, maskb, wb, efb, {nfb, degb, stb}};                                         \
-        Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, scratch,   \
+        Launch L{pairs, class_ptr, cls, counter, out, ld, origin, nodal, nodal_off, stats, team_bytes, scratch, \
                  xscratch};                                                                                     \
         solve<W, SL, SPARSE, STAGED>(SA, SB, L, pn, pe, q, tol, max_iter, lmin);                                \
     }
@@ -1673,13 +1674,13 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         const real *sta, const int2 *mosta, const int *halfa, const int4 *ib, const int *rpb, const int *colb,    \
         const real *vb, const real *nfb, const real *degb, const real *stb, const int2 *mostb, const int *halfb,  \
         int terms, const int2 *pairs,                                                                             \
-        const int *class_ptr, int cls, int *counter, double *out, long long ld, int row0, double *nodal,          \
+        const int *class_ptr, int cls, int *counter, double *out, long long ld, long long origin, double *nodal,  \
         const long long *nodal_off, u64 *stats, int team_bytes, const double *pn, double q, double tol,           \
         int max_iter, int lmin
 #define MGK_FACTOR_SETUP                                                                                       \
     Side SA{ia, rpa, cola, va, {nfa, dega, sta}, mosta, halfa};                                                 \
     Side SB{ib, rpb, colb, vb, {nfb, degb, stb}, mostb, halfb};                                                 \
-    Launch L{pairs, class_ptr, cls, counter, out, ld, row0, nodal, nodal_off, stats, team_bytes, nullptr, nullptr};
+    Launch L{pairs, class_ptr, cls, counter, out, ld, origin, nodal, nodal_off, stats, team_bytes, nullptr, nullptr};
 #define MGK_FACTORED(W, S)                                                                                     \
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(MGK_RESIDENT, MGK_THREADS(W)))      \
         mgk_f_w##W##_s##S(MGK_FACTOR_ARGS) {                                                                    \
