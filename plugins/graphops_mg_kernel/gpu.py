@@ -368,8 +368,8 @@ class _Plan:
         threads = 256 if w == 1 else w * 32
         smem = (8 if w == 1 else 1) * team_bytes if kind != "global" else 0
         fn = self.module.get_function(name)
-        if smem > 48 * 1024:
-            fn.max_dynamic_shared_size_bytes = smem
+        if smem > 48 * 1024:  # the attribute is the function's: classes of one kernel differ in team bytes
+            fn.max_dynamic_shared_size_bytes = max(smem, fn.max_dynamic_shared_size_bytes)
         regs = max(fn.num_regs, 1)
         blocks = min(2048 // threads, 32, 65536 // (regs * threads),
                      gpu_attribute("MaxSharedMemoryPerMultiprocessor") // (smem + 3072))
