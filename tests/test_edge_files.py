@@ -202,3 +202,32 @@ def test_generator_calls_are_checked_as_pipeline_sources_are(call, message):
     with pytest.raises(go.InputError) as info:
         call()
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("call, knobs", [
+    (lambda: go.generate.rmat(32, edge_factor=2 ** 20), "lower scale or edge_factor"),
+    (lambda: go.generate.grid2d(2 ** 20, 2 ** 20), "lower rows or cols"),
+    (lambda: go.generate.gnm(2 ** 31, 2 ** 40), "lower n or m"),
+    (lambda: go.generate.gnp_set({10000: 2 ** 31}), "lower the sizes, p or n_attrs"),
+    (lambda: go.generate.random_cycles(n=10, cycles=2 ** 31, length=2 ** 31), "lower cycles, length or n"),
+    (lambda: go.generate.de_bruijn(length=2 ** 31, k=2 ** 20), "lower length or k"),
+])
+def test_a_generator_larger_than_this_machine_is_refused_before_it_starts(call, knobs):
+    with pytest.raises(go.InputError) as info:
+        call()
+    assert "of memory to generate; this machine has" in str(info.value) and knobs in str(info.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: go.generate.gnm(5, 10, directed="false"),
+    lambda: go.generate.rmat(5, directed="false"),
+    lambda: go.generate.random_cycles(n=10, cycles=2, length=5, directed="false"),
+])
+def test_a_generator_never_computes_with_what_its_check_read_otherwise(call):
+    """The string "false" (truthy in Python) either is refused or means undirected: never a directed graph."""
+    try:
+        graph = call()
+    except go.InputError as exc:
+        assert "directed" in str(exc)
+        return
+    assert graph.directed is False

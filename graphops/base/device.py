@@ -12,6 +12,7 @@ import functools
 import importlib
 import importlib.util
 import logging
+import os
 import sys
 from typing import Any, Iterator
 
@@ -29,6 +30,7 @@ __all__ = [
     "synchronize",
     "to_device",
     "host_pandas",
+    "host_memory",
     "unproxy",
     "as_proxy",
 ]
@@ -92,6 +94,14 @@ class Device(str, enum.Enum):
 
 
 @functools.lru_cache(maxsize=None)
+def host_memory() -> int:
+    """Bytes of memory this machine has (physical), or a very large number where it cannot tell."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not a POSIX system
+        return 2 ** 62
+
+
 def gpu_status() -> tuple[bool, str]:
     """Return ``(usable, reason)``: whether CuPy imports and sees a CUDA device, and why not."""
     if importlib.util.find_spec("cupy") is None:

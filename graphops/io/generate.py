@@ -110,8 +110,10 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19, c:
     hundreds of millions of edges): the same distribution and the same post-processing, but
     RAFT's random stream, so not the same edges as ``device="cpu"`` for a seed.
     """
-    RMat.check("rmat", scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, seed=seed, scramble=scramble,
-               directed=directed, node_features=node_features, edge_features=edge_features)
+    p = RMat.check("rmat", scale=scale, edge_factor=edge_factor, a=a, b=b, c=c, seed=seed, scramble=scramble,
+                   directed=directed, node_features=node_features, edge_features=edge_features)
+    scale, edge_factor, a, b, c, seed, scramble, directed, node_features, edge_features = (
+        p.scale, p.edge_factor, p.a, p.b, p.c, p.seed, p.scramble, p.directed, p.node_features, p.edge_features)
     d = max(1.0 - a - b - c, 0.0)
     n = 1 << scale
     if device == "gpu":
@@ -166,8 +168,9 @@ def gnm(n: int, m: int, directed: bool = True, seed: int = 42, node_features: in
     and ``m`` edges (arcs when directed): no self-loops, no repeated edges, as networkx's
     ``gnm_random_graph``; features as in :func:`with_features`. ``m`` beyond the ``n(n-1)``
     arcs (``n(n-1)/2`` edges undirected) that such a graph can hold is refused."""
-    Gnm.check("gnm", n=n, m=m, directed=directed, seed=seed, node_features=node_features,
-              edge_features=edge_features)
+    p = Gnm.check("gnm", n=n, m=m, directed=directed, seed=seed, node_features=node_features,
+                  edge_features=edge_features)
+    n, m, directed, seed, node_features, edge_features = p.n, p.m, p.directed, p.seed, p.node_features, p.edge_features
     most = gnm_capacity(n, directed)
     keys = np.random.default_rng(seed).choice(most, size=m, replace=False) if m else np.empty(0, np.int64)
     src, dst = _arc(keys.astype(np.int64), n) if directed else _pair(keys.astype(np.int64), n)
@@ -216,7 +219,8 @@ def with_features(src: Any, dst: Any, n: int, directed: bool, node_features: int
 
 def grid2d(rows: int, cols: int) -> Graph:
     """The ``rows × cols`` 4-neighbour grid, vertex ``r * cols + c``; every vertex has degree ≤ 4."""
-    Grid2D.check("grid2d", rows=rows, cols=cols)
+    p = Grid2D.check("grid2d", rows=rows, cols=cols)
+    rows, cols = p.rows, p.cols
     v = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     right = np.stack([v[:, :-1].ravel(), v[:, 1:].ravel()])
     down = np.stack([v[:-1, :].ravel(), v[1:, :].ravel()])
@@ -234,7 +238,8 @@ def gnp_set(sizes: dict[int, int], p: float = 0.5, n_labels: int = 4, n_attrs: i
     """
     from graphops.model.graphset import GraphSet
 
-    GnpSet.check("gnp_set", sizes=sizes, p=p, n_labels=n_labels, n_attrs=n_attrs, seed=seed)
+    asked = GnpSet.check("gnp_set", sizes=sizes, p=p, n_labels=n_labels, n_attrs=n_attrs, seed=seed)
+    sizes, p, n_labels, n_attrs, seed = asked.sizes, asked.p, asked.n_labels, asked.n_attrs, asked.seed
     rng = np.random.default_rng(seed)
     counts = [int(n) for n, k in sizes.items() for _ in range(int(k))]
     src, dst, labels, attrs, first = [], [], [], [], 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
+from graphops.base.device import host_memory
 from graphops.host.algorithm import Params
 from graphops.host.numbers import Seed
 from graphops.host.validation import params_error
@@ -26,11 +27,29 @@ class GeneratorParams(Params):
     @classmethod
     def check(cls, generator: str, **values: Any) -> Any:
         """A Python call's arguments checked as a pipeline file's ``generate:`` source is: the
-        same bounds either way, and an ``InputError`` naming every bad one."""
+        same bounds either way, and an ``InputError`` naming every bad one. Use the returned model's
+        values, not the arguments (``directed="false"`` is read as the model reads it)."""
         try:
             return cls(**values)
         except ValidationError as exc:
             raise params_error(generator, exc, cls) from None
+
+    def needs(self) -> tuple[float, str]:
+        """Bytes of memory generating this takes at its peak, about, and the parameters that set it
+        (override in a generator whose size its parameters decide)."""
+        return 0.0, ""
+
+    @model_validator(mode="after")
+    def _fits_in_memory(self) -> "GeneratorParams":
+        need, knobs = self.needs()
+        if need > host_memory():
+            raise ValueError(f"this graph needs about {_gib(need)} of memory to generate; this machine has "
+                             f"{_gib(host_memory())}: lower {knobs}")
+        return self
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / 2 ** 40:,.1f} TiB" if nbytes >= 2 ** 40 else f"{nbytes / 2 ** 30:,.1f} GiB"
 
 
 class RMat(GeneratorParams):
@@ -46,6 +65,11 @@ class RMat(GeneratorParams):
     directed: bool = False
     node_features: int = Field(0, ge=0, le=FEATURES)
     edge_features: int = Field(0, ge=0, le=FEATURES)
+
+    def needs(self) -> tuple[float, str]:
+        samples = self.edge_factor * 2.0 ** self.scale  # two int64 ids, their permutation and sort
+        return samples * (40 + 8 * self.edge_features) + 2.0 ** self.scale * 8 * (1 + self.node_features), \
+            "scale or edge_factor"
 
     @model_validator(mode="after")
     def _probabilities(self) -> "RMat":
@@ -71,6 +95,9 @@ class Gnm(GeneratorParams):
     node_features: int = Field(0, ge=0, le=FEATURES)
     edge_features: int = Field(0, ge=0, le=FEATURES)
 
+    def needs(self) -> tuple[float, str]:
+        return self.m * (64.0 + 8 * self.edge_features) + self.n * 8.0 * (2 + self.node_features), "n or m"
+
     @model_validator(mode="after")
     def _fits(self) -> "Gnm":
         most = gnm_capacity(self.n, self.directed)
@@ -87,6 +114,9 @@ class Grid2D(GeneratorParams):
     rows: int = Field(ge=1, le=2 ** 31)
     cols: int = Field(ge=1, le=2 ** 31)
 
+    def needs(self) -> tuple[float, str]:
+        return self.rows * self.cols * 96.0, "rows or cols"  # about two edges a vertex, built into a graph
+
     @model_validator(mode="after")
     def _size(self) -> "Grid2D":
         if self.rows * self.cols > 2 ** 40:
@@ -102,6 +132,11 @@ class GnpSet(GeneratorParams):
     n_labels: int = Field(4, ge=1, le=2 ** 31)
     n_attrs: int = Field(2, ge=0, le=FEATURES)
     seed: Seed = 42
+
+    def needs(self) -> tuple[float, str]:
+        largest = max(self.sizes, default=0)  # each graph drawn as a dense matrix of floats
+        kept = sum(k * n * (8.0 * (1 + self.n_attrs) + 8 * self.p * n) for n, k in self.sizes.items())
+        return 9.0 * largest ** 2 + kept, "the sizes, p or n_attrs"
 
     @model_validator(mode="after")
     def _sizes(self) -> "GnpSet":

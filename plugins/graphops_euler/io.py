@@ -91,7 +91,8 @@ def random_cycles(n: int, cycles: int, length: int, directed: bool = True, seed:
     Few long cycles make a "deep" graph, many short ones a "shallow" graph. ``device="gpu"``
     draws with CuPy and gives a cuDF graph (CuPy's random stream: other edges than the CPU's).
     """
-    RandomCycles.check("random_cycles", n=n, cycles=cycles, length=length, directed=directed, seed=seed)
+    p = RandomCycles.check("random_cycles", n=n, cycles=cycles, length=length, directed=directed, seed=seed)
+    n, cycles, length, directed, seed = p.n, p.cycles, p.length, p.directed, p.seed
     if device not in ("cpu", "gpu"):
         raise InputError(f"random_cycles: device must be 'cpu' or 'gpu'; got {device!r}")
     dev = Device.CPU if device == "cpu" else Device.GPU
@@ -139,7 +140,8 @@ def de_bruijn(sequence: str | None = None, k: int = 21, length: int = 1000, seed
     k-mer ``s[i:i+k]`` an arc from its prefix to its suffix (column ``kmer``), in shuffled
     order unless ``shuffle=False``. An Euler path spells the string back when no (k-1)-mer
     repeats. Without ``sequence``, a random DNA string of ``length`` bases (:func:`dna`)."""
-    DeBruijn.check("de_bruijn", sequence=sequence, k=k, length=length, seed=seed, shuffle=shuffle)
+    p = DeBruijn.check("de_bruijn", sequence=sequence, k=k, length=length, seed=seed, shuffle=shuffle)
+    sequence, k, length, seed, shuffle = p.sequence, p.k, p.length, p.seed, p.shuffle
     seq = dna(length, seed) if sequence is None else str(sequence)
     if not 2 <= k <= len(seq):
         raise InputError(f"de_bruijn: k must be in 2..len(sequence) = {len(seq)}; got {k}")

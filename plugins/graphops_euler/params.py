@@ -70,6 +70,9 @@ class RandomCycles(GeneratorParams):
     directed: bool = True
     seed: Seed = 42
 
+    def needs(self) -> tuple[float, str]:
+        return self.cycles * self.length * 48.0 + self.n * 16.0, "cycles, length or n"
+
 
 class Symmetric(GeneratorParams):
     """Every edge of another graph of the file both ways (:func:`graphops_euler.io.symmetric`)."""
@@ -87,3 +90,7 @@ class DeBruijn(GeneratorParams):
     seed: Seed = 42
     shuffle: bool = True
     directed: Literal[True] = True
+
+    def needs(self) -> tuple[float, str]:
+        n = len(self.sequence) if self.sequence is not None else self.length
+        return max(n - self.k + 1, 0) * (3.0 * self.k + 200), "length or k"  # three strings a k-mer
