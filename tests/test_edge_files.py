@@ -231,3 +231,19 @@ def test_a_generator_never_computes_with_what_its_check_read_otherwise(call):
         assert "directed" in str(exc)
         return
     assert graph.directed is False
+
+
+def test_a_named_pipe_or_a_device_is_refused_not_read_forever(tmp_path):
+    import os
+
+    fifo = tmp_path / "f.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(go.InputError, match=r"is a named pipe \(FIFO\), not a regular file"):
+        go.read_graph(fifo)
+    with pytest.raises(go.InputError, match="is a character device, not a regular file"):
+        go.read_graph("/dev/zero", format="csv")
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("version: 1\ngraphs: {g: {path: f.csv}}\nsteps: [{id: d, algorithm: describe, "
+                        "inputs: {graph: g}}]\n")
+    with pytest.raises(go.ConfigError, match=r"'f.csv' is a named pipe \(FIFO\), not a regular file"):
+        go.load_pipeline(pipeline)

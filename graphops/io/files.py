@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,7 +24,7 @@ from graphops.io.textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["read_graph", "read_parquet", "read_mtx", "file_path"]
+__all__ = ["read_graph", "read_parquet", "read_mtx", "file_path", "special_file"]
 
 
 def file_path(value: Any, param: str = "path", where: str = "read_graph") -> Path:
@@ -162,8 +163,26 @@ def _check_file(path: Path) -> None:
         raise FileNotFoundError(errno.ENOENT, f"graph file not found (resolved to {str(path.resolve())!r})", str(path))
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder; for a TU dataset use read_tu()", str(path))
+    kind = special_file(path)
+    if kind:
+        raise InputError(f"{path}: is {kind}, not a regular file; graphops reads graphs from files (reading "
+                         f"it could wait forever or never end). Copy the data to a file first")
     if not os.access(path, os.R_OK):
         raise PermissionError(errno.EACCES, "graph file is not readable; check its permissions", str(path))
+
+
+def special_file(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (a FIFO, a device,
+    a socket), or ``None``."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None
 
 
 def infer_format(path: Path, registry: Any) -> str:

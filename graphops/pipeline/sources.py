@@ -25,6 +25,7 @@ from graphops.errors import ConfigError, ConfigIssue, InputError, choices, did_y
 from graphops.host.algorithm import load_target
 from graphops.host.validation import explain, format_loc
 from graphops.io import datasets
+from graphops.io.files import special_file
 from graphops.pipeline.config import config_error, crumbs, read_config
 from graphops.pipeline.schema import GraphSource
 
@@ -199,6 +200,10 @@ class Sources:
             return
         if not os.access(path, os.R_OK):
             yield key, f"Cannot read {given!r}: permission denied"
+            return
+        special = special_file(path)
+        if special:
+            yield key, f"{given!r} is {special}, not a regular file; reading it could wait forever or never end"
             return
         if src.smiles is not None:
             yield from _smiles_problems(path, src)
