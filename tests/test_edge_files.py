@@ -247,3 +247,30 @@ def test_a_named_pipe_or_a_device_is_refused_not_read_forever(tmp_path):
                         "inputs: {graph: g}}]\n")
     with pytest.raises(go.ConfigError, match=r"'f.csv' is a named pipe \(FIFO\), not a regular file"):
         go.load_pipeline(pipeline)
+
+
+@pytest.mark.parametrize("token", ["\u0661", "\uff11\uff12", "\u0967"])
+def test_digits_of_other_scripts_are_names_not_integers(tmp_path, token):
+    """'١' (Arabic-Indic one) was read as the integer 1, merging with vertex 1."""
+    with pytest.raises(go.InputError, match=f"src id {token!r} is not an integer"):
+        _read(tmp_path, f"1,2\n{token},3\n")
+    g = _read(tmp_path, f"1,2\n{token},3\n", ids="string")
+    assert _edges(g) == [("1", "2"), (token, "3")]
+
+
+def test_a_long_run_of_19_digit_ids_is_checked_as_fast_as_it_is_parsed(tmp_path):
+    rows = "\n".join(f"{9000000000000000000 + k},{k}" for k in range(200_000))
+    path = tmp_path / "e.csv"
+    path.write_text(rows + "\n99999999999999999999,1\n")
+    start = time.perf_counter()
+    with pytest.raises(go.InputError, match="line 200001, column 1: src id '99999999999999999999' is beyond"):
+        go.read_graph(path)
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("name, text", [("e.tsv", "1\t2\n\t\n3\t4\n"), ("e.tsv", "1\t2\n3\t4\n\t\n"),
+                                        ("e.tsv", "src\tdst\n\t\n1\t2\n3\t4\n"), ("e.csv", "1,2\n\x0c\n3,4\n")])
+def test_a_line_of_blanks_is_blank_whatever_the_blank(tmp_path, name, text):
+    """Rule 1: a line of a tab or a form feed is blank (it was a row of missing ids, named on the
+    wrong line, or line -1)."""
+    assert _edges(_read(tmp_path, text, name)) == [(1, 2), (3, 4)]

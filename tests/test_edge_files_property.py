@@ -20,7 +20,7 @@ from tests.reference.edge_files import Refused, parse_mtx, parse_text
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["alice", "bob", "cy", "src", "dst", "from", "to", "u", "v", "w", "node1", "TRUE", "False", "nan", "x1",
-         "1.50", "1e3", "007", "-3", "+4", "é"]
+         "1.50", "1e3", "007", "-3", "+4", "é", "\u0661", "\uff11\uff12"]  # digits of other scripts are names
 INTS = st.one_of(st.integers(-50, 50), st.sampled_from([2 ** 63 - 1, -2 ** 63, 2 ** 63, 10 ** 20, -10 ** 19]))
 NUMBERS = st.one_of(st.integers(-5, 5).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
                     st.sampled_from(["1e-3", ".5", "2.", "-0", "+1.5"]))
@@ -77,7 +77,7 @@ def text_files(draw):
     ending = draw(st.sampled_from(["", "", "", "every", "some"]))  # a delimiter ending lines
     lines = [line + (sep.strip() or sep[0]) if ending == "every" or (ending == "some" and draw(st.booleans())) else line
              for line in lines]
-    comments = ["# a comment", "", "%c", "#", "  % indented", "%% banner-like"]
+    comments = ["# a comment", "", "%c", "#", "  % indented", "%% banner-like", "\t", " \x0c "]  # blank lines too
     for _ in range(draw(st.integers(0, 2))):  # whole-line comments of either kind, anywhere
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(comments)))
     for _ in range(draw(st.integers(0, 2))):  # trailing notes of either kind, on any line

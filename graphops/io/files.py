@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import warnings
 from pathlib import Path
@@ -23,6 +24,7 @@ from graphops.errors import InputError, choices, did_you_mean
 from graphops.io.textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
+_DIGITS = re.compile("[0-9]+")  # ASCII digits only (str.isdigit and int() take any script's)
 
 __all__ = ["read_graph", "read_parquet", "read_mtx", "file_path", "special_file"]
 
@@ -79,7 +81,7 @@ def _mtx_header(path: Path) -> tuple[str, int, tuple[int, int, int]]:
             skip += 1
             size = line.split("%", 1)[0].split()
             if size:
-                if len(size) != 3 or not all(t.isdigit() for t in size):
+                if len(size) != 3 or not all(_DIGITS.fullmatch(t) for t in size):
                     raise InputError(f"{path}, line {skip}: the size line must be 'rows columns entries' (three "
                                      f"whole numbers); got {line.strip()!r}")
                 return field, skip, _mtx_size(path, skip, size)
@@ -136,7 +138,8 @@ def _mtx_index(frame: pd.DataFrame, layout: TextLayout, col: str, n: int) -> Any
         ok = (values >= 1) & (values <= n)
     else:
         values = series.astype(str).to_numpy(dtype=object)
-        ok = np.fromiter((t.isdigit() and len(t.lstrip("0")) <= 19 and 1 <= int(t) <= n for t in values), bool, len(values))
+        ok = np.fromiter((bool(_DIGITS.fullmatch(t)) and len(t.lstrip("0")) <= 19 and 1 <= int(t) <= n
+                          for t in values), bool, len(values))
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
         raise InputError(f"{layout.where(row, 0 if col == 'row' else 1)}: {col} index {str(values[row])!r} is not a "

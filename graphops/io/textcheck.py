@@ -14,8 +14,8 @@ pd = host_pandas()  # the real pandas, also under cudf.pandas
 
 __all__ = ["Checks", "is_number", "empty_column", "INT_DIGITS"]
 
-_INT = r"[+-]?\d+"
-_NUMBER = r"[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)"
+_INT = r"[+-]?[0-9]+"
+_NUMBER = r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)"
 _NUMBER_RE = re.compile(f"^{_NUMBER}$", re.IGNORECASE)
 _INT64_MAX = 2 ** 63 - 1
 INT_DIGITS = len(str(_INT64_MAX))  # 19: an integer of more digits is beyond int64
@@ -49,11 +49,14 @@ def beyond_int64(tokens: Any) -> np.ndarray:
     """Which integer tokens (strings of digits with an optional sign) lie outside int64; compared as
     numbers only where the digit count leaves doubt, so a 10,000-digit id costs its length."""
     text = _text(tokens)
-    digits = text.str.lstrip("+-").str.lstrip("0").str.len().to_numpy(dtype=np.int64, na_value=0)
-    out = np.array(digits > INT_DIGITS)
-    for k in np.flatnonzero(digits == INT_DIGITS):
-        out[k] = not -_INT64_MAX - 1 <= int(text.iloc[k]) <= _INT64_MAX
-    return out
+    magnitude = text.str.lstrip("+-").str.lstrip("0")
+    digits = magnitude.str.len().to_numpy(dtype=np.int64, na_value=0)
+    negative = text.str.startswith("-").to_numpy(dtype=bool, na_value=False)
+    # as many digits as the bound: compared as text, which orders digit strings of one length as numbers
+    edge = digits == INT_DIGITS
+    past = np.where(negative, (magnitude > str(_INT64_MAX + 1)).to_numpy(dtype=bool, na_value=False),
+                    (magnitude > str(_INT64_MAX)).to_numpy(dtype=bool, na_value=False))
+    return (digits > INT_DIGITS) | (edge & past)
 
 
 def _first(mask: np.ndarray) -> int | None:

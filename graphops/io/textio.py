@@ -163,7 +163,10 @@ class TextLayout:
         """The file line of data line ``row`` (0-based, the header counting as a data line)."""
         if row < len(self.sample):
             return self.sample[row][0]
-        return next((n for k, (n, _) in enumerate(self.data_lines()) if k == row), -1)
+        keep = self.text if any(c in self.used for c in self.comments) else str.strip  # no split: fast
+        with open(self.path, "r", encoding="utf-8-sig", errors="replace") as fh:
+            data = (number for number, raw in enumerate(fh, start=1) if number > self.skip and keep(raw))
+            return next((n for k, n in enumerate(data) if k == row), -1)
 
     def where(self, row: int, column: int | None = None, name: str | None = None) -> str:
         """``file, line N, column C ('name')`` for messages (``column`` 0-based)."""
@@ -325,18 +328,25 @@ def _parse(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype:
     frame = _read_arrow(layout, header) if names is None and dtype is None else None
     if frame is not None:
         return frame
-    frame = _read_csv(layout, header, names, dtype, layout.skip)
+    frame = _stripped(_read_csv(layout, header, names, dtype, layout.skip), layout)
     comments = _comment_rows(frame, layout)
     if comments:
-        frame = _read_csv(layout, header, names, dtype, [*range(layout.skip), *comments])
-    if layout.sep != r"\s+":  # 'bob ,x' and 'bob # note' leave spaces that are not the value's
-        for k in _of_kind(frame, "O"):
-            column = frame.iloc[:, k]
-            kind = pd.api.types.infer_dtype(column, skipna=True)
-            if kind == "string":
-                frame.isetitem(k, column.str.strip())
-            elif kind.startswith("mixed"):  # big integers pandas kept as Python ints, beside text
-                frame.isetitem(k, column.map(lambda v: v.strip() if isinstance(v, str) else v))
+        frame = _stripped(_read_csv(layout, header, names, dtype, [*range(layout.skip), *comments]), layout)
+    return frame
+
+
+def _stripped(frame: pd.DataFrame, layout: TextLayout) -> pd.DataFrame:
+    """Text fields without the blanks around them: 'bob ,x', 'bob # note' and a line of a form feed
+    leave blanks that are not the value's (split by spaces, there are none)."""
+    if layout.sep == r"\s+":
+        return frame
+    for k in _of_kind(frame, "O"):
+        column = frame.iloc[:, k]
+        kind = pd.api.types.infer_dtype(column, skipna=True)
+        if kind == "string":
+            frame.isetitem(k, column.str.strip())
+        elif kind.startswith("mixed"):  # big integers pandas kept as Python ints, beside text
+            frame.isetitem(k, column.map(lambda v: v.strip() if isinstance(v, str) else v))
     return frame
 
 
@@ -370,6 +380,8 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
             str(t) == "double" and _beyond_exact(table.column(k)) for k, t in enumerate(table.schema.types)):
         return None
     frame = table.to_pandas()
+    if _empty_rows(frame, every=True).any():  # a line of a tab: blank by rule 1, a row to the parser
+        return None
     if not header:
         frame.columns = range(frame.shape[1])  # as pandas numbers the columns of a file without a header
     return frame
@@ -394,7 +406,8 @@ def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dty
             return pd.read_csv(layout.source(), sep=layout.sep, header=0 if header else None, skiprows=skip,
                                comment=layout.comment, engine="c", names=list(names) if names else None,
                                usecols=range(want) if names else None, index_col=False, skipinitialspace=True,
-                               keep_default_na=False, na_values=[""], dtype=dtype, encoding="utf-8-sig")
+                               keep_default_na=False, na_values=[""], dtype=dtype, encoding="utf-8-sig",
+                               low_memory=False)
     except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         raise _first_ragged(layout, want, bool(names)) or InputError(
             f"{layout.path}: cannot parse as a delimited edge list ({exc})") from None
@@ -415,12 +428,13 @@ def _empty_rows(frame: pd.DataFrame, every: bool) -> np.ndarray:
 
 
 def _comment_rows(frame: pd.DataFrame, layout: TextLayout) -> list[int]:
-    """0-based file lines that pandas reads as rows of empty fields but rule 1 calls comments
-    (indented ones: ``  # note``); looked for only when ``frame`` has such a row."""
+    """0-based file lines that pandas reads as rows of empty fields but rule 1 calls comments or
+    blank (indented comments ``  # note``; a line of a tab or a form feed); looked for only when
+    ``frame`` has such a row."""
     if frame.empty or not _empty_rows(frame, every=True).any():
         return []
     with open(layout.path, "r", encoding="utf-8-sig", errors="replace") as fh:
-        return [number for number, raw in enumerate(fh) if number >= layout.skip and raw.strip()
+        return [number for number, raw in enumerate(fh) if number >= layout.skip and raw.strip("\r\n")
                 and raw[0] not in layout.comments and not layout.text(raw)]
 
 

@@ -10,8 +10,8 @@ import re
 
 from graphops.io.textio import COLUMN_WORDS  # the documented word list itself
 
-INT = re.compile(r"^[+-]?\d+$")
-NUMBER = re.compile(r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)$", re.IGNORECASE)
+INT = re.compile(r"^[+-]?[0-9]+$")  # ASCII digits: int() and \\d take any script's
+NUMBER = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)$", re.IGNORECASE)
 LOW, HIGH = -2 ** 63, 2 ** 63 - 1
 
 
@@ -33,6 +33,10 @@ def _split(line: str, sep: str) -> list[str]:
         return line.split()
     edges = line.strip(" \f\v") if sep == "\t" else line.strip()  # a tab at a line's end ends a field
     return [t.strip() for t in edges.split(sep)]
+
+
+def _digits(token: str) -> bool:
+    return bool(re.fullmatch("[0-9]+", token))
 
 
 def _num(token: str) -> bool:
@@ -132,7 +136,7 @@ def parse_mtx(text: str) -> tuple[list, list, list | None]:
     if not body:
         raise Refused("no size line")
     size = body[0].split()
-    if len(size) != 3 or not all(t.isdigit() for t in size):
+    if len(size) != 3 or not all(_digits(t) for t in size):
         raise Refused("size line")
     n_rows, n_cols, nnz = map(int, size)
     if n_rows != n_cols:
@@ -142,7 +146,7 @@ def parse_mtx(text: str) -> tuple[list, list, list | None]:
     if any(len(e) != fields for e in entries) or len(entries) != nnz or not entries:
         raise Refused("entries")
     for e in entries:
-        if not (e[0].isdigit() and 1 <= int(e[0]) <= n_rows and e[1].isdigit() and 1 <= int(e[1]) <= n_cols):
+        if not (_digits(e[0]) and 1 <= int(e[0]) <= n_rows and _digits(e[1]) and 1 <= int(e[1]) <= n_cols):
             raise Refused("index")
     if fields == 2:
         return [int(e[0]) for e in entries], [int(e[1]) for e in entries], None
