@@ -9,8 +9,9 @@ import graphops as go
 
 class ShapedParams(go.Params):
     """What :func:`shaped` returns: a vertex column of these values and dtype, and a degree column
-    of this length."""
+    of this length (NaN among the values too)."""
 
+    model_config = go.Params.model_config | {"allow_inf_nan": True}
     vertex: list[float]
     dtype: str
     degree_len: int

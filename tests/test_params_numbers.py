@@ -154,3 +154,119 @@ def test_every_number_of_every_params_model_has_a_range():
                   if _numeric(field.annotation) and typing.get_origin(_plain(field.annotation)) is not Literal
                   and not _bounded(field)]
     assert open_ended == []
+
+
+def _floats(annotation: Any) -> bool:
+    ann = _plain(annotation)
+    return ann is float or (type(None) in typing.get_args(ann) and float in map(_plain, typing.get_args(ann)))
+
+
+def _bools(annotation: Any) -> bool:
+    ann = _plain(annotation)
+    return ann is bool or (typing.get_origin(ann) is not Literal and set(map(_plain, typing.get_args(ann)))
+                           == {bool, type(None)})
+
+
+FLOAT_FIELDS = [(where, model, name) for where, model in _models()
+                for name, field in model.model_fields.items() if _floats(field.annotation)]
+BOOL_FIELDS = [(where, model, name) for where, model in _models()
+               for name, field in model.model_fields.items() if _bools(field.annotation)]
+
+
+def _errors(model: type, name: str, value: Any) -> list[dict]:
+    with pytest.raises(pydantic.ValidationError) as info:
+        model(**{name: value})
+    return [e for e in info.value.errors() if e["loc"] == (name,)]
+
+
+def test_the_float_and_bool_fields_under_test_are_found():
+    assert {("algorithm appclass", "memory_limit"), ("algorithm mg_kernel", "q"), ("algorithm mg_kernel", "tol"),
+            ("algorithm jaccard", "cpu_share"), ("generator rmat", "a")} <= {(w, n) for w, _, n in FLOAT_FIELDS}
+    assert {("algorithm mg_kernel", "normalize"), ("algorithm sp_kernel", "normalize"),
+            ("generator rmat", "directed")} <= {(w, n) for w, _, n in BOOL_FIELDS}
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(FLOAT_FIELDS), st.sampled_from([float("nan"), float("inf"), float("-inf")]))
+def test_every_float_field_refuses_nan_and_infinity(case, value):
+    where, model, name = case
+    errors = _errors(model, name, value)
+    assert errors and errors[0]["type"] == "finite_number" and errors[0]["msg"] == "Input should be a finite number", \
+        where
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(NUMBER_FIELDS), st.one_of(st.integers(0, 10).map(str), st.floats(0, 1).map(str),
+                                                 st.sampled_from(["", "two", "1e-3", " 3 "])))
+def test_every_number_field_refuses_text(case, value):
+    where, model, name = case
+    errors = _errors(model, name, value)
+    assert errors and errors[0]["type"] == "text_not_number", (where, errors)
+    assert errors[0]["msg"].startswith("Input should be ") and ", not text; write the number without quotes" in \
+        errors[0]["msg"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(BOOL_FIELDS), st.sampled_from(["yes", "no", "true", "on", "1", 1, 0, 1.0, [True], {"a": 1}]))
+def test_every_bool_field_takes_only_true_or_false(case, value):
+    where, model, name = case
+    errors = _errors(model, name, value)
+    assert errors and errors[0]["type"] == "bool_not_other", (where, errors)
+    assert errors[0]["msg"].startswith("Input should be a boolean (true or false), not ")
+
+
+@pytest.mark.parametrize("params, line", [
+    ({"memory_limit": float("nan")}, "memory_limit: Input should be a finite number (got nan)"),
+    ({"top_k": "2"}, "top_k: Input should be an integer, not text; write the number without quotes (got '2')"),
+])
+def test_a_python_call_names_the_nan_or_the_text(params, line):
+    g = go.Graph.from_edgelist(__import__("pandas").DataFrame({"src": [0, 1], "dst": [1, 2]}), directed=True)
+    with pytest.raises(go.InputError) as info:
+        go.run("appclass", g, g, **params)
+    assert str(info.value) == f"appclass: invalid parameters\n  {line}"
+
+
+@pytest.mark.parametrize("params, line", [
+    ({"normalize": "yes"}, "normalize: Input should be a boolean (true or false), not text; write true or false "
+                           "(got 'yes')"),
+    ({"normalize": 1}, "normalize: Input should be a boolean (true or false), not a number; write true or false "
+                       "(got 1)"),
+    ({"node_kernel": {"gaussian": {"gamma": float("inf")}}},
+     "node_kernel.gaussian.gamma: Input should be a finite number (got inf)"),
+    ({"q": "1e-3"}, "q: Input should be a number, not text; write the number without quotes (got '1e-3')"),
+])
+def test_nested_models_and_kernels_parameters_are_strict_too(params, line):
+    algorithm = "mg_kernel" if "q" in params else "sp_kernel"
+    with pytest.raises(go.InputError) as info:
+        build_params(get_registry().algorithm(algorithm), params)
+    assert str(info.value) == f"{algorithm}: invalid parameters\n  {line}"
+
+
+class _Infinite(go.Params):
+    limit: float = pydantic.Field(1.0, allow_inf_nan=True)
+    values: list[Annotated[float, pydantic.AllowInfNan(True)]] = []
+    flag: Optional[bool] = None
+    choice: float | str = 1.0
+
+
+def test_a_field_may_take_infinity_and_unions_with_text_take_text():
+    assert _Infinite(limit=float("inf")).limit == float("inf")
+    assert _Infinite(values=[1.0, float("-inf")]).values[1] == float("-inf")
+    assert _Infinite(flag=None, choice="auto").choice == "auto" and _Infinite(flag=False).flag is False
+    with pytest.raises(pydantic.ValidationError, match="Input should be a boolean"):
+        _Infinite(flag="no")
+    with pytest.raises(pydantic.ValidationError, match="Input should be a finite number"):
+        _Infinite(choice=float("nan"))
+
+
+def test_yaml_true_false_and_numbers_still_validate_and_yes_is_refused(tmp_path):
+    (tmp_path / "p.yaml").write_text(
+        "version: 1\ngraphs:\n  g: {generate: {kind: gnp_set, n_graphs: 2, n: 4, p: 0.5, seed: 1}}\n"
+        "steps:\n  - {id: ok, algorithm: sp_kernel, inputs: {graphs: g}, params: {normalize: true}}\n"
+        "  - {id: bad, algorithm: sp_kernel, inputs: {graphs: g}, params: {normalize: yes}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    text = str(info.value)
+    assert "(1 error)" in text and "==> At steps[1] (id='bad', algorithm='sp_kernel')" in text
+    assert text.endswith("==> At key: params.normalize\n=====> Input should be a boolean (true or false), not "
+                         "text; write true or false (got 'yes')")

@@ -1,4 +1,5 @@
-"""What plugins declare: :class:`Algorithm`, :class:`Backend`, :class:`Input`, :class:`Reader`, :class:`Params`.
+"""What plugins declare: :class:`Algorithm`, :class:`Backend`, :class:`Input`, :class:`Gram`, :class:`Params`,
+:class:`Generator` (and, from :mod:`graphops.host.formats`, :class:`Reader`, :class:`ReadOptions`, :class:`Command`).
 
 Everything here is cheap: declaring an algorithm names its backends as lazy
 ``"module:function"`` strings, so registering a plugin imports no CuPy, cuDF or
@@ -10,21 +11,21 @@ import functools
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from graphops.host.numbers import refuse_bools
-from graphops.host.targets import Sources, target_arguments
+from graphops.host import declared
+from graphops.host.declared import TARGET as _TARGET
+from graphops.host.formats import Command, ReadOptions, Reader
+from graphops.host.numbers import strict_values
 
-__all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Reader", "Params", "Result", "load_target",
-           "INPUT_KINDS"]
+__all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Reader", "ReadOptions", "Params", "Result",
+           "load_target", "INPUT_KINDS"]
 
 # pairs: vertex pairs of the first input; daskgraph: a graph on a Dask edge frame (graphops.model.daskgraph),
 # taken by algorithms whose split runs on column slices
 INPUT_KINDS = ("graph", "graphset", "pairs", "daskgraph")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 # What a backend name needs unless declared otherwise: its device and importable modules.
 _DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -36,21 +37,25 @@ _DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 class Params(BaseModel):
     """Base of every algorithm's parameter model: unknown keys are errors, instances are frozen,
-    and ``True``/``False`` where a field wants a number (``int``, ``float``, also inside
-    ``Optional``, unions, tuples and nested models) is an error, not 1/0
-    (:mod:`graphops.host.numbers`); a seed is a :data:`graphops.host.numbers.Seed`.
+    a float field takes finite numbers only (``nan`` and ``±inf`` are refused: "Input should be a
+    finite number"; a field may declare ``Field(allow_inf_nan=True)`` to take them), and pydantic's
+    lax conversions are refused (:mod:`graphops.host.numbers`): ``True``/``False`` or text (``"2"``)
+    where a field wants a number (``int``, ``float``, also inside ``Optional``, unions, tuples and
+    nested models), and anything but ``True``/``False`` where it wants a bool (``"yes"``, ``1``).
+    A seed is a :data:`graphops.host.numbers.Seed`.
 
     Override :meth:`check_inputs` for requirements on the graphs themselves
     (undirected? weighted? labels present?); it runs on the host before any transfer.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
-    def _no_bool_for_a_number(cls, data: Any) -> Any:
-        """``True``/``False`` where a field wants a number is an error (pydantic would read 1/0)."""
-        return refuse_bools(cls, data)
+    def _strict_values(cls, data: Any) -> Any:
+        """A bool or text where a field wants a number, or a non-bool where it wants a bool, is an
+        error (pydantic would read ``True`` as 1, ``"2"`` as 2 and ``"yes"`` as ``True``)."""
+        return strict_values(cls, data)
 
     def check_declared(self, **inputs: Any) -> None:
         """Raise ``ValueError`` when an input's declared properties do not suit these parameters.
@@ -92,9 +97,16 @@ class Input:
     renamed_from: tuple[str, ...] = ()  # former names, still taken (with a DeprecationWarning)
 
     def __post_init__(self) -> None:
-        bad = [k for k in self.kinds if k not in INPUT_KINDS]
-        if bad or not self.kinds:
-            raise ValueError(f"Input {self.name!r}: kinds must be among {INPUT_KINDS}; got {self.kinds!r}")
+        declared.name("input slot", self.name)
+        owner = f"Input {self.name!r}"
+        kinds = declared.names(owner, "kinds", self.kinds)
+        bad = [k for k in kinds if k not in INPUT_KINDS]
+        if bad or not kinds:
+            raise ValueError(f"{owner}: kinds must be among {INPUT_KINDS}; got {self.kinds!r}")
+        declared.flag(owner, "required", self.required)
+        declared.choice(owner, "default", self.default, (None, "edges"))
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "renamed_from", declared.names(owner, "renamed_from", self.renamed_from))
 
     def source_kinds(self) -> tuple[str, ...]:
         """The kinds of pipeline graph this slot takes (a ``pairs`` slot takes a graph's edges)."""
@@ -154,8 +166,13 @@ class Backend:
 
     def __post_init__(self) -> None:
         for t in (self.target, self.prepare):
-            if t is not None and not _TARGET.match(t):
+            if t is not None and not (isinstance(t, str) and _TARGET.match(t)):
                 raise ValueError(f"backend target must look like 'package.module:function'; got {t!r}")
+        owner = f"Backend({self.target!r})"
+        declared.choice(owner, "device", self.device, ("cpu", "gpu"))
+        object.__setattr__(self, "requires", declared.names(owner, "requires", self.requires))
+        declared.flag(owner, "peer", self.peer)
+        declared.flag(owner, "cluster", self.cluster)
 
 
 @dataclass(frozen=True)
@@ -183,6 +200,14 @@ class Gram:
     work: Literal["nodes", "node_pairs"] = "nodes"
     cut_larger: bool = False
     one_device: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        declared.text("Gram", "second", self.second)
+        declared.text("Gram", "normalize", self.normalize, optional=True)
+        declared.text("Gram", "diagonal", self.diagonal, optional=True)
+        declared.choice("Gram", "work", self.work, ("nodes", "node_pairs"))
+        declared.flag("Gram", "cut_larger", self.cut_larger)
+        object.__setattr__(self, "one_device", declared.names("Gram", "one_device", self.one_device))
 
 
 @dataclass(frozen=True)
@@ -251,41 +276,23 @@ class Algorithm:
     unusable: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(f"algorithm name must match [a-z][a-z0-9_]*; got {self.name!r}")
-        for what in ("plot", "split"):
-            target = getattr(self, what)
-            if target is not None and not _TARGET.match(target):
-                raise ValueError(f"algorithm {self.name!r}: {what} must look like 'package.module:function'; "
-                                 f"got {target!r}")
-        if self.estimator_class is not None and (self.estimator is None or not _TARGET.match(self.estimator_class)):
-            raise ValueError(f"algorithm {self.name!r}: estimator_class must look like 'package.module:Class' and "
-                             f"needs estimator (the exported name); got {self.estimator_class!r}")
-        for what, table in (("writers", self.writers), ("functions", self.functions)):
-            for key, target in table.items():
-                if not _TARGET.match(target):
-                    raise ValueError(f"algorithm {self.name!r}: {what}[{key!r}] must look like "
-                                     f"'package.module:function'; got {target!r}")
-        bad = [k for k in self.writers if not re.fullmatch(r"\.[a-z0-9]+", k)]
-        if bad:
-            raise ValueError(f"algorithm {self.name!r}: writer suffixes look like '.fa'; got {bad}")
-        bad = [k for k in self.functions if not k.isidentifier() or k.startswith("_")]
-        if bad:
-            raise ValueError(f"algorithm {self.name!r}: published names must be public Python identifiers; got {bad}")
-        if not (isinstance(self.params, type) and issubclass(self.params, Params)):
-            raise TypeError(f"algorithm {self.name!r}: params must be a graphops.Params subclass")
-        slots = tuple(Input(s) if isinstance(s, str) else s for s in self.inputs)
+        owner = declared.algorithm_fields(self, Params)
+        slots = declared.slots(owner, self.inputs, Input)
         object.__setattr__(self, "inputs", slots)
-        object.__setattr__(self, "backends", {k: _as_backend(k, v) for k, v in self.backends.items()})
-        cols = self.vertex_columns
-        if not isinstance(cols, Mapping):
-            cols = {c: slots[0].name for c in cols}
-        unknown = sorted(set(cols.values()) - {s.name for s in slots})
-        if unknown:
-            raise ValueError(f"algorithm {self.name!r}: vertex_columns name unknown input slot(s) {unknown}")
-        object.__setattr__(self, "vertex_columns", dict(cols))
-        if not self.backends:
-            raise ValueError(f"algorithm {self.name!r} offers no backend")
+        object.__setattr__(self, "backends", declared.backends(owner, self.backends, _as_backend, Backend))
+        outputs, optional = declared.outputs(owner, self.outputs, self.optional_outputs)
+        object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "optional_outputs", optional)
+        object.__setattr__(self, "vertex_columns", declared.vertex_columns(
+            owner, self.vertex_columns, tuple(s.name for s in slots), outputs))
+        object.__setattr__(self, "writers", declared.table(
+            owner, "writers", self.writers, lambda k: isinstance(k, str) and bool(re.fullmatch(r"\.[a-z0-9]+", k)),
+            "file suffixes like '.fa'", lambda v: isinstance(v, str) and bool(_TARGET.match(v)),
+            "'package.module:function'"))
+        object.__setattr__(self, "functions", declared.table(
+            owner, "functions", self.functions, lambda k: isinstance(k, str) and k.isidentifier() and k[:1] != "_",
+            "public Python identifiers", lambda v: isinstance(v, str) and bool(_TARGET.match(v)),
+            "'package.module:name'"))
         if self.gram is not None:
             self._check_gram(slots)
         on_cluster = [k for k, b in self.backends.items() if b.cluster]
@@ -365,13 +372,19 @@ class Generator:
     plugin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(f"generator name must match [a-z][a-z0-9_]*; got {self.name!r}")
+        declared.name("generator", self.name)
+        owner = f"generator {self.name!r}"
         for t in (self.target, *([self.params] if isinstance(self.params, str) else [])):
-            if not _TARGET.match(t):
-                raise ValueError(f"generator {self.name!r}: targets must look like 'package.module:name'; got {t!r}")
-        if self.makes not in ("graph", "graphset"):
-            raise ValueError(f"generator {self.name!r}: makes must be 'graph' or 'graphset'; got {self.makes!r}")
+            if not (isinstance(t, str) and _TARGET.match(t)):
+                raise ValueError(f"{owner}: targets must look like 'package.module:name'; got {t!r}")
+        if not isinstance(self.params, str) and not (isinstance(self.params, type) and issubclass(self.params,
+                                                                                                  BaseModel)):
+            raise TypeError(f"{owner}: params must be a graphops.GeneratorParams subclass or its "
+                            f"'package.module:Class'; got {self.params!r}")
+        declared.choice(owner, "makes", self.makes, ("graph", "graphset"))
+        if self.gpu is not None:
+            object.__setattr__(self, "gpu", declared.names(owner, "gpu", self.gpu))
+        declared.text(owner, "summary", self.summary)
 
     @property
     def model(self) -> type:
@@ -382,118 +395,6 @@ class Generator:
     def function(self) -> str:
         """The Python name it is published under in ``graphops.generate``."""
         return self.target.rpartition(":")[2]
-
-
-@dataclass(frozen=True)
-class Reader:
-    """A graph file format: name, file suffixes, and the ``"module:function"`` reading one file.
-
-    The contract, one signature for every reader (checked when the registry is built; a reader
-    that does not follow it is not used, and ``graphops plugins`` says why)::
-
-        def read(path: pathlib.Path, device: graphops.Device, options: graphops.ReadOptions) -> frame
-
-    It returns an edge frame (pandas, or cuDF when ``device`` is GPU); columns are then picked
-    by name or position as the caller asks (``options.roles``). ``options.columns`` names the
-    leading columns of a file without a header row. ``options.header`` and ``options.ids`` are
-    for text formats: a format lists the options it honours in ``options`` (graphops' text
-    formats: ``("header", "ids")``), and asking another format for them is an error before
-    anything is read. A format whose graphs come as two files names a ``nodes`` function too, of
-    the same signature, returning a node frame with an ``id`` column (used for
-    ``read_graph(..., nodes=path)`` and YAML ``nodes:``), and may offer a convenience
-    ``function``, published as ``graphops.read_<name>``. A format whose edges have a direction
-    by nature (k-mers: prefix -> suffix) sets ``directed``; reading it with the other
-    directedness is then an error, and leaving it out gives the format's.
-    """
-
-    name: str
-    suffixes: tuple[str, ...]
-    target: str
-    summary: str = ""
-    nodes: str | None = None
-    function: str | None = None
-    directed: bool | None = None  # graphs of the format are directed (True) or not (False) by nature
-    options: tuple[str, ...] = ()  # the ReadOptions beyond columns it honours: "header", "ids"
-    plugin: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        for t in (self.target, self.nodes, self.function):
-            if t is not None and not _TARGET.match(t):
-                raise ValueError(f"reader {self.name!r}: target must look like 'package.module:function'; "
-                                 f"got {t!r}")
-        bad = [o for o in self.options if o not in ReadOptions.TEXT]
-        if bad:
-            raise ValueError(f"reader {self.name!r}: options are among {list(ReadOptions.TEXT)}; got {bad}")
-
-    def check_contract(self, sources: Any = None) -> None:
-        """A :class:`ValueError` unless ``target`` (and ``nodes``) take ``(path, device, options)``
-        and ``function`` exists, read from their source without importing them (``sources``: a
-        :class:`graphops.host.targets.Sources` reading each module once)."""
-        sources = sources or Sources()
-        if self.function is not None:
-            try:
-                sources.check_defined(self.function)
-            except ValueError as exc:
-                raise ValueError(f"reader {self.name!r}: function {self.function}: {exc}") from None
-        for what, target in (("target", self.target), ("nodes", self.nodes)):
-            if target is None:
-                continue
-            args = target_arguments(target, sources)
-            names = [a.arg for a in (*args.posonlyargs, *args.args)]
-            required = len(names) - len(args.defaults)
-            if len(names) < 3 or required > 3 or args.vararg is not None:
-                raise ValueError(f"reader {self.name!r}: {what} {target} takes ({', '.join(names)}); a reader "
-                                 f"takes (path, device, options) (graphops.ReadOptions)")
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """What the caller of a reader asked for (:class:`Reader`'s third argument).
-
-    :param columns: names of the leading columns of a file without a header row (``None``: the
-        file's own names, or ``"0"``, ``"1"``, ... without a header)
-    :param header: text formats: ``"auto"`` (the first line is a header only when it cannot be
-        data), ``True`` or ``False``
-    :param ids: text formats: ``"auto"``, ``"integer"`` or ``"string"``
-    :param roles: ``{"src": .., "dst": .., "weight": ..}`` as the caller picks them (names,
-        positions or ``None``): a text reader checks and converts those columns
-    """
-
-    TEXT: ClassVar[tuple[str, ...]] = ("header", "ids")
-
-    columns: tuple[str, ...] | None = None
-    header: Any = "auto"
-    ids: str = "auto"
-    roles: Mapping[str, Any] = field(default_factory=dict)
-
-    def asked(self) -> list[str]:
-        """The text options given other than their defaults."""
-        return [k for k, default in (("header", "auto"), ("ids", "auto")) if getattr(self, k) != default]
-
-
-@dataclass(frozen=True)
-class Command:
-    """A subcommand a plugin adds to the ``graphops`` command line: ``graphops <name> ...``.
-
-    :param name: the subcommand (``[a-z][a-z0-9-]*``); built-in commands keep their names
-    :param summary: one line for ``graphops --help``
-    :param target: ``"module:function"`` called with the parsed ``argparse.Namespace``;
-        returns the exit code (imported only when the command runs)
-    :param arguments: optional ``function(parser)`` adding the command's arguments to its
-        ``argparse`` parser (keep it light: it runs whenever the CLI starts)
-    """
-
-    name: str
-    summary: str
-    target: str
-    arguments: Callable[[Any], None] | None = None
-    plugin: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        if not re.match(r"^[a-z][a-z0-9-]*$", self.name):
-            raise ValueError(f"command name must match [a-z][a-z0-9-]*; got {self.name!r}")
-        if not _TARGET.match(self.target):
-            raise ValueError(f"command target must look like 'package.module:function'; got {self.target!r}")
 
 
 @functools.lru_cache(maxsize=None)
