@@ -27,16 +27,20 @@ BROKEN = {  # entry point -> (distribution, module): each broken in its own way
     "typo": ("typo-graphops-plugin", "typo_graphops_plugin"),
     "badsig": ("badsig-graphops-plugin", "badsig_graphops_plugin"),
     "raising": ("raising-graphops-plugin", "raising_graphops_plugin"),
+    "exiting": ("exiting-graphops-plugin", "exiting_graphops_plugin"),
+    "quitting": ("quitting-graphops-plugin", "quitting_graphops_plugin"),
 }
 
 
 @pytest.fixture
 def third_party(tmp_path, monkeypatch):
-    """Install (on sys.path) a working plugin, four broken ones and one with broken backends, as pip would."""
+    """Install (on sys.path) a working plugin, broken ones, one with broken backends and one taking
+    graphops' own names, as pip would."""
     from graphops.host.manager import get_plugin_manager
 
     _dist(tmp_path, "sample-graphops-plugin", "0.1", "sample", "sample_graphops_plugin")
     _dist(tmp_path, "mistarget-graphops-plugin", "0.3", "mistarget", "mistarget_graphops_plugin")
+    _dist(tmp_path, "greedy-graphops-plugin", "0.4", "greedy", "greedy_graphops_plugin")
     for entry, (dist, module) in BROKEN.items():
         _dist(tmp_path, dist, "0.2", entry, module)
     monkeypatch.syspath_prepend(str(SAMPLE))
@@ -73,6 +77,10 @@ def test_broken_plugins_are_named_and_others_keep_working(third_party, caplog):
     assert "gpu_memory" in str(fails["badsig"]) and "can not be found in the hookspec" in str(fails["badsig"])
     assert "its graphops_register_algorithms() raised RuntimeError: cannot reach the licence server" in str(
         fails["raising"])
+    assert str(fails["exiting"]).startswith("plugin 'exiting' (from exiting-graphops-plugin 0.2) failed to import: "
+                                            "SystemExit: 3. Other plugins still work")
+    assert str(fails["quitting"]).startswith("plugin 'quitting' (from quitting-graphops-plugin 0.2) was left out: "
+                                             "its graphops_register_algorithms() raised SystemExit: 4. Other plugins")
     assert "typo_algo" not in third_party.algorithms
     for name in BROKEN:  # none of them is left registered
         assert third_party.pm.get_plugin(name) is None
@@ -123,23 +131,53 @@ def test_choose_backend_hook_is_consulted(third_party, caplog):
     assert outcome.backend == "cpu" and outcome.reason == "auto: chosen by a graphops_choose_backend hook"
 
 
-class _Dup:
-    @staticmethod
-    @hookimpl
-    def graphops_register_algorithms():
-        return [Algorithm(name="describe", params=Params, inputs=("graph",),
-                          backends={"cpu": "graphops_describe.cpu:run"})]
+def _claiming(name: str) -> object:
+    class Claims:
+        @staticmethod
+        @hookimpl
+        def graphops_register_algorithms():
+            return [Algorithm(name=name, params=Params, inputs=("graph",), backends={"cpu": "graphops_describe.cpu:run"})]
+
+    return Claims()
 
 
-def test_duplicate_algorithm_names_both_plugins_and_neither_is_used(fresh_pm):
-    fresh_pm.register(_Dup(), name="dup")
+def test_two_third_party_plugins_claiming_one_name_get_neither(fresh_pm):
+    fresh_pm.register(_claiming("twice"), name="dup")
+    fresh_pm.register(_claiming("twice"), name="dup2")
     reg = Registry(fresh_pm)
     with pytest.raises(PluginError) as info:
-        reg.algorithm("describe")
-    assert str(info.value).startswith(
-        "algorithm 'describe' is registered by plugin 'describe' (graphops 0.1.0) and plugin 'dup' (?), "
-        "so neither is used. Uninstall one, or choose plugins with GRAPHOPS_PLUGINS=<names>")
-    assert "jaccard" in reg.algorithms and "describe" in reg.failures
+        reg.algorithm("twice")
+    assert str(info.value) == (
+        "algorithm 'twice' is registered by plugin 'dup' (?) and plugin 'dup2' (?), so neither is used. Uninstall "
+        "one, or choose plugins with GRAPHOPS_PLUGINS=<names>")
+    assert "jaccard" in reg.algorithms and "twice" in reg.failures
+
+
+def test_a_third_party_plugin_cannot_take_graphops_own_names(third_party, tmp_path, capsys):
+    """graphops' own plugins (distribution graphops) keep their names and suffixes; the third-party
+    claims are reported, naming both, and left out; the third-party format keeps its own suffix."""
+    from graphops.cli import main
+
+    assert third_party.algorithm("describe").plugin == "describe"
+    assert third_party.reader("csv").plugin == "graphops.host.builtins"
+    assert third_party.reader_for_suffix(".csv").name == "csv"
+    assert third_party.reader_for_suffix(".greedy").name == "greedy"
+    who = "plugin 'greedy' (greedy-graphops-plugin 0.4)"
+    fails = {str(e) for e in third_party.failures.values() if e.plugin == "greedy"}
+    assert fails == {
+        f"{who}: algorithm 'describe' is not used: it is graphops' own, registered by plugin 'describe' "
+        f"(graphops 0.1.0), which keeps it. Rename it in the plugin",
+        f"{who}: reader format 'csv' is not used: it is graphops' own, registered by plugin "
+        f"'graphops.host.builtins' (graphops (built in)), which keeps it. Rename it in the plugin",
+        f"{who}: file suffix '.csv' is not used: it is graphops' own, registered by plugin "
+        f"'graphops.host.builtins' (graphops (built in)), which keeps it. Rename it in the plugin"}
+    (tmp_path / "x.csv").write_text("1,2\n2,3\n")
+    assert go.read_graph(tmp_path / "x.csv", registry=third_party).n_edges == 2
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))
+    assert int(go.run("describe", g, registry=third_party, backend="cpu")["n_edges"][0]) == 2
+    assert main(["plugins"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"failed plugin: {who}: algorithm 'describe' is not used: it is graphops' own" in out
 
 
 def test_bad_hook_return_is_named_and_the_plugin_left_out(fresh_pm):

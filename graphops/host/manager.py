@@ -7,6 +7,14 @@ implements a hook graphops does not have (a misspelt name), or implements one wi
 arguments the spec lacks is unregistered and recorded as a :class:`PluginError` naming the
 plugin, its distribution, the reason and the hook it may have meant; a warning is logged
 and every other plugin keeps working. :func:`call_hook` isolates failures at call time too.
+
+A plugin that raises ``SystemExit`` (or any ``BaseException`` but ``KeyboardInterrupt``) while it
+is imported or its hooks are called has failed like one raising an ``Exception``: it is reported
+and left out, and the process goes on (:data:`PLUGIN_FAULTS`, :func:`plugin_fault`).
+
+The plugins of graphops' own distribution (the in-tree plugins and :mod:`graphops.host.builtins`)
+are listed in :attr:`GraphopsPluginManager.own`: a name they register is not taken from them by a
+third-party plugin (:mod:`graphops.host.registry`).
 """
 from __future__ import annotations
 
@@ -25,9 +33,17 @@ from graphops.errors import PluginError, choices, did_you_mean
 log = logging.getLogger("graphops")
 
 __all__ = ["GraphopsPluginManager", "get_plugin_manager", "make_plugin_manager", "ENTRY_POINT_GROUP",
-           "call_hook", "register_plugin"]
+           "call_hook", "register_plugin", "plugin_fault", "OWN_DISTRIBUTION"]
 
 ENTRY_POINT_GROUP = "graphops"
+OWN_DISTRIBUTION = "graphops"  # the distribution whose plugins are graphops' own
+
+
+def plugin_fault(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a plugin's code, is that plugin's failure (to report, and go on):
+    every exception but ``KeyboardInterrupt`` (the user's Ctrl-C), ``SystemExit`` included — a
+    plugin calling ``sys.exit()`` while it loads must not end the process without a word."""
+    return not isinstance(exc, KeyboardInterrupt)
 _SPECS = tuple(n for n in dir(hookspecs) if n.startswith("graphops_"))
 
 
@@ -39,6 +55,7 @@ class GraphopsPluginManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         self.failures: dict[str, PluginError] = {}
         self.distributions: dict[str, str] = {}
+        self.own: set[str] = set()  # plugins shipped by graphops itself: they keep their names in a conflict
 
     def fail(self, name: str, dist: str, reason: str) -> PluginError:
         """Record (and log) that plugin ``name`` is not usable, and why."""
@@ -55,6 +72,11 @@ def _dist_name(ep: metadata.EntryPoint) -> str:
     return f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown distribution"
 
 
+def _is_own(ep: metadata.EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    return dist is not None and str(dist.metadata["Name"]).lower() == OWN_DISTRIBUTION
+
+
 def _selected(eps: list[metadata.EntryPoint], wanted: list[str] | None) -> list[Any]:
     if wanted is None:
         return list(eps)
@@ -68,15 +90,20 @@ def _unknown_hooks(pm: GraphopsPluginManager, plugin: Any) -> list[str]:
                                               for i in caller.get_hookimpls())]
 
 
-def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str) -> bool:
+def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str, own: bool = False) -> bool:
     """Register one plugin and check its hooks against the specs; on a problem, unregister it,
-    record the failure and return False (the manager is left as it was)."""
+    record the failure and return False (the manager is left as it was). ``own``: the plugin is
+    graphops' own (its names win a conflict with a third-party plugin)."""
     try:
         pm.register(plugin, name=name)
-    except (pluggy.PluginValidationError, ValueError) as exc:
+    except BaseException as exc:  # noqa: BLE001 - a plugin module's __getattr__ may raise anything
+        if not plugin_fault(exc):
+            raise
         if pm.get_plugin(name) is plugin:  # older pluggy registers part of a plugin first
             pm.unregister(plugin)
         reason = str(exc).replace("\n", "; ")
+        if not isinstance(exc, (pluggy.PluginValidationError, ValueError)):
+            reason = f"{type(exc).__name__}: {reason}"
         pm.fail(name, dist, f"was not loaded: {reason}")
         return False
     unknown = _unknown_hooks(pm, plugin)
@@ -87,20 +114,24 @@ def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str
                             f"a graphops hook.{hints} Hooks: {choices(_SPECS)}")
         return False
     pm.distributions[name] = dist
+    if own:
+        pm.own.add(name)
     return True
 
 
 def _load_one(pm: GraphopsPluginManager, item: Any) -> None:
     if isinstance(item, str):  # a module name given in GRAPHOPS_PLUGINS
-        name, dist, load = item, "not an installed entry point", lambda: importlib.import_module(item)
+        name, dist, load, own = item, "not an installed entry point", lambda: importlib.import_module(item), False
     else:
-        name, dist, load = item.name, _dist_name(item), item.load
+        name, dist, load, own = item.name, _dist_name(item), item.load, _is_own(item)
     try:
         plugin = load()
-    except Exception as exc:
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: the plugin failed, the process goes on
+        if not plugin_fault(exc):
+            raise
         pm.fail(name, dist, f"failed to import: {type(exc).__name__}: {exc}")
         return
-    register_plugin(pm, plugin, name, dist)
+    register_plugin(pm, plugin, name, dist, own)
 
 
 def load_entry_points(pm: GraphopsPluginManager, wanted: list[str] | None = None) -> None:
@@ -118,7 +149,7 @@ def load_entry_points(pm: GraphopsPluginManager, wanted: list[str] | None = None
 def make_plugin_manager(autoload: bool | None = None, plugins: list[str] | None = None) -> GraphopsPluginManager:
     """A fresh plugin manager; ``None`` arguments follow the environment switches."""
     pm = GraphopsPluginManager()
-    register_plugin(pm, builtins, "graphops.host.builtins", "graphops (built in)")
+    register_plugin(pm, builtins, "graphops.host.builtins", "graphops (built in)", own=True)
     if plugins is None and os.environ.get("GRAPHOPS_PLUGINS"):
         plugins = [p.strip() for p in os.environ["GRAPHOPS_PLUGINS"].split(",") if p.strip()]
     if autoload is None:
@@ -139,7 +170,9 @@ def call_hook(pm: GraphopsPluginManager, hook: str, *, first: bool = False, **kw
     for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):
         try:
             value = impl.function(*(kwargs[a] for a in impl.argnames))
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too (plugin_fault)
+            if not plugin_fault(exc):
+                raise
             log.warning("plugin %r: its %s hook raised %s: %s; ignored", impl.plugin_name, hook,
                         type(exc).__name__, exc)
             continue

@@ -2,8 +2,11 @@
 
 Each plugin's hook is called on its own: a plugin whose hook raises or returns something
 other than the declared objects is recorded as failed (with its distribution) and left
-out, and the others are registered. A name claimed by two plugins is given to neither:
-using it raises a :class:`PluginError` that names both plugins and how to choose.
+out, and the others are registered. A name (or file suffix) claimed by two third-party plugins is
+given to neither: using it raises a :class:`PluginError` that names both plugins and how to choose.
+A name claimed by graphops' own plugins (the distribution ``graphops``: the in-tree plugins and
+:mod:`graphops.host.builtins`) and by a third-party one stays graphops': the third-party one is
+recorded, naming both, and left out, so no plugin can take ``describe`` or ``.csv`` from everyone.
 
 Every ``"module:function"`` target is resolved from its source as the registry is built (nothing
 is imported; :mod:`graphops.host.targets`): a backend whose target cannot be found or whose
@@ -20,7 +23,7 @@ from typing import Any
 from graphops.host.algorithm import Algorithm, Command, Generator, Reader
 from graphops.errors import InputError, PluginError, choices, did_you_mean
 from graphops.host.contract import backend_problems
-from graphops.host.manager import GraphopsPluginManager, get_plugin_manager
+from graphops.host.manager import GraphopsPluginManager, get_plugin_manager, plugin_fault
 from graphops.host.targets import Sources, TargetError, sentence
 
 __all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
@@ -36,7 +39,9 @@ def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
         dist = pm.distributions.get(name, "?")
         try:
             got = list(impl.function() or ())
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: the plugin failed, the process goes on
+            if not plugin_fault(exc):
+                raise
             pm.fail(name, dist, f"was left out: its {hook}() raised {type(exc).__name__}: {exc}")
             pm.unregister(name=name)
             continue
@@ -46,7 +51,7 @@ def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
                                 f"graphops.{kind.__name__} objects")
             pm.unregister(name=name)
             continue
-        known = {"distribution": dist} if kind is Algorithm and dist != "?" else {}
+        known = {"distribution": dist} if kind in (Algorithm, Reader) and dist != "?" else {}
         items += [dataclasses.replace(x, plugin=name, **known) for x in got]
     return items
 
@@ -146,18 +151,24 @@ class Registry:
         return kept
 
     def _index(self, items: list[Any], what: str, keys: Any) -> dict[str, Any]:
-        """Items by each of their keys; a key claimed twice goes to neither (recorded)."""
+        """Items by each of their keys. A key claimed by graphops' own plugin and third-party ones stays
+        graphops'; a key claimed only by third-party plugins, or twice by graphops, goes to neither.
+        Each loser is recorded, naming both sides."""
         owners: dict[str, list[Any]] = {}
         for item in items:
             for key in keys(item):
                 owners.setdefault(key, []).append(item)
         out = {}
         for key, claimed in owners.items():
-            if len(claimed) == 1:
-                out[key] = claimed[0]
+            own = [c for c in claimed if c.plugin in self.pm.own]
+            if len(claimed) == 1 or len(own) == 1:
+                out[key] = own[0] if own else claimed[0]
+                for other in (c for c in claimed if c is not out[key]):
+                    self.conflicts[f"{what} {key} of {other.plugin}"] = self._plugin_error(
+                        other.plugin, f"{what} {key!r} is not used: it is graphops' own, registered by "
+                                      f"{self._who(own[0].plugin)}, which keeps it. Rename it in the plugin")
                 continue
-            who = " and ".join(f"plugin {c.plugin!r} ({self.pm.distributions.get(c.plugin, '?')})"
-                               for c in claimed)
+            who = " and ".join(self._who(c.plugin) for c in claimed)
             self.conflicts[key] = PluginError(
                 f"{what} {key!r} is registered by {who}, so neither is used. Uninstall one, or "
                 f"choose plugins with GRAPHOPS_PLUGINS=<names>", plugin=claimed[-1].plugin)

@@ -112,7 +112,9 @@ def _siblings(module: str) -> list[str]:
     parent, _, _ = module.rpartition(".")
     try:
         spec = importlib.util.find_spec(parent) if parent else None
-    except Exception:  # noqa: BLE001 - a parent that fails to import has no siblings to offer
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - a parent that fails to import (SystemExit too) has no siblings
         return []
     paths = getattr(spec, "submodule_search_locations", None) or []
     return [f"{parent}.{m.name}" for m in pkgutil.iter_modules(paths)]
@@ -138,7 +140,9 @@ class Sources:
     def _find(name: str) -> _Module | None:
         try:
             spec = importlib.util.find_spec(name)
-        except Exception as exc:  # noqa: BLE001 - a parent package that is missing or fails to import
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a parent package missing or failing to import (SystemExit too)
             raise TargetError(f"module {name!r} cannot be found ({type(exc).__name__}: {exc})"
                               f"{did_you_mean(name, _siblings(name))}") from None
         if spec is None:
