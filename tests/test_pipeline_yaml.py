@@ -1,14 +1,17 @@
 """Pipeline YAML read safely: alias bombs refused before they expand, repeated keys refused with
-their place, merge keys still merged, nesting too deep refused in a line."""
+their place, merge keys still merged, nesting too deep refused in a line, numbers read by YAML 1.2's
+core schema."""
 from __future__ import annotations
 
+import math
+import re
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, event, given, settings, strategies as st
 
 import graphops as go
 from graphops.errors import ConfigError
@@ -206,3 +209,89 @@ def test_a_file_read_for_its_graphs_alone_is_read_as_safely(tmp_path, text, tail
     with pytest.raises(ConfigError) as info:
         Sources.from_file(path)
     assert tail in str(info.value)
+
+
+# --- numbers by YAML 1.2's core schema ----------------------------------------------------------
+
+def yaml12(text: str):
+    """What YAML 1.2's core schema (spec 10.3.2) makes of a plain scalar other than null and booleans, read
+    plainly from its table: an int, a float, else the text itself."""
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(r"0o[0-7]+", text):
+        return int(text[2:], 8)
+    if re.fullmatch(r"0x[0-9a-fA-F]+", text):
+        return int(text[2:], 16)
+    if re.fullmatch(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", text):
+        return float(text)
+    if re.fullmatch(r"[-+]?\.(inf|Inf|INF)", text):
+        return -math.inf if text.startswith("-") else math.inf
+    if re.fullmatch(r"\.(nan|NaN|NAN)", text):
+        return math.nan
+    return text
+
+
+DIGITS = st.text("0123456789", min_size=1, max_size=6)
+NUMBERISH = st.one_of(
+    st.tuples(st.sampled_from(["", "-", "+"]), DIGITS).map("".join),  # 010: ten, not eight
+    st.tuples(st.sampled_from(["0o", "0x", "0b", "-0o", "+0x", "0O", "0X"]),
+              st.text("0123456789abcdefABCDEF", min_size=1, max_size=4)).map("".join),
+    st.tuples(DIGITS, st.sampled_from([":", "_"]), DIGITS).map("".join),  # 1:30 base 60 and 1_000 under 1.1
+    st.tuples(st.sampled_from(["", "-", "+"]), st.sampled_from(["", "1", "12"]), st.sampled_from(["", ".", ".5", ".25"]),
+              st.sampled_from(["", "e3", "E-2", "e+10", "e"])).map("".join),
+    st.tuples(st.sampled_from(["", "-", "+"]), st.sampled_from([".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN",
+                                                                 ".iNf", "inf", ".infinity"])).map("".join),
+    st.text("0123456789+-._:oxeEabcfinIN", min_size=1, max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=NUMBERISH)
+def test_numbers_are_read_by_yaml_1_2s_core_schema(text):
+    """A plain scalar is an integer, a float or text exactly as YAML 1.2's core schema says (YAML 1.1 read
+    ``010`` as 8 and ``1:30`` as 90); a scalar the YAML syntax itself takes otherwise is left out."""
+    import yaml
+
+    from graphops.pipeline.yamlfile import load_yaml
+
+    assume(text.strip())  # an empty value is null
+    try:
+        got = load_yaml(f"v: {text}\n")
+    except yaml.constructor.ConstructorError:
+        raise
+    except yaml.YAMLError:
+        assume(False)  # not a plain scalar here (e.g. '1:' starts a mapping)
+    if not isinstance(got, dict) or set(got) != {"v"}:
+        assume(False)
+    want, value = yaml12(text), got["v"]
+    event(type(want).__name__)
+    if isinstance(want, float) and math.isnan(want):
+        assert isinstance(value, float) and math.isnan(value)
+    else:
+        assert (type(value), value) == (type(want), want), text
+
+
+@pytest.mark.parametrize("text, value", [("010", 10), ("0o17", 15), ("0x1F", 31), ("1:30", "1:30"), ("1_000", "1_000"),
+                                         ("0b11", "0b11"), ("1e3", 1000.0), ("-.inf", -math.inf), ("1.", 1.0),
+                                         ("2024-01-31", "2024-01-31"), ("!!int 0x10", 16), ("!!float 3", 3.0)])
+def test_yaml_1_1_number_forms_are_text_and_1_2_forms_are_numbers(text, value):
+    from graphops.pipeline.yamlfile import load_yaml
+
+    assert load_yaml(f"v: {text}\n") == {"v": value}
+
+
+def test_a_generated_graph_takes_its_numbers_as_yaml_1_2_reads_them(tmp_path, describe_only):
+    """``scale: 010`` is ten (YAML 1.1: eight), and ``seed: 1:30`` is text, refused (YAML 1.1: 90)."""
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {generate: {kind: rmat, scale: 010, seed: 1}}}\n"
+                    "steps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n")
+    assert go.load_pipeline(path, describe_only).sources.generator("g")[1].scale == 10
+    message = errors_of(tmp_path, "version: 1\ngraphs: {g: {generate: {kind: rmat, scale: 8, seed: 1:30}}}\n"
+                                  "steps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n", describe_only)
+    assert "==> At graphs.g\n==> At key: generate.seed\n" in message and "(got '1:30')" in message
+
+
+def test_an_explicit_int_tag_takes_only_yaml_1_2_forms(tmp_path, describe_only):
+    assert errors_of(tmp_path, "version: !!int 1_0\n", describe_only) == (
+        "p.yaml is invalid (1 error)\n==> At line 1, column 10\n=====> '1_0' is not an integer (YAML 1.2: decimal "
+        "digits, 0o octal or 0x hex)")

@@ -41,7 +41,7 @@ def read_config(path: str | os.PathLike) -> tuple[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = (f"At line {mark.line + 1}, column {mark.column + 1}",) if mark else ()
         problem = getattr(exc, "problem", None) or str(exc)
-        what = "" if isinstance(exc, AliasBudgetError) else "YAML syntax error: "
+        what = "" if isinstance(exc, (AliasBudgetError, yaml.constructor.ConstructorError)) else "YAML syntax error: "
         raise config_error(file, f"{what}{problem}", *where) from None
     except RecursionError:
         raise config_error(file, "The YAML is nested too deeply to read (hundreds of levels); a pipeline file "

@@ -1,8 +1,12 @@
-"""Pipeline YAML read safely: YAML 1.2 booleans, aliases within a budget, no repeated keys.
+"""Pipeline YAML read safely: YAML 1.2 scalars, aliases within a budget, no repeated keys.
 
 * **Booleans**: only ``true``/``false`` (any case variant YAML 1.2 allows). Under YAML 1.1 a bare
   ``on``, ``off``, ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}``
   would lose its ``on`` key; parameters that are booleans still take those words (pydantic reads them).
+* **Numbers** by YAML 1.2's core schema: integers in decimal (``010`` is ten), ``0o`` octal or ``0x``
+  hex; floats such as ``1.5``, ``.5``, ``1e3``, ``-.inf``, ``.nan``. YAML 1.1's other forms are text:
+  ``1:30`` (base 60), ``0b101``, ``1_000``. Nor is ``2024-01-31`` a date (1.2's core schema has no
+  timestamps): it is the text as written. An explicit ``!!int``/``!!float`` tag takes the same forms.
 * **Aliases** (``*name``) share the node of their anchor (``&name``), so a few lines can stand for
   billions of nodes ("billion laughs"). Whatever reads the data later (validation, an error message
   showing the value) may walk it whole. The nodes each alias stands for are counted while the file
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import yaml
+from yaml.constructor import ConstructorError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 __all__ = ["MAX_ALIAS_NODES", "SCALAR_CHARS_PER_NODE", "AliasBudgetError", "Duplicate", "DuplicateKeysError",
@@ -29,6 +34,11 @@ __all__ = ["MAX_ALIAS_NODES", "SCALAR_CHARS_PER_NODE", "AliasBudgetError", "Dupl
 MAX_ALIAS_NODES = 250_000  # nodes a file's aliases may stand for, all together (a pipeline uses a few dozen)
 SCALAR_CHARS_PER_NODE = 20  # a scalar reached through an alias counts one node more per this many characters
 _MERGE = "tag:yaml.org,2002:merge"
+_TAG = "tag:yaml.org,2002:"
+# YAML 1.2 core schema (spec 10.3.2): the plain scalars that are integers and floats
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 
 
 class AliasBudgetError(yaml.YAMLError):
@@ -149,12 +159,40 @@ class _Loader(yaml.SafeLoader):
         return key
 
 
+def _construct_int(loader: _Loader, node: ScalarNode) -> int:
+    """An integer of YAML 1.2's core schema: decimal (``010`` is ten), ``0o`` octal, ``0x`` hex."""
+    text = loader.construct_scalar(node)
+    if not _INT.fullmatch(text):
+        raise ConstructorError(None, None, f"{text!r} is not an integer (YAML 1.2: decimal digits, 0o octal or 0x "
+                               f"hex)", node.start_mark)
+    try:
+        return int(text[2:], 8 if text[1] == "o" else 16) if text[:2] in ("0o", "0x") else int(text, 10)
+    except ValueError:  # past Python's limit on digits read as an integer
+        raise ConstructorError(None, None, f"the integer of {len(text):,} digits is too long to read",
+                               node.start_mark) from None
+
+
+def _construct_float(loader: _Loader, node: ScalarNode) -> float:
+    """A float of YAML 1.2's core schema: ``1.5``, ``.5``, ``1e3``, ``-.inf``, ``.nan``."""
+    text = loader.construct_scalar(node)
+    if not _FLOAT.fullmatch(text):
+        raise ConstructorError(None, None, f"{text!r} is not a number (YAML 1.2: e.g. 1.5, .5, 1e3, -.inf, .nan)",
+                               node.start_mark)
+    if text.lstrip("-+").lower() in (".inf", ".nan"):
+        return float(text.replace(".", "").lower())  # "-inf", "nan"
+    return float(text)
+
+
+_DROPPED = {_TAG + t for t in ("bool", "int", "float", "timestamp", "value")}  # YAML 1.1's, replaced or gone
 _Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _DROPPED]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
+_Loader.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_Loader.add_implicit_resolver(_TAG + "int", re.compile(rf"^(?:{_INT.pattern})$"), list("-+0123456789"))
+_Loader.add_implicit_resolver(_TAG + "float", re.compile(rf"^(?:{_FLOAT.pattern})$"), list("-+.0123456789"))
+_Loader.add_constructor(_TAG + "int", _construct_int)  # also for an explicit !!int
+_Loader.add_constructor(_TAG + "float", _construct_float)
 
 
 def load_yaml(text: str) -> Any:
