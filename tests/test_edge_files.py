@@ -80,11 +80,12 @@ def test_hash_and_percent_both_start_comments(tmp_path, text):
 
 
 def test_ids_of_thousands_of_digits_are_beyond_int64_not_a_crash(tmp_path):
+    """A 5,000-digit id hit Python's int-string limit (a bug report); a weight as long is shown cut too."""
     big = "1" * 5000
     with pytest.raises(go.InputError) as info:
         _read(tmp_path, f"{big},2\n3,4\n")
     assert str(info.value) == (
-        f"{tmp_path / 'e.csv'}, line 1, column 1: src id '{'1' * 20}...11111111 (5000 characters)' is beyond the "
+        f"{tmp_path / 'e.csv'}, line 1, column 1: src id '{'1' * 20}...11111111' (5000 characters) is beyond the "
         f"64-bit integer range (|id| < 2**63); read the ids as strings with ids='string' (YAML: ids: string)")
     assert _edges(_read(tmp_path, f"{big},2\n3,4\n", ids="string")) == [(big, "2"), ("3", "4")]
 
@@ -274,3 +275,59 @@ def test_a_line_of_blanks_is_blank_whatever_the_blank(tmp_path, name, text):
     """Rule 1: a line of a tab or a form feed is blank (it was a row of missing ids, named on the
     wrong line, or line -1)."""
     assert _edges(_read(tmp_path, text, name)) == [(1, 2), (3, 4)]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"directed": "no"}, "read_graph: directed must be True, False or None (the format's own); got 'no'"),
+    ({"dedupe": "no"}, "read_graph: dedupe must be True or False; got 'no'"),
+    ({"weight": 2.9}, "read_graph: weight must be a column name (a str) or a position counted from 0 (an int); got 2.9"),
+    ({"src": True}, "read_graph: src must be a column name (a str) or a position counted from 0 (an int); got True"),
+    ({"dst": -1}, "read_graph: dst must be a column name (a str) or a position counted from 0 (an int); got -1"),
+    ({"columns": "ab"}, "read_graph: columns must name the leading columns, each once (a list of strings, e.g. "
+                        "['src', 'dst']); got 'ab'"),
+    ({"columns": []}, "read_graph: columns must name the leading columns, each once (a list of strings, e.g. "
+                      "['src', 'dst']); got []"),
+])
+def test_read_graph_arguments_are_checked_by_type(tmp_path, kwargs, message):
+    """directed='no' was truthy (a directed graph), weight=2.9 read column 2, columns='ab' two columns."""
+    with pytest.raises(TypeError) as info:
+        _read(tmp_path, "1,2,3\n2,3,4\n", **kwargs)
+    assert str(info.value) == message
+
+
+def test_a_symmetric_matrix_market_file_is_not_read_as_directed(tmp_path):
+    text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n"
+    assert _edges(_read(tmp_path, text, "e.mtx")) == [(2, 1), (3, 2)]
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, text, "e.mtx", directed=True)
+    assert str(info.value) == (f"{tmp_path / 'e.mtx'}, line 1: a symmetric MatrixMarket matrix stores one triangle of "
+                               f"an undirected graph; read it with directed=False (YAML: directed: false)")
+
+
+@pytest.mark.parametrize("data, message", [
+    ("1,2\n3,4\n".encode("utf-16"), ": UTF-16 text; graphops reads text files in UTF-8"),
+    ("1,2\n3,4\n".encode("utf-16-le"), ": holds NUL bytes, so it is not UTF-8 text"),
+    ("1,2\nJos\xe9,3\n".encode("latin-1"), ", line 2: not UTF-8 text"),
+])
+def test_text_that_is_not_utf8_is_named_as_such(tmp_path, data, message):
+    """UTF-16 and Latin-1 files were reported as ragged rows ('1 field, expected 2')."""
+    path = tmp_path / "e.csv"
+    path.write_bytes(data)
+    with pytest.raises(go.InputError) as info:
+        go.read_graph(path)
+    assert str(info.value).startswith(f"{path}{message}")
+
+
+@pytest.mark.parametrize("values, kind", [([[1, 2], [3]], "list"), ([b"a", b"b"], "bytes"), ([True, False], "bool")])
+def test_ids_that_are_neither_integers_nor_strings_are_named(values, kind):
+    """'mixes list and list vertex ids' said nothing of what was wrong."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"s": pd.Series(values, dtype=object), "d": ["x", "y"]})
+    with pytest.raises(go.InputError, match=f"src column 's' holds {kind} values .*; vertex ids are integers or strings"):
+        go.Graph.from_edgelist(frame, "s", "d")
+
+
+def test_an_empty_weight_is_named_missing(tmp_path):
+    with pytest.raises(go.InputError, match=r"line 1, column 3: weight is missing \(an empty field\)"):
+        _read(tmp_path, "0,1,,9\n1,2,3,4\n", weight=2)

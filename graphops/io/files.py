@@ -21,6 +21,7 @@ import numpy as np
 from graphops.host.algorithm import ReadOptions, load_target
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError, choices, did_you_mean
+from graphops.io.textcheck import field
 from graphops.io.textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
@@ -101,6 +102,16 @@ def _mtx_size(path: Path, line: int, size: list[str]) -> tuple[int, int, int]:
     return n_rows, n_cols, nnz
 
 
+def _one_triangle(path: Path) -> None:
+    """A symmetric MatrixMarket file stores one triangle of an undirected graph: read as directed, the
+    other triangle's arcs would be silently missing."""
+    with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
+        banner = fh.readline().lower().split()
+    if banner[4:5] and banner[4] in ("symmetric", "skew-symmetric", "hermitian"):
+        raise InputError(f"{path}, line 1: a {banner[4]} MatrixMarket matrix stores one triangle of an undirected "
+                         f"graph; read it with directed=False (YAML: directed: false)")
+
+
 def read_mtx(path: Path, device: Device, options: ReadOptions) -> Any:
     """A MatrixMarket coordinate file as a frame with columns ``row``, ``col`` [, ``value``]:
     indices from 1 up to the size line's, values finite numbers, the promised number of entries."""
@@ -156,7 +167,7 @@ def _mtx_values(frame: pd.DataFrame, layout: TextLayout, field: str) -> Any:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         kind = "an integer" if field == "integer" else "a finite number"
-        raise InputError(f"{layout.where(row, 2)}: value {frame['value'].iloc[row]!r} is not {kind} (field "
+        raise InputError(f"{layout.where(row, 2)}: value {field(frame['value'].iloc[row])} is not {kind} (field "
                          f"{field!r})")
     return values.astype("int64") if field == "integer" else values
 
@@ -223,11 +234,14 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     registry = registry or get_registry()
     _check_choice("header", header, ("auto", True, False))
     _check_choice("ids", ids, ("auto", "integer", "string"))
+    _check_arguments(directed, dedupe, columns, {"src": src, "dst": dst, "weight": weight})
     path = file_path(path)
     _check_file(path)
     reader = registry.reader(format) if format else registry.reader(infer_format(path, registry))
     fn = load_target(reader.target)
     directed = format_directedness(reader, directed, str(path))
+    if directed and reader.target == f"{__name__}:read_mtx":
+        _one_triangle(path)
     options = ReadOptions(None if columns is None else tuple(columns), header, ids,
                           {"src": src, "dst": dst, "weight": weight})
     unfit = [k for k in options.asked() if k not in reader.options]
@@ -242,8 +256,29 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
     try:
         return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
-    except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which file
-        raise InputError(f"{path}: {exc}") from None
+    except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which files
+        raise InputError(f"{path}{'' if nodes is None else f' (nodes: {nodes})'}: {exc}") from None
+
+
+def _check_arguments(directed: Any, dedupe: Any, columns: Any, roles: dict[str, Any]) -> None:
+    """read_graph's flags and column arguments, by type: ``directed="no"`` is truthy, ``weight=2.9``
+    was column 2, ``columns="ab"`` two columns ``a`` and ``b``."""
+    from graphops.errors import InputTypeError
+
+    if directed is not None and not isinstance(directed, (bool, np.bool_)):
+        raise InputTypeError(f"read_graph: directed must be True, False or None (the format's own); got {directed!r}")
+    if not isinstance(dedupe, (bool, np.bool_)):
+        raise InputTypeError(f"read_graph: dedupe must be True or False; got {dedupe!r}")
+    for role, spec in roles.items():
+        position = isinstance(spec, (int, np.integer)) and not isinstance(spec, (bool, np.bool_))
+        if spec is not None and not (isinstance(spec, str) or position) or (position and spec < 0):
+            raise InputTypeError(f"read_graph: {role} must be a column name (a str) or a position counted from 0 "
+                                 f"(an int); got {spec!r}")
+    if columns is not None:
+        names = list(columns) if not isinstance(columns, (str, bytes)) and hasattr(columns, "__iter__") else None
+        if not names or not all(isinstance(c, str) and c for c in names) or len(set(names)) < len(names):
+            raise InputTypeError(f"read_graph: columns must name the leading columns, each once (a list of "
+                                 f"strings, e.g. ['src', 'dst']); got {columns!r}")
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:

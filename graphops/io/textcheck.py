@@ -12,7 +12,7 @@ from graphops.errors import InputError
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["Checks", "is_number", "empty_column", "INT_DIGITS"]
+__all__ = ["Checks", "is_number", "empty_column", "field", "INT_DIGITS"]
 
 _INT = r"[+-]?[0-9]+"
 _NUMBER = r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)"
@@ -57,6 +57,12 @@ def beyond_int64(tokens: Any) -> np.ndarray:
     past = np.where(negative, (magnitude > str(_INT64_MAX + 1)).to_numpy(dtype=bool, na_value=False),
                     (magnitude > str(_INT64_MAX)).to_numpy(dtype=bool, na_value=False))
     return (digits > INT_DIGITS) | (edge & past)
+
+
+def field(value: Any) -> str:
+    """A field's text for a message, quoted; a long one cut, with its length."""
+    text = str(value)
+    return repr(text) if len(text) <= 40 else repr(f"{text[:20]}...{text[-8:]}") + f" ({len(text)} characters)"
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -125,7 +131,7 @@ class Checks:
             hint = ("vertex ids must be integers (ids: integer)" if ids == "integer" else
                     "other ids in this column are integers; if vertex ids are names, read them as strings "
                     "with ids='string' (YAML: ids: string)")
-            raise InputError(f"{self.where(bad, col)}: {role} id {str(series.iloc[bad])!r} is not an integer; "
+            raise InputError(f"{self.where(bad, col)}: {role} id {field(series.iloc[bad])} is not an integer; "
                              f"{hint}{self.fix_header(bad)}")
         self.frame[col] = self.int64(series, col, role)
         return "integer"
@@ -139,10 +145,9 @@ class Checks:
     def refuse_beyond(self, too_big: np.ndarray, series: Any, col: str, role: str) -> None:
         row = _first(too_big)
         if row is not None:
-            shown = str(series.iloc[row])
-            shown = shown if len(shown) <= 40 else f"{shown[:20]}...{shown[-8:]} ({len(shown)} characters)"
-            raise InputError(f"{self.where(row, col)}: {role} id {shown!r} is beyond the 64-bit integer range "
-                             f"(|id| < 2**63); read the ids as strings with ids='string' (YAML: ids: string)")
+            raise InputError(f"{self.where(row, col)}: {role} id {field(series.iloc[row])} is beyond the 64-bit "
+                             f"integer range (|id| < 2**63); read the ids as strings with ids='string' (YAML: ids: "
+                             f"string)")
 
     def int64(self, series: Any, col: str, role: str) -> np.ndarray:
         self.refuse_beyond(beyond_int64(series), series, col, role)
@@ -153,8 +158,9 @@ class Checks:
         values = pd.to_numeric(series, errors="coerce").astype("float64")
         bad = _first(~np.isfinite(values.to_numpy()))
         if bad is not None:
-            raise InputError(f"{self.where(bad, col)}: weight {str(series.iloc[bad])!r} is not a finite number; "
-                             f"weights must be numbers{self.fix_header(bad)}")
+            what = "is missing (an empty field)" if empty_column(series.iloc[bad:bad + 1])[0] else \
+                f"{field(series.iloc[bad])} is not a finite number"
+            raise InputError(f"{self.where(bad, col)}: weight {what}; weights must be numbers{self.fix_header(bad)}")
         return values
 
     def text_over_numbers(self, col: str) -> None:
@@ -167,5 +173,5 @@ class Checks:
         number = present & (_matches(series, _NUMBER) | other)
         text = present & ~number
         if text[0] and not text[1:].any() and number[1:].any():
-            raise InputError(f"{self.where(0, col)}: {series.iloc[0]!r} is text in a column of numbers; if line 1 "
+            raise InputError(f"{self.where(0, col)}: {field(series.iloc[0])} is text in a column of numbers; if line 1 "
                              f"is a header, pass header=True (YAML: header: true), else fix the value")

@@ -1,17 +1,19 @@
 """Delimited text edge lists (.csv/.tsv/.txt/.edges) and the rule graphops reads them by.
 
-1. **Lines.** Text is UTF-8; a byte-order mark before the first line is not part of it. Blank
-   lines are skipped; ``#`` and ``%`` both start comments, so lines starting with either are
+1. **Lines.** Text is UTF-8 (UTF-16, binary and other encodings are refused, naming the line);
+   a byte-order mark before the first line is not part of it. Blank lines (spaces, tabs, form
+   feeds) are skipped; ``#`` and ``%`` both start comments, so lines starting with either are
    skipped and so is the rest of a line from either character on (``1 2 # note``).
 2. **Fields.** Fields are split by commas when the first line holds one, else by tabs when it
    holds one, else by runs of spaces. Every row has as many fields as the first line; a row with
    fewer or more is refused, unless ``columns=[...]`` names the columns to read: then the first
    ``len(columns)`` fields of each row are read (every row must have them) and the rest are not.
-   A last field that is empty on every line (a delimiter ending each line: ``1,2,``) is no
-   column. A line may hold at most :data:`MAX_FIELDS` fields, unless ``columns=`` names the
+   A field may be quoted as in CSV (``"smith, ann"`` is one field; the quotes are not part of it),
+   and blanks around a field, quoted or not, are not part of it either. A last field that is
+   empty on every line (a delimiter ending each line: ``1,2,``) is no column. A line may hold at most :data:`MAX_FIELDS` fields, unless ``columns=`` names the
    leading ones to read.
-3. **Header.** ``header=True``/``False`` decide it. ``header="auto"`` takes the first line as a
-   header when (a) a column is named by a name (``src="from"``; the line must then not be all
+3. **Header.** ``header=True``/``False`` decide it. ``header="auto"`` decides on the first 200
+   data lines and takes the first line as a header when (a) a column is named by a name (``src="from"``; the line must then not be all
    numbers), or (b) one of its id fields (the ``src`` and ``dst`` columns) is not a number while
    that column holds numbers on the lines below (``src dst`` over ``1 2``), or (c) none of its id
    fields is a number and those below cannot tell (names, or names and numbers mixed), and
@@ -20,7 +22,7 @@
    ``node1``, ...; :data:`COLUMN_WORDS`) that appears in no id column below (``from to`` over
    names). Anything else is data: ``1 2 abc`` over ``2 3 1`` is an edge, and its ``abc`` is
    refused by rule 5. A header names each column once.
-4. **Ids.** Vertex ids are integers (within int64) or strings. ``ids="auto"`` reads a column of
+4. **Ids.** Vertex ids are integers (ASCII digits, within int64) or strings. ``ids="auto"`` reads a column of
    integers as integers and a column of names as strings (when either id column holds names,
    both are strings); a column mixing the two, or an integer beyond int64, is refused with the
    fix (``ids="string"``). ``ids="integer"`` or ``"string"`` decide it.
@@ -81,6 +83,18 @@ def _present(path: Path, chars: str) -> str:
             return "".join(c for c in chars if mm.find(c.encode()) >= 0)
 
 
+def _check_text(path: Path) -> None:
+    """A file that is UTF-16 or binary is named as such (decoded as UTF-8 it would look ragged)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{path}: UTF-16 text; graphops reads text files in UTF-8: convert the file (e.g. "
+                         f"iconv -f UTF-16 -t UTF-8)")
+    if b"\x00" in head:
+        raise InputError(f"{path}: holds NUL bytes, so it is not UTF-8 text (a binary file, or UTF-16/32 without a "
+                         f"byte-order mark); graphops reads edge lists as UTF-8 text, or Parquet (.parquet)")
+
+
 class TextLayout:
     """A text file's comment characters, leading lines to skip, separator, and its first data rows
     (with their file line numbers)."""
@@ -90,10 +104,14 @@ class TextLayout:
         self.comments = comment or COMMENTS
         self._cut = re.compile("[" + re.escape(self.comments) + "]")
         self.sample: list[tuple[int, str]] = []  # (file line, the line without its comment)
+        _check_text(self.path)
         with open(self.path, "r", encoding="utf-8-sig", errors="replace") as fh:
             for number, raw in enumerate(fh, start=1):
                 if number <= skip:
                     continue
+                if "\ufffd" in raw:
+                    raise InputError(f"{self.path}, line {number}: not UTF-8 text; graphops reads text files in "
+                                     f"UTF-8: convert the file (e.g. iconv -t UTF-8)")
                 kept = self.uncommented(raw)
                 if not self.sample and not kept.strip():  # leading blank and comment lines
                     self.skip = number
@@ -337,9 +355,7 @@ def _parse(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype:
 
 def _stripped(frame: pd.DataFrame, layout: TextLayout) -> pd.DataFrame:
     """Text fields without the blanks around them: 'bob ,x', 'bob # note' and a line of a form feed
-    leave blanks that are not the value's (split by spaces, there are none)."""
-    if layout.sep == r"\s+":
-        return frame
+    leave blanks that are not the value's (pandas splits by spaces and tabs, not form feeds)."""
     for k in _of_kind(frame, "O"):
         column = frame.iloc[:, k]
         kind = pd.api.types.infer_dtype(column, skipna=True)
@@ -380,6 +396,9 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
             str(t) == "double" and _beyond_exact(table.column(k)) for k, t in enumerate(table.schema.types)):
         return None
     frame = table.to_pandas()
+    for k, kind in enumerate(table.schema.types):
+        if str(kind) == "null":  # a column of empty fields: pandas reads NaN, a float column
+            frame.isetitem(k, np.full(len(frame), np.nan))
     if _empty_rows(frame, every=True).any():  # a line of a tab: blank by rule 1, a row to the parser
         return None
     if not header:

@@ -131,6 +131,14 @@ def _object_kind(series: Any, role: str) -> str:
     if inferred == "integer":
         return "i"
     values = series.tolist()
+    row = next((i for i, v in enumerate(values) if not isinstance(v, (str, int)) or isinstance(v, bool)), None)
+    if row is not None:  # lists, decimals, bytes, records...: not ids at all
+        shown = repr(values[row])
+        raise InputError(
+            f"{role} column {series.name!r} holds {type(values[row]).__name__} values (row {row}: "
+            f"{shown if len(shown) <= 60 else shown[:57] + '...'}); vertex ids are integers or strings. "
+            f"Convert the column (.astype(str) or .astype('int64'))"
+        )
     first = type(values[0])
     row = next((i for i, v in enumerate(values) if type(v) is not first), 0)
     raise InputError(

@@ -4,9 +4,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Sequence
 
+import numpy as np
+
 from graphops.model.csr import CSR, CSRViews, build_csr
 from graphops.base.device import Device, device_of, to_device, unproxy
-from graphops.errors import InputError
+from graphops.errors import InputError, InputTypeError
 from graphops.model.frames import (check_columns, column_array, id_array, new_frame, plain_values, take_rows, to_family,
                      weight_array)
 from graphops.model.ids import IdMap
@@ -70,6 +72,9 @@ class Graph(CSRViews):
         """
         from graphops.model.daskgraph import DaskGraph, is_dask_frame
 
+        for name, flag in (("directed", directed), ("dedupe", dedupe)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise InputTypeError(f"Graph.from_edgelist: {name} must be True or False; got {flag!r}")
         if is_dask_frame(df):
             extra = [k for k, v in (("edge_attrs", edge_attrs), ("nodes", nodes), ("dedupe", dedupe)) if v]
             if extra:
