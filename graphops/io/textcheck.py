@@ -100,8 +100,22 @@ class Checks:
         if cols["weight"] is not None:
             self.frame[cols["weight"]] = self.weights(cols["weight"])
         if not self.header:
-            for col in [c for c, d in self.frame.dtypes.items() if d.kind == "O" and c not in cols.values()]:
+            for col in self.text_over_text(cols):
                 self.text_over_numbers(col)
+
+    def text_over_text(self, cols: dict[str, str | None]) -> list[str]:
+        """Text columns whose first value may be an unseen header (rule 5): text over a number or an
+        empty field on the next line; read from the first two rows at once (a column of names is no
+        candidate, so a wide file of names is not searched column by column)."""
+        head = self.frame.iloc[:2].to_numpy(dtype=object)
+        if len(head) < 2:
+            return []
+
+        def text(v: Any) -> bool:
+            return isinstance(v, str) and v != "" and not is_number(v)
+
+        return [c for k, (c, d) in enumerate(self.frame.dtypes.items()) if d.kind == "O" and c not in cols.values()
+                and text(head[0, k]) and not text(head[1, k])]
 
     def no_shadows(self, cols: dict[str, str | None]) -> None:
         """A header naming an attribute column ``src``, ``dst`` or (weighted) ``weight``, which the

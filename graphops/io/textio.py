@@ -399,7 +399,7 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
     for k, kind in enumerate(table.schema.types):
         if str(kind) == "null":  # a column of empty fields: pandas reads NaN, a float column
             frame.isetitem(k, np.full(len(frame), np.nan))
-    if _empty_rows(frame, every=True).any():  # a line of a tab: blank by rule 1, a row to the parser
+    if _blank_rows(frame).any():  # a line of a tab: blank by rule 1, a row to the parser
         return None
     if not header:
         frame.columns = range(frame.shape[1])  # as pandas numbers the columns of a file without a header
@@ -435,22 +435,27 @@ def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dty
                          f"text") from None
 
 
-def _empty_rows(frame: pd.DataFrame, every: bool) -> np.ndarray:
-    """Rows with every field empty (``every``), or with any field empty (integers are never empty)."""
+def _blank_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Rows with every field empty (integers are never empty): found on the first column, then
+    checked on the others only where it is empty, so a wide frame costs one column."""
     cols = _of_kind(frame, "iub", exclude=True)
-    if every and len(cols) < frame.shape[1]:
-        return np.zeros(len(frame), bool)
-    out = np.full(len(frame), every)
-    for k in cols:
-        out = (out & empty_column(frame.iloc[:, k])) if every else (out | empty_column(frame.iloc[:, k]))
-    return out
+    blank = np.zeros(len(frame), bool)
+    if not cols or len(cols) < frame.shape[1]:
+        return blank
+    rows = np.flatnonzero(empty_column(frame.iloc[:, cols[0]]))
+    for k in cols[1:]:
+        if not len(rows):
+            break
+        rows = rows[empty_column(frame.iloc[rows, k])]
+    blank[rows] = True
+    return blank
 
 
 def _comment_rows(frame: pd.DataFrame, layout: TextLayout) -> list[int]:
     """0-based file lines that pandas reads as rows of empty fields but rule 1 calls comments or
     blank (indented comments ``  # note``; a line of a tab or a form feed); looked for only when
     ``frame`` has such a row."""
-    if frame.empty or not _empty_rows(frame, every=True).any():
+    if frame.empty or not _blank_rows(frame).any():
         return []
     with open(layout.path, "r", encoding="utf-8-sig", errors="replace") as fh:
         return [number for number, raw in enumerate(fh) if number >= layout.skip and raw.strip("\r\n")
@@ -467,10 +472,12 @@ def _as_written(frame: pd.DataFrame, layout: TextLayout, header: bool, names: Se
         spec = roles.get(role, default) if roles.get(role) is not None else default
         name = labels.get(str(spec)) if isinstance(spec, str) else (frame.columns[spec] if spec < frame.shape[1] else None)
         ids.add(name)
+    dtypes = list(frame.dtypes)
+
     def typed_unlike_text(k: int) -> bool:
-        kind = frame.dtypes.iloc[k].kind
+        kind = dtypes[k].kind
         return kind == "b" or (kind == "f" and frame.columns[k] in ids) or (
-            frame.dtypes.iloc[k] == object and pd.api.types.infer_dtype(frame.iloc[:, k], skipna=True) == "boolean")
+            dtypes[k] == object and pd.api.types.infer_dtype(frame.iloc[:, k], skipna=True) == "boolean")
 
     again = [frame.columns[k] for k in _of_kind(frame, "bfO") if typed_unlike_text(k)]
     return _parse(layout, header, names, {c: str for c in again}) if again else frame
@@ -485,7 +492,7 @@ def _first_ragged(layout: TextLayout, want: int, at_least: bool) -> InputError |
 
 def _check_short_rows(frame: pd.DataFrame, layout: TextLayout, header: bool, names: Sequence[str] | None) -> None:
     """Rows pandas filled up with NaN because they had fewer fields than the first line."""
-    if not _empty_rows(frame, every=False).any():
+    if frame.shape[1] == 0 or not empty_column(frame.iloc[:, -1]).any():  # a short row ends in empty fields
         return
     err = _first_ragged(layout, len(names) if names else len(layout.rows[0]), bool(names))
     if err is not None:
