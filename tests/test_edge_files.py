@@ -340,3 +340,18 @@ def test_a_wide_file_of_names_costs_about_its_parse(tmp_path):
     start = time.perf_counter()
     assert go.read_graph(path).edges.shape == (100, MAX_FIELDS)
     assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("text", ["1\u00a02\n3\u00a04\n", "1\x0b2\n3\x0b4\n", "a\nb\n", "1,\n2,\n"])
+def test_a_file_of_one_field_a_line_is_named_so(tmp_path, text):
+    """Blanks other than spaces and tabs do not split fields (pandas' rule, now the layout's too: the
+    two disagreed and the message was 'dst=1: the file has 1 column')."""
+    with pytest.raises(go.InputError, match=r"line 1: one field; an edge list has at least two \(src and dst\)"):
+        _read(tmp_path, text, "e.txt" if "," not in text else "e.csv")
+
+
+def test_an_empty_edge_frame_is_a_graph_without_edges():
+    import pandas as pd
+
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [], "dst": []}))  # pandas types empty columns float
+    assert (g.n_vertices, g.n_edges) == (0, 0)

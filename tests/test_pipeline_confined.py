@@ -295,3 +295,190 @@ def test_an_output_is_written_inside_the_output_folder_or_refused(registry, segm
         assert not escapes
         written = Path(summary.steps[0].output)
         assert written.is_file() and Path(os.path.realpath(written)).is_relative_to(folder / "out")
+
+
+# --- a file trusted to write outside: said first, and never past a folder given to the run ----------
+
+def _trusting(folder, output="../../victim/notes.csv"):
+    """The file someone sent: trusted by its own flag to write a file two folders up."""
+    return write(folder, output, top="allow_outside_output_dir: true")
+
+
+@pytest.fixture
+def victim(here):
+    folder, elsewhere = here
+    (elsewhere.parent / "victim").mkdir()
+    notes = elsewhere.parent / "victim" / "notes.csv"
+    notes.write_text("precious\n")
+    return notes
+
+
+def test_a_folder_given_to_the_run_holds_every_output_whatever_the_file_says(here, registry, victim, caplog):
+    folder, elsewhere = here
+    path = _trusting(folder)
+    with pytest.raises(ConfigError) as info:
+        go.run_pipeline(path, registry=registry, out=elsewhere / "inner")
+    assert str(info.value).replace(str(path), "p.yaml") == (
+        "p.yaml is invalid (1 error)\n==> At steps[0] (id='one', algorithm='act')\n==> At key: output\n"
+        "=====> '../../victim/notes.csv' would be written outside the output folder (it climbs out of the folder "
+        "with '..'). Give a path inside it: the folder given to the run (--out) holds every output, whatever the "
+        "file says")
+    assert victim.read_text() == "precious\n"
+    with pytest.raises(OutputError) as info:  # validated for its own folder, then run with one of the caller's
+        go.run_pipeline(go.load_pipeline(path, registry), out=elsewhere / "inner")
+    assert str(info.value) == (
+        f"step 'one': output '../../victim/notes.csv' would be outside the output folder "
+        f"{str(elsewhere / 'inner')!r} (it climbs out of the folder with '..'); nothing was written there. Give a "
+        f"path inside it, the folder given to the run (--out) holds every output, whatever the file says")
+    assert victim.read_text() == "precious\n"
+
+
+def test_the_flag_that_does_not_apply_is_said_in_the_log_and_the_summary(here, registry, caplog):
+    folder, elsewhere = here
+    summary = go.run_pipeline(_trusting(folder, "x.csv"), registry=registry, out=elsewhere)
+    note = (f"{folder / 'p.yaml'} sets allow_outside_output_dir: true, which does not apply to this run: every "
+            f"output stays inside {str(elsewhere)!r}, the folder given to the run (--out)")
+    assert summary.warnings == [note] and note in caplog.text
+    assert json.loads((elsewhere / "p.summary.json").read_text())["warnings"] == [note]
+
+
+def test_a_trusted_file_is_run_after_a_warning_naming_every_path_it_writes_outside(here, registry, victim, caplog):
+    from graphops.pipeline.confine import trust_note
+
+    folder, _ = here
+    path = _trusting(folder)
+    note = (f"{path} sets allow_outside_output_dir: true and will write 1 file(s) outside its output folder "
+            f"{str(folder / 'out')!r}: step 'one': output {str(victim)!r}. Run it only if you trust it; graphops "
+            f"run --out DIR keeps every output inside DIR")
+    assert trust_note(go.load_pipeline(path, registry)) == note
+    caplog.set_level("WARNING", logger="graphops")
+    summary = go.run_pipeline(path, registry=registry)  # the documented contract: honoured, and said first
+    assert victim.read_text() != "precious\n" and summary.warnings == [note]
+    assert [r.getMessage() for r in caplog.records if r.name == "graphops"] == [note]
+
+
+def test_a_trusted_output_dir_outside_the_files_folder_names_every_file_there(here, registry):
+    from graphops.pipeline.confine import trust_note
+
+    folder, elsewhere = here
+    path = write(folder, "x.csv", top="output_dir: ../elsewhere\nallow_outside_output_dir: true")
+    assert trust_note(go.load_pipeline(path, registry)) == (
+        f"{path} sets allow_outside_output_dir: true and will write 2 file(s) outside the folder of the file: "
+        f"step 'one': output {str(elsewhere / 'x.csv')!r}; the run summary {str(elsewhere / 'p.summary.json')!r}. "
+        f"Run it only if you trust it; graphops run --out DIR keeps every output inside DIR")
+
+
+def test_a_trusted_file_writing_only_inside_gets_no_warning(here, registry, caplog):
+    from graphops.pipeline.confine import trust_note
+
+    folder, _ = here
+    path = _trusting(folder, "x.csv")
+    assert trust_note(go.load_pipeline(path, registry)) is None
+    assert go.run_pipeline(path, registry=registry).warnings == []
+
+
+# --- one file by two names: compared by real path -------------------------------------------------
+
+def test_an_input_named_through_a_link_is_not_overwritten(tmp_path, registry):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "e.csv").write_text("0,1\n1,2\n")
+    os.symlink("e.csv", tmp_path / "data" / "alias.csv")
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\noutput_dir: data\ngraphs: {g: {path: data/alias.csv}}\n"
+                    "steps: [{id: s1, algorithm: act, inputs: {graph: g}, backend: cpu, output: e.csv}]\n")
+    data = tmp_path.resolve() / "data"
+    assert refused(path, registry) == (
+        "p.yaml is invalid (1 error)\n==> At steps[0] (id='s1', algorithm='act')\n==> At key: output\n"
+        f"=====> 'e.csv' would overwrite the input of graph 'g' ({str(tmp_path / 'data' / 'alias.csv')!r} and "
+        f"{str(data / 'e.csv')!r} are both {str(data / 'e.csv')!r}); choose another path")
+    assert (tmp_path / "data" / "e.csv").read_text() == "0,1\n1,2\n"
+
+
+def test_an_input_linked_after_validation_is_not_overwritten_at_run_time(tmp_path, registry, monkeypatch):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "e.csv").write_text("0,1\n1,2\n")
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {path: data/e.csv}}\n"
+                    "steps: [{id: s1, algorithm: act, inputs: {graph: g}, backend: cpu, output: x.csv}]\n")
+    loaded = go.load_pipeline(path, registry)
+    _link(tmp_path / "out" / "x.csv", tmp_path / "data" / "e.csv")  # a link inside the output folder... to the input
+    os.replace(tmp_path / "data" / "e.csv", tmp_path / "out" / "e.csv")
+    os.symlink(tmp_path / "out" / "e.csv", tmp_path / "data" / "e.csv")  # the input now lives in the output folder
+    os.unlink(tmp_path / "out" / "x.csv")
+    os.symlink("e.csv", tmp_path / "out" / "x.csv")
+    ran = []
+    monkeypatch.setattr("graphops.pipeline.run._run_step", lambda *a: ran.append(a))
+    with pytest.raises(OutputError) as info:
+        go.run_pipeline(loaded)
+    real = str((tmp_path / "out" / "e.csv").resolve())
+    assert str(info.value) == (
+        f"step 's1': output 'x.csv' would overwrite the input of graph 'g' ({str(tmp_path / 'data' / 'e.csv')!r} and "
+        f"{str(tmp_path / 'out' / 'x.csv')!r} are both {real!r}); nothing was written there. Choose another path")
+    assert ran == [] and (tmp_path / "out" / "e.csv").read_text() == "0,1\n1,2\n"
+
+
+def test_two_outputs_that_are_one_file_through_a_link_are_refused(here, registry):
+    folder, _ = here
+    (folder / "out" / "a").mkdir(parents=True)
+    os.symlink("a", folder / "out" / "b")
+    path = folder / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps:\n"
+                    "  - {id: s1, algorithm: act, inputs: {graph: g}, backend: cpu, output: a/x.csv}\n"
+                    "  - {id: s2, algorithm: act, inputs: {graph: g}, backend: cpu, output: b/x.csv}\n")
+    out = folder / "out"
+    assert refused(path, registry) == (
+        "p.yaml is invalid (1 error)\n==> At steps[1] (id='s2', algorithm='act')\n==> At key: output\n"
+        f"=====> 'b/x.csv' would overwrite the output of step 's1' ({str(out / 'a' / 'x.csv')!r} and "
+        f"{str(out / 'b' / 'x.csv')!r} are both {str(out / 'a' / 'x.csv')!r}); choose another path")
+
+
+def test_two_outputs_made_one_file_by_a_link_during_the_run_are_refused(here, registry):
+    """Step one makes ``out/b`` a link to ``out/a`` as it runs: step two's output would replace step one's."""
+    folder, _ = here
+    (folder / "out" / "a").mkdir(parents=True)
+    path = folder / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps:\n"
+                    f"  - {{id: s1, algorithm: act, inputs: {{graph: g}}, backend: cpu, output: a/x.csv,\n"
+                    f"     params: {{at: {json.dumps(str(folder / 'out' / 'b'))}, to: a}}}}\n"
+                    "  - {id: s2, algorithm: act, inputs: {graph: g}, backend: cpu, output: b/x.csv}\n")
+    with pytest.raises(PipelineError) as info:
+        go.run_pipeline(path, registry=registry)
+    out = folder / "out"
+    assert str(info.value) == (
+        f"step 's2' (act) failed: OutputError: step 's2': output 'b/x.csv' would overwrite the output of step 's1' "
+        f"({str(out / 'a' / 'x.csv')!r} and {str(out / 'b' / 'x.csv')!r} are both {str(out / 'a' / 'x.csv')!r}); "
+        f"nothing was written there. Choose another path")
+    assert info.value.summary.steps[0].status == "ok"
+
+
+# --- a file that cannot be written there: found before any step computes ----------------------------
+
+@pytest.mark.parametrize("output, made, why", [
+    ("x" * 252 + ".csv", None, "the name '{cut}' is 256 bytes (its temporary twin .NAME.XXXXXXXX.tmp: 270); this "
+                               "file system takes names of at most {most} bytes: give a shorter name"),
+    ("x" * 238 + ".csv", None, "the name '{cut}' is 242 bytes (its temporary twin .NAME.XXXXXXXX.tmp: 256); this "
+                               "file system takes names of at most {most} bytes: give a shorter name"),
+    ("d.csv", "d.csv", "{out}/d.csv' is a folder; give a file name"),
+    ("sub/" + "y" * 300 + "/x.csv", None, "the name '{cut}' is 300 bytes; this file system takes names of at most "
+                                          "{most} bytes: give a shorter name"),
+])
+def test_an_output_that_cannot_be_written_there_is_refused_by_validate_and_before_any_step(
+        here, registry, monkeypatch, output, made, why):
+    folder, _ = here
+    out = folder / "out"
+    if made:
+        (out / made).mkdir(parents=True)
+    most = os.pathconf(folder, "PC_NAME_MAX")
+    long = max(output.split("/"), key=len)
+    cut = repr(long)[1:40] + "..." + repr(long)[-20:-1]
+    problem = why.format(cut=cut, most=most, out=f"'{out}")
+    path = write(folder, output)
+    assert refused(path, registry) == ("p.yaml is invalid (1 error)\n==> At steps[0] (id='one', algorithm='act')\n"
+                                       f"==> At key: output\n=====> Cannot write the output there: {problem}")
+    monkeypatch.setattr("graphops.pipeline.meaning.write_problem", lambda *a: None)  # the run checks on its own
+    ran = []
+    monkeypatch.setattr("graphops.pipeline.run._run_step", lambda *a: ran.append(a))
+    with pytest.raises(OutputError) as info:
+        go.run_pipeline(path, registry=registry)
+    assert str(info.value) == f"step 'one': output: cannot write it there: {problem}; nothing was run"
+    assert ran == []

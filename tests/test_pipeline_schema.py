@@ -167,7 +167,7 @@ p.yaml is invalid (4 errors)
 =====> Input should be a valid integer (got [1])
 ==> At graphs.web
 ==> At key: directed
-=====> Input should be a valid boolean, unable to interpret input (got 'maybe')
+=====> Input should be a boolean (true or false), not text; write true or false (got 'maybe')
 ==> At steps[0] (id='s1', algorithm='describe')
 ==> At key: params
 =====> Input should be a valid dictionary (got [1, 2])"""

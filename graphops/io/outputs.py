@@ -5,8 +5,10 @@
 * New files get the mode the user's umask gives (``0o666 & ~umask``, as ``open()`` would); a
   replaced file keeps its mode.
 * :func:`folder_problem` finds, without creating anything, why a folder could not take outputs
-  (``graphops validate``); :func:`prepare_folder` creates it and proves it writable before any
-  computing starts (``graphops run``).
+  (``graphops validate``), :func:`file_problem` why a file could not be written (a folder in its
+  place, a name too long for the file system, its temporary twin's included);
+  :func:`prepare_folder` creates it and proves it writable before any computing starts
+  (``graphops run``). :func:`name_problem` finds text no file system takes as a path (a NUL).
 * :func:`outside` tells whether an output path leaves its folder (absolute, or ``..``);
   :func:`leaving_link` whether it would be reached through a symbolic link that leads out of the
   folder; :func:`inside` is the path written, ``..`` resolved by name first (``a/../x`` is ``x``),
@@ -19,6 +21,7 @@ import contextlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -28,11 +31,13 @@ import numpy as np
 from graphops.base.device import Device, device_of
 from graphops.errors import InputError, OutputError
 
-__all__ = ["OUTPUT_SUFFIXES", "atomic_path", "write_result", "folder_problem", "file_problem", "prepare_folder",
-           "outside", "leaving_link", "inside"]
+__all__ = ["OUTPUT_SUFFIXES", "TEMP_EXTRA", "atomic_path", "write_result", "folder_problem", "file_problem",
+           "name_problem", "prepare_folder", "outside", "leaving_link", "inside"]
 
 OUTPUT_SUFFIXES = {"frame": (".parquet", ".csv"), "array": (".npy", ".csv", ".npz"),
                    "array_or_frame": (".npy", ".csv", ".npz", ".parquet")}
+TEMP_EXTRA = len("..") + 8 + len(".tmp")  # atomic_path's twin of NAME: .NAME.XXXXXXXX.tmp (mkstemp: 8 random)
+_NAME_MAX, _PATH_MAX = 255, 4096  # where the file system does not say (os.pathconf)
 
 
 def _umask() -> int:
@@ -177,15 +182,71 @@ def folder_problem(folder: str | os.PathLike) -> str | None:
     return None
 
 
-def file_problem(path: str | os.PathLike) -> str | None:
+def file_problem(path: str | os.PathLike, atomic: bool = False, folder_ok: bool = False) -> str | None:
     """Why a file could not be written at ``path`` (its folder created if missing), or ``None``;
-    creates nothing, so a command can ask before it works for minutes."""
+    creates nothing, so a command can ask before it works for minutes.
+
+    :param atomic: written by :func:`atomic_path` (renamed over what is there, so only the folder's
+        permission counts), whose temporary twin's name is :data:`TEMP_EXTRA` bytes longer
+    :param folder_ok: a folder may stand there (a Dask result written as a folder of parquet files)
+    """
     path = Path(path)
-    if path.is_dir():
+    too_long = _length_problem(path, TEMP_EXTRA if atomic else 0)  # first: a stat of such a path fails
+    if too_long:
+        return too_long
+    if path.is_dir() and not folder_ok:
         return f"{str(path)!r} is a folder; give a file name"
-    if path.exists() and not os.access(path, os.W_OK):
+    if not atomic and path.exists() and not os.access(path, os.W_OK):
         return f"no permission to replace {str(path)!r}"
     return folder_problem(path.parent)
+
+
+def _limit(folder: Path, name: str, fallback: int) -> int:
+    """The file system's limit ``name`` (``PC_NAME_MAX``, ``PC_PATH_MAX``) at the nearest existing folder."""
+    probe = folder.absolute()
+    while not os.path.isdir(probe) and probe != probe.parent:  # os.path: False for a name too long, not an error
+        probe = probe.parent
+    try:
+        return int(os.pathconf(probe, name)) or fallback
+    except (OSError, ValueError, AttributeError):
+        return fallback
+
+
+def _length_problem(path: Path, extra: int) -> str | None:
+    """Why ``path`` is too long for the file system (its name ``extra`` bytes longer: a temporary twin's)."""
+    whole = Path(os.path.abspath(path))
+    most, twin = _limit(whole.parent, "PC_NAME_MAX", _NAME_MAX), ""
+    parts = whole.parts[1:]
+    for i, part in enumerate(parts):
+        size = len(os.fsencode(part))
+        if i == len(parts) - 1 and extra:
+            size, twin = size + extra, f" (its temporary twin .NAME.XXXXXXXX.tmp: {size + extra:,})"
+        if size > most:
+            return (f"the name {_shown(part)} is {len(os.fsencode(part)):,} bytes{twin}; this file system takes "
+                    f"names of at most {most} bytes: give a shorter name")
+    longest, size = _limit(whole.parent, "PC_PATH_MAX", _PATH_MAX), len(os.fsencode(str(whole))) + extra
+    if size >= longest:
+        return (f"the path {_shown(str(whole))} is {size:,} bytes{' with its temporary twin' if extra else ''}; "
+                f"this system takes paths of fewer than {longest} bytes: give a shorter one")
+    return None
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``repr(text)``, cut in the middle when long (a name of 300 characters)."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[:limit // 2]}...{shown[-limit // 4:]}"
+
+
+def name_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a path on any file system here, or ``None``: a NUL character (no file system
+    takes one), or characters with no bytes in the file system's encoding (a lone surrogate)."""
+    if "\0" in text:
+        return "a NUL character (\\0), which no file system takes in a path"
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        return f"characters the file system's encoding ({sys.getfilesystemencoding()}) has no bytes for"
+    return None
 
 
 def prepare_folder(folder: str | os.PathLike) -> Path:

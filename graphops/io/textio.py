@@ -58,6 +58,7 @@ __all__ = ["read_text", "read_node_text", "resolve_column", "first_line_is_heade
 
 _SAMPLE = 200  # data lines looked at to decide whether the first line is a header
 COMMENTS = "#%"  # both start a comment, anywhere on a line
+_BLANKS = re.compile("[ \t]+")
 MAX_FIELDS = 10_000  # fields per line read as columns; a wider file names the columns to read
 COLUMN_WORDS = frozenset(
     "src dst source target sources targets from to u v i j head tail start end node node1 node2 nodes "
@@ -67,8 +68,8 @@ COLUMN_WORDS = frozenset(
 
 def split_fields(line: str, sep: str) -> list[str]:
     """The fields of one (comment-free) line, as pandas splits them (quotes respected)."""
-    if sep == r"\s+":
-        return line.split()
+    if sep == r"\s+":  # runs of spaces and tabs, as pandas splits them (not other Unicode blanks)
+        return [t for t in _BLANKS.split(line) if t]
     return [t.strip() for t in next(csv.reader([line], delimiter=sep))]
 
 
@@ -308,6 +309,9 @@ def read_text(path: Path, device: Device, options: Any = None) -> Any:
         raise InputError(f"{layout.path}: no edge rows (the file holds only comments or blank lines); an "
                          f"edge list needs at least one 'src dst' line")
     layout.check_width(names)
+    if not names and len(layout.rows[0]) - layout.trailing < 2:
+        raise InputError(f"{layout.where(0)}: one field; an edge list has at least two (src and dst) on every line, "
+                         f"separated by commas, tabs or spaces")
     roles = dict(options.roles)
     has_header = first_line_is_header(layout, header, roles, names)
     _check_sample_fields(layout, names)

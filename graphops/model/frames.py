@@ -72,6 +72,8 @@ def id_array(series: Any, role: str) -> Any:
     if str(series.dtype) == "category":
         series = series.astype(series.cat.categories.dtype)
     kind = np.dtype(str(series.dtype).lower()).kind if _numpy_dtype(series) else "U"
+    if kind == "f" and len(series) == 0:  # an empty column is typed float by pandas: no ids, not float ids
+        return column_array(series, "int64")
     if kind in "iu":
         return column_array(_within_int64(series, role), "int64")
     if kind == "O":  # cuDF keeps strings in "object" columns; pandas may hold anything there

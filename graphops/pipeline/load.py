@@ -19,9 +19,10 @@ from graphops.io.outputs import inside
 from graphops.pipeline.sources import Sources
 from graphops.version import __version__
 from graphops.host.validation import explain
+from graphops.pipeline.arguments import check_path, check_registry
 from graphops.pipeline.config import config_error, crumbs, read_config
 from graphops.pipeline.meaning import check_meaning
-from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step
+from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step, path_problem
 from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config", "load_yaml"]
@@ -92,9 +93,10 @@ def _partial(data: dict) -> tuple[Pipeline, tuple[int, ...]]:
     steps = [(i, s) for i, s in ((i, _valid(Step, v)) for i, v in enumerate(raw_steps)) if s is not None]
     device = str(data.get("device", "auto")).lower()
     device = device if device in ("auto", "cpu", "gpu") else "auto"
+    output_dir = data.get("output_dir", "out")  # one that is no path is not looked at (check_meaning)
     model = Pipeline.model_construct(version=SCHEMA_VERSION, device=device, graphs=good,
                                      steps=[s for _, s in steps], bench=None, name=None,
-                                     output_dir=str(data.get("output_dir", "out")),
+                                     output_dir=output_dir if path_problem(output_dir) is None else "out",
                                      allow_outside_output_dir=data.get("allow_outside_output_dir") is True)
     return model, tuple(i for i, _ in steps)
 
@@ -113,9 +115,16 @@ def load_pipeline(path: str | os.PathLike, registry: Registry | None = None,
                   out: str | os.PathLike | None = None) -> LoadedPipeline:
     """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem.
 
+    :param path: the pipeline file (a ``str`` or ``os.PathLike``)
+    :param registry: the plugins to check against (default: the installed ones)
     :param out: the folder a run will write to instead of the file's ``output_dir`` (``graphops run
-        --out``, your own choice: checked for being writable, not for where it is)
+        --out``, your own choice: checked for being writable, not for where it is; every output stays
+        inside it, whatever the file says)
+    :raises TypeError: an argument of the wrong type (naming it); ``ValueError``: an empty path
     """
+    check_path("load_pipeline", "path", path, "a pipeline file", "configs/describe_example.yaml", optional=False)
+    check_registry("load_pipeline", registry)
+    check_path("load_pipeline", "out", out, "a folder", "results")
     file, data = read_config(path)
     _check_version(file, data)
     model, indices, issues = _structure(data)

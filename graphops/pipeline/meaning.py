@@ -4,89 +4,89 @@ Everything knowable without reading the data is checked here, so ``graphops vali
 catches it: graph sources, algorithms, backends, parameters, input slots and kinds, the
 algorithm's declared input requirements (``Params.check_declared``: e.g. a directed
 graph sent to an algorithm for undirected ones), output suffixes, outputs that would
-leave ``output_dir`` or overwrite an input, and an output folder that cannot be written.
-
-Confinement (unless the file says ``allow_outside_output_dir: true``): the file's ``output_dir`` lies
-inside the file's folder, and every file a run writes (outputs, pictures, the run summary) inside
-the output folder: no absolute path, no ``..`` out of it, no symbolic link on the way (the file
-itself included) that leads out of it. :func:`leaves` is the one rule; the run applies it again
-as it writes (``graphops.pipeline.run``), since a link can appear after validation.
+leave ``output_dir`` or overwrite an input or each other (by real path, links followed), an
+output that cannot be written there (a folder in its place, a name too long), and an output
+folder that cannot be written. Where a run may write is :mod:`graphops.pipeline.confine`.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import pydantic
 
 from graphops.errors import ConfigIssue, PluginError, choices, did_you_mean
-from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, inside, leaving_link, outside
+from graphops.io.outputs import OUTPUT_SUFFIXES, folder_problem, inside
 from graphops.host.validation import explain, format_loc
 from graphops.pipeline.config import step_crumb
+from graphops.pipeline.confine import (OWN_FOLDER, TRUST, Claims, folder_output, leaves, output_dir_leaves, picture_of,
+                                       summary_name, write_problem)
+from graphops.pipeline.schema import path_problem
 
-__all__ = ["check_meaning", "step_crumb", "leaves", "output_dir_leaves", "summary_name", "picture_of"]
+__all__ = ["check_meaning", "step_crumb"]
 
 Found = Iterator[tuple[str, str]]  # (key, message) pairs
 _RESULTS = {"frame": "a frame", "array": "an array", "array_or_frame": "an array or a frame"}
-_TRUST = "or set 'allow_outside_output_dir: true' at the top of the file if you trust this pipeline to write there"
-
-
-def leaves(loaded: Any, folder: str | os.PathLike, relative: str, what: str = "path") -> tuple[str, str] | None:
-    """Why ``relative`` under ``folder`` would be written outside it, and the fix; ``None`` when it stays
-    inside, or when the file allows writing outside (``allow_outside_output_dir: true``)."""
-    if loaded.model.allow_outside_output_dir:
-        return None
-    why = outside(relative)
-    if why:
-        return why, f"Give a {what} inside it"
-    why = leaving_link(folder, relative)
-    return (why, f"Remove the link, or give a {what} that does not pass through it") if why else None
-
-
-def output_dir_leaves(loaded: Any) -> tuple[str, str] | None:
-    """Why the file's ``output_dir`` would put the outputs outside the file's folder, and the fix."""
-    return leaves(loaded, loaded.base, loaded.model.output_dir, "folder")
-
-
-def summary_name(loaded: Any) -> str:
-    """The run summary's file name in the output folder."""
-    return f"{loaded.name}.summary.json"
 
 
 @dataclass
 class _Outputs:
-    """Where a run would write: the folder, what messages call it, whether paths under it are checked
-    (not when the file's ``output_dir`` already leaves the file's folder: one error says so), and the
-    files written so far (normalized path -> what it is)."""
+    """Where a run would write: the folder, what messages call it, the run's own folder (``out``, or
+    ``None``), whether paths under it are checked (not when the file's ``output_dir`` already leaves the
+    file's folder or is no path: one error says so), whether files in it are (not when the folder
+    itself cannot take them), and the files of the run by real path."""
 
     folder: Path
-    called: str = "output_dir"
+    claims: Claims
+    out: Any = None
     checked: bool = True
-    written: dict = field(default_factory=dict)
+    files: bool = True
+
+    @property
+    def called(self) -> str:
+        return "output_dir" if self.out is None else "the output folder"
 
     def leaving(self, loaded: Any, relative: str, what: str) -> str | None:
         """The message when ``relative`` (``what``: an output, a picture) would leave the folder."""
-        out = leaves(loaded, self.folder, relative) if self.checked else None
-        return out and f"{what}{relative!r} would be written outside {self.called} ({out[0]}). {out[1]}, {_TRUST}"
+        found = leaves(loaded, self.folder, relative, out=self.out) if self.checked else None
+        if not found:
+            return None
+        fix = f"{found[1]}, {TRUST}" if self.out is None else f"{found[1]}: {OWN_FOLDER}"
+        return f"{what}{relative!r} would be written outside {self.called} ({found[0]}). {fix}"
+
+    def unwritable(self, relative: str, what: str, folder_ok: bool = False) -> str | None:
+        """Why the file ``relative`` (``what``: the output) could not be written (a folder there, a name too
+        long), if checked."""
+        if not (self.checked and self.files):
+            return None
+        problem = write_problem(inside(self.folder, relative), folder_ok)
+        return problem and f"Cannot write {what} there: {problem}"
 
 
-def _folder_problems(loaded: Any, outs: _Outputs, out: Any) -> Iterator[str]:
+def _folder_problems(loaded: Any, outs: _Outputs, data: Any) -> Iterator[str]:
     """The file's output folder's problems: outside the file's folder, not writable, a summary that would
-    leave it. A folder given to the run (``out``) is the caller's: the run checks it (an OutputError)."""
-    if out is not None:
+    leave it or cannot be written. A folder given to the run (``out``) is the caller's: the run checks it
+    (an OutputError); only files in it are checked here."""
+    if outs.out is not None:
+        outs.files = folder_problem(outs.folder) is None
+        return
+    given = data.get("output_dir", "out") if isinstance(data, dict) else "out"
+    if path_problem(given) is not None:  # reported by the structure pass
+        outs.checked = False
         return
     outside_file = output_dir_leaves(loaded)
     if outside_file:
         outs.checked = False
         yield (f"{loaded.model.output_dir!r} would put the outputs outside the folder of this file "
-               f"({outside_file[0]}). {outside_file[1]}, {_TRUST}")
+               f"({outside_file[0]}). {outside_file[1]}, {TRUST}")
         return
     problem = folder_problem(outs.folder)
     if problem:
+        outs.files = False
         yield f"Cannot write outputs there: {problem}"
-    summary = outs.leaving(loaded, summary_name(loaded), "The run summary ")
+    summary = outs.leaving(loaded, summary_name(loaded), "The run summary ") or outs.unwritable(summary_name(loaded), "the run summary")
     if summary:
         yield summary
 
@@ -94,14 +94,12 @@ def _folder_problems(loaded: Any, outs: _Outputs, out: Any) -> Iterator[str]:
 def check_meaning(loaded: Any, data: Any, out: str | os.PathLike | None = None) -> list[ConfigIssue]:
     """Every meaning problem of a structurally valid pipeline, as breadcrumbed issues; ``out``: the
     folder the run writes to instead of the file's ``output_dir`` (``graphops run --out``)."""
-    outs = _Outputs(loaded.output_dir(out), "output_dir" if out is None else "the output folder")
-    issues = [ConfigIssue(("At key: output_dir",), problem) for problem in _folder_problems(loaded, outs, out)]
+    outs = _Outputs(loaded.output_dir(out), Claims(loaded), out)
+    issues = [ConfigIssue(("At key: output_dir",), problem) for problem in _folder_problems(loaded, outs, data)]
     for name in loaded.model.graphs:
         issues += [ConfigIssue((f"At graphs.{name}", f"At key: {key}"), msg)
                    for key, msg in loaded.sources.problems(name)]
     seen: dict[str, int] = {}
-    outs.written = {os.path.normpath(loaded.sources.path(g)): f"the input of graph {g!r}"
-                    for g in loaded.model.graphs if loaded.sources.path(g) is not None}
     for i, step in zip(loaded.step_indices, loaded.model.steps):
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
@@ -218,16 +216,11 @@ def _plot_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs) -> Found:
         yield "plot", ("plot: true draws from the whole result in one process; the result of a partitioned "
                        "graph stays in Dask (written by the workers): drop plot")
     elif not outs.leaving(loaded, step.output, ""):
-        picture = outs.leaving(loaded, str(picture_of(step.output)), "The picture ")
-        if picture:
-            yield "plot", picture
-
-
-def picture_of(output: str) -> Path:
-    """The picture beside an output, relative to the output folder (``graphops.io.plots.picture_path``)."""
-    from graphops.io.plots import picture_path
-
-    return picture_path(os.path.normpath(output))
+        picture = str(picture_of(step.output))
+        problem = outs.leaving(loaded, picture, "The picture ") or outs.unwritable(picture, "the picture")
+        taken = outs.claims.claim(inside(outs.folder, picture), f"the picture of step {step.id!r}")
+        if problem or taken:
+            yield "plot", problem or f"The picture {picture!r} would overwrite {taken}; choose another output name"
 
 
 def _output_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs, params: Any = None) -> Found:
@@ -240,15 +233,19 @@ def _output_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs, params: 
     several = params is not None and params.several_arrays()
     if several:
         allowed = (".npz",)
-    path, written = os.path.normpath(inside(outs.folder, step.output)), outs.written
     leaving = outs.leaving(loaded, step.output, "")
     if leaving:
         yield "output", leaving
-    elif os.path.splitext(step.output)[1].lower() not in allowed:
+        return
+    taken = outs.claims.claim(inside(outs.folder, step.output), f"the output of step {step.id!r}")
+    if os.path.splitext(step.output)[1].lower() not in allowed:
         what = "several arrays with these parameters" if several else _RESULTS.get(result, result)
         what += " with these parameters" if result != algo.result else ""
         yield "output", (f"{algo.name} returns {what}; write it to a file ending in "
                          f"{' or '.join(allowed)} (got {step.output!r})")
-    elif path in written:
-        yield "output", (f"{step.output!r} would overwrite {written[path]}; choose another path")
-    written.setdefault(path, f"the output of step {step.id!r}")
+    elif taken:
+        yield "output", (f"{step.output!r} would overwrite {taken}; choose another path")
+    else:
+        problem = outs.unwritable(step.output, "the output", folder_output(loaded, step))
+        if problem:
+            yield "output", problem

@@ -1,10 +1,14 @@
 """Executing a validated pipeline: graphs loaded once, steps in order, outputs written atomically.
 
 Failure semantics: the output folder is checked (created, written to) before any step
-computes, and so is every path the run will write: inside the output folder, through no
-symbolic link that leads out of it (``graphops.pipeline.meaning.leaves``); each path is checked
-again as it is written, since a link can appear meanwhile (an :class:`OutputError`: the step
-fails). A step that raises is ``failed`` and, unless ``keep_going``, the steps after it are
+computes, and so is every path the run will write (``graphops.pipeline.confine``): inside the
+output folder, through no symbolic link that leads out of it, not a file the run reads or writes
+already (by real path), and a file that can be written there; each path is checked again as it
+is written, since a link can appear meanwhile (an :class:`OutputError`: the step fails). A file
+trusted to write outside (``allow_outside_output_dir: true``) is named with every path it will
+write outside, on the ``graphops`` logger at WARNING before any step runs and in the summary's
+``warnings``; with a folder of the run's own (``out``) the flag does not apply, which is said
+the same way. A step that raises is ``failed`` and, unless ``keep_going``, the steps after it are
 ``not run``; Ctrl-C marks the running step ``interrupted``. Whatever happens, the run summary
 JSON is written (unless its own path has come to lead out of the folder: an OutputError then),
 with every step's status, its error text and the outputs that completed steps wrote; then
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -26,8 +31,10 @@ from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineErr
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.manager import call_hook
 from graphops.host.registry import Registry
+from graphops.pipeline.arguments import check_path, check_run_arguments
+from graphops.pipeline.confine import (OWN_FOLDER, Claims, leaves, output_dir_leaves, picture_of, summary_name,
+                                       trust_note, write_problem, writes)
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
-from graphops.pipeline.meaning import leaves, output_dir_leaves, picture_of, summary_name
 
 __all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
 
@@ -68,6 +75,7 @@ class RunSummary:
     summary_path: str | None = None
     cluster: str = ""  # where the steps that split their work ran, or why no cluster was used
     error: str | None = None  # what stopped the run before its steps (e.g. an unreachable scheduler)
+    warnings: list[str] = field(default_factory=list)  # said before the steps ran (a file writing outside)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,7 +98,7 @@ def _shape(result: Any) -> list[int]:
     return [int(x) for x in getattr(result, "shape", (len(result),))]
 
 
-Place = Callable[[str, str], Path]  # (a path relative to the output folder, what it is) -> where it is written
+Place = Callable[..., Path]  # (a path relative to the output folder, what it is[, whose]) -> where it is written
 
 
 def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord,
@@ -115,43 +123,58 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
     rec.shape = _shape(done.result)
     if step.output:
-        rec.output = str(write_result(done.result, place(step.output, f"step {step.id!r}: output"), algo.writers))
+        target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")
+        rec.output = str(write_result(done.result, target, algo.writers))
     if step.plot and step.output:
         from graphops.host.algorithm import load_target
 
-        picture = place(str(picture_of(step.output)), f"step {step.id!r}: picture")
+        picture = place(str(picture_of(step.output)), f"step {step.id!r}: picture",
+                        f"the picture of step {step.id!r}")
         load_target(algo.plot)(done.result, inputs, validated["params"], picture)
         rec.picture = str(picture)
 
 
 def _placer(loaded: LoadedPipeline, out: Any) -> tuple[Path, Place]:
     """The output folder, and where a path relative to it is written: an :class:`OutputError` when
-    it would leave the folder, or the file's ``output_dir`` the file's folder (``out`` is the caller's own)."""
-    folder = loaded.output_dir(out)
+    it would leave the folder, or the file's ``output_dir`` the file's folder (``out`` is the caller's own),
+    or when it is a file the run reads or has written (each placer keeps its own claims)."""
+    folder, claims = loaded.output_dir(out), Claims(loaded)
 
-    def place(relative: str, what: str) -> Path:
+    def place(relative: str, what: str, owner: str | None = None) -> Path:
         if out is None:
             _refuse(loaded, output_dir_leaves(loaded), f"output_dir {loaded.model.output_dir!r}",
-                    f"the folder of {loaded.file}")
-        _refuse(loaded, leaves(loaded, folder, relative), f"{what} {relative!r}", f"the output folder {str(folder)!r}")
-        return inside(folder, relative)
+                    f"the folder of {loaded.file}", out)
+        _refuse(loaded, leaves(loaded, folder, relative, out=out), f"{what} {relative!r}",
+                f"the output folder {str(folder)!r}", out)
+        path = inside(folder, relative)
+        taken = claims.claim(path, owner or what)
+        if taken:
+            raise OutputError(f"{what} {relative!r} would overwrite {taken}; nothing was written there. Choose "
+                              f"another path")
+        return path
     return folder, place
 
 
-def _refuse(loaded: LoadedPipeline, why: tuple[str, str] | None, what: str, where: str) -> None:
+def _refuse(loaded: LoadedPipeline, why: tuple[str, str] | None, what: str, where: str, out: Any) -> None:
     if why:
-        raise OutputError(f"{what} would be outside {where} ({why[0]}); nothing was written there. {why[1]}, or set "
-                          f"allow_outside_output_dir: true in {loaded.file} if you trust it to write there")
+        fix = (f"or set allow_outside_output_dir: true in {loaded.file} if you trust it to write there" if out is None
+               else f"{OWN_FOLDER}")
+        raise OutputError(f"{what} would be outside {where} ({why[0]}); nothing was written there. {why[1]}, {fix}")
 
 
 def _check_outputs(loaded: LoadedPipeline, place: Place) -> None:
     """Every path the run will write, checked before any step runs (and again as each is written)."""
-    for step in loaded.model.steps:
-        if step.output:
-            place(step.output, f"step {step.id!r}: output")
-        if step.output and step.plot:
-            place(str(picture_of(step.output)), f"step {step.id!r}: picture")
-    place(summary_name(loaded), "the run summary")
+    for write in writes(loaded):
+        place(write.relative, write.what, write.owner)
+
+
+def _check_files(loaded: LoadedPipeline, folder: Path) -> None:
+    """Every file the run will write can be written there (no folder in its place, names the file
+    system takes): asked once the folder exists, before any step runs."""
+    for write in writes(loaded):
+        problem = write_problem(inside(folder, write.relative), write.folder_ok)
+        if problem:
+            raise OutputError(f"{write.what}: cannot write it there: {problem}; nothing was run")
 
 
 def _write_summary(summary: RunSummary, path: Path) -> None:
@@ -175,10 +198,17 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section; it is
         connected to only when a step splits its work (else the summary says why not)
     :param cluster_timeout: seconds that scheduler has to answer (default 10)
+    :param registry: the plugins to run with (default: the installed ones; unused for a ``LoadedPipeline``)
+    :raises TypeError: an argument of the wrong type; ``ValueError``: a wrong value (an empty ``out``,
+        a ``cluster_timeout`` out of range); each names the parameter, before anything is read
     :raises PipelineError: a step failed, or the cluster could not be reached (the summary is
         written first)
     :raises Interrupted: Ctrl-C (a ``KeyboardInterrupt``; the summary is written first)
     """
+    if not isinstance(pipeline, LoadedPipeline):
+        check_path("run_pipeline", "pipeline", pipeline, "a pipeline file", "configs/describe_example.yaml",
+                   optional=False, other="a LoadedPipeline (from load_pipeline)")
+    check_run_arguments(backend, out, registry, keep_going, cluster, cluster_timeout)
     loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry, out)
     settings = cluster_settings(loaded, cluster, cluster_timeout)
     if settings is None:
@@ -211,16 +241,18 @@ def cluster_settings(loaded: LoadedPipeline, address: str | None = None,
                      timeout: float | None = None) -> dict | None:
     """The cluster a run uses: ``address`` (the command line's ``--cluster``) or the file's
     ``cluster:`` section, with ``timeout`` when given; ``None`` for none."""
-    settings = {"address": address} if address else (loaded.model.cluster.model_dump(exclude_none=True)
-                                                      if loaded.model.cluster else None)
-    if settings is not None and timeout is not None:
-        settings["timeout"] = timeout
-        _checked_cluster(settings)
+    settings = {"address": address} if address is not None else (
+        loaded.model.cluster.model_dump(exclude_none=True) if loaded.model.cluster else None)
+    if settings is not None and (timeout is not None or address is not None):
+        if timeout is not None:
+            settings["timeout"] = timeout
+        settings = _checked_cluster(settings)
     return settings
 
 
-def _checked_cluster(settings: dict) -> None:
-    """A Python caller's ``cluster_timeout`` within the range of the file key it overrides."""
+def _checked_cluster(settings: dict) -> dict:
+    """A Python caller's ``cluster`` and ``cluster_timeout`` checked as the file keys they override are
+    (``cluster.address``, ``cluster.timeout``); the settings as that check gave them."""
     import pydantic
 
     from graphops.errors import InputError
@@ -228,10 +260,13 @@ def _checked_cluster(settings: dict) -> None:
     from graphops.pipeline.schema import ClusterSettings
 
     try:
-        ClusterSettings.model_validate(settings)
+        return ClusterSettings.model_validate(settings).model_dump(exclude_none=True)
     except pydantic.ValidationError as exc:
-        raise InputError(f"run_pipeline: cluster_timeout: {explain(exc.errors()[0], ClusterSettings)} (the file "
-                         f"key cluster.timeout has the same range)") from None
+        err = exc.errors()[0]
+        key = err["loc"][0] if err["loc"] else "timeout"
+        name = {"address": "cluster", "timeout": "cluster_timeout"}.get(key, "cluster_timeout")
+        raise InputError(f"run_pipeline: {name}: {explain(err, ClusterSettings)} (the file key cluster.{key} has "
+                         f"the same range)") from None
 
 
 def need_no_cluster(loaded: LoadedPipeline) -> None:
@@ -250,11 +285,16 @@ def need_no_cluster(loaded: LoadedPipeline) -> None:
 
 def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool,
              settings: dict | None) -> RunSummary:
+    _check_outputs(loaded, _placer(loaded, out)[1])
     folder, place = _placer(loaded, out)
-    _check_outputs(loaded, place)
     prepare_folder(folder)
+    _check_files(loaded, folder)
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
                          output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps])
+    note = trust_note(loaded, out)
+    if note:
+        logging.getLogger("graphops").warning("%s", note)
+        summary.warnings.append(note)
     start = t0 = time.perf_counter()
     rec = summary.steps[0]
     failure: tuple[StepRecord | None, BaseException] | None = None

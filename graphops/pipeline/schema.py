@@ -63,26 +63,92 @@ A pipeline file is a YAML mapping::
                                 #   which must answer within timeout seconds). No step that splits
                                 #   its work: no cluster is started or connected to. graphops
                                 #   bench times such steps on the cluster too (scale-out cases)
+
+Every key that wants a number takes a number as YAML writes it: not ``true``/``false``, not text
+(``'5'``), and, where it wants an integer, not a decimal (``1.0``); pydantic would convert each
+without a word (``src: true`` read column 1). Every path (``output_dir``, ``output``, a graph's
+``path``, ``nodes``, ``smiles``) is refused when empty or when it holds what no file system takes
+(a NUL character), at this pass, with the key's trail.
 """
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+import pydantic
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from graphops.host.numbers import lax_locations, wants_number
 from graphops.host.validation import NAME_PATTERN
+from graphops.io.outputs import name_problem
 from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN",
-           "SOURCE_KINDS", "load_yaml"]
+           "SOURCE_KINDS", "PathText", "path_problem", "load_yaml"]
 
 SCHEMA_VERSION = 1
 SOURCE_KINDS = ("path", "generate", "dataset", "smiles")
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 
 
+def path_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a path a file gives (empty, or holding what no file system takes), or ``None``."""
+    if not isinstance(value, str):
+        return "a path is text"
+    if not value:
+        return "An empty path names no file or folder; give one, or leave the key out"
+    problem = name_problem(value)
+    return problem and f"This path holds {problem}; remove it"
+
+
+def _usable_path(value: str) -> str:
+    problem = path_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+PathText = Annotated[str, AfterValidator(_usable_path)]
+"""A path given in the file: text, not empty, nothing in it that no file system takes (:func:`path_problem`)."""
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The annotation's types, unions and ``Annotated`` opened (``int | None`` -> ``[int, NoneType]``)."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [m for a in typing.get_args(annotation) for m in _members(a)]
+    return [annotation]
+
+
+def _holds_model(annotation: Any) -> bool:
+    """Whether a model sits in ``annotation`` (``list[Step]``, ``BenchSettings | None``): it checks its own keys."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_model(a) for a in typing.get_args(annotation))
+
+
 class _Model(BaseModel):
+    """Every model of the file: unknown keys refused, and numbers as YAML writes them (module doc)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_numbers(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        """A bool or text where a key wants a number, or anything but true/false where it wants a bool
+        (:func:`graphops.host.numbers.lax_locations`), or a decimal where it wants an integer: refused."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if _holds_model(annotation):
+            return value  # a model below checks its own keys
+        for _, kind, message, _ in lax_locations(cls, {info.field_name: value}):
+            raise PydanticCustomError(kind, message)
+        if isinstance(value, float) and wants_number(annotation) == "an integer" and float not in _members(annotation):
+            fix = f"write {int(value)}" if value.is_integer() else "write a whole number"
+            raise PydanticCustomError("float_not_integer", f"Input should be an integer, not a decimal number; {fix}")
+        return value
 
 
 def _lower(value: Any) -> Any:
@@ -92,11 +158,11 @@ def _lower(value: Any) -> Any:
 class GraphSource(_Model):
     """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
 
-    path: str | None = Field(None, min_length=1)
-    nodes: str | None = Field(None, min_length=1)  # a node file beside a path: id + feature columns
+    path: PathText | None = None
+    nodes: PathText | None = None  # a node file beside a path: id + feature columns
     generate: dict[str, Any] | None = None  # {kind: <a registered generator>, its parameters}
     dataset: str | None = Field(None, min_length=1)
-    smiles: str | None = Field(None, min_length=1)  # a CSV/TSV of SMILES strings: a GraphSet of molecules
+    smiles: PathText | None = None  # a CSV/TSV of SMILES strings: a GraphSet of molecules
     column: str | None = Field(None, min_length=1)  # smiles: the column of SMILES strings (default smiles)
     label: str | None = Field(None, min_length=1)  # smiles: a column of per-molecule labels
     format: str | None = None
@@ -162,7 +228,7 @@ class Step(_Model):
     inputs: dict[str, str]
     backend: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    output: str | None = None
+    output: PathText | None = None
     plot: bool = False  # also write the algorithm's picture beside the output (gram.npy -> gram.png)
     cluster: bool = True  # false: run here even when the file has a cluster: section (one device vs the cluster)
 
@@ -227,7 +293,7 @@ class Pipeline(_Model):
     name: str | None = Field(None, pattern=NAME_PATTERN)
     description: str | None = None
     device: Literal["auto", "cpu", "gpu"] = "auto"
-    output_dir: str = "out"
+    output_dir: PathText = "out"
     allow_outside_output_dir: bool = False
     graphs: dict[Name, GraphSource] = Field(min_length=1)
     steps: list[Step] = Field(min_length=1)

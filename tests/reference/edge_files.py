@@ -30,7 +30,7 @@ def _lines(text: str) -> list[str]:
 
 def _split(line: str, sep: str) -> list[str]:
     if sep == " ":
-        return line.split()
+        return [t for t in re.split("[ \t]+", line) if t]  # spaces and tabs; other Unicode blanks are text
     edges = line.strip(" \f\v") if sep == "\t" else line.strip()  # a tab at a line's end ends a field
     return [t.strip() for t in edges.split(sep)]
 
