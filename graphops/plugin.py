@@ -66,7 +66,7 @@ _WHERE = {
     "graphops.engine.gram": ("gram_rows", "normalize"),
     "graphops.kernels.basekernels": ("BaseKernel", "KroneckerDelta", "SquareExponential", "Constant", "TensorProduct",
                                      "Additive", "Product", "Sum", "Normalized", "RationalQuadratic", "Power",
-                                     "Normalize"),
+                                     "Normalize", "ordered_bounds"),
     "graphops.kernels.sequence": ("Convolution", "DotProduct"),
     "graphops.kernels.spec": ("from_spec",),
     "graphops.kernels.probability": ("StartProbability", "start_values", "start_from_spec"),

@@ -34,7 +34,7 @@ from graphops.errors import InputError, did_you_mean
 
 __all__ = ["BaseKernel", "Hyper", "KroneckerDelta", "SquareExponential", "RationalQuadratic", "Constant",
            "TensorProduct", "Additive", "Product", "QuasiProduct", "Sum", "Power", "Normalized", "Normalize",
-           "named_values"]
+           "named_values", "ordered_bounds"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,20 +47,36 @@ class Hyper:
     fixed: bool = False
 
 
+def ordered_bounds(bounds: Any, param: str, shown: type = tuple) -> tuple[float, float] | None:
+    """A hyperparameter's bounds as ``(low, high)``, or ``None`` for ``'fixed'``; a ``ValueError``
+    naming ``param`` for anything else or a pair out of order, with the fix (the pair written as
+    ``shown``, a tuple or a list, as the caller's users write it)."""
+    if isinstance(bounds, str) and bounds == "fixed":
+        return None
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        pair = "(low, high)" if shown is tuple else "[low, high]"
+        raise ValueError(f"{param} must be a pair {pair} or 'fixed'; got {bounds!r}") from None
+    if lo > hi:
+        given = list(bounds) if shown is list else bounds
+        raise ValueError(f"{param}={given!r} has low {lo!r} above high {hi!r}; give them in order, "
+                         f"{param}={shown((hi, lo))!r}, or {param}='fixed'")
+    return lo, hi
+
+
 def _bounds(name: str, value: float, bounds: Any, low: float, high: float, what: str,
             param: str | None = None) -> tuple[float, float]:
     """``bounds`` of hyperparameter ``name`` as (low, high), checked: a pair in order within
     ``[low, high]``, or 'fixed'. ``param``: the argument that holds them (``{name}_bounds``)."""
     param = param or f"{name}_bounds"
-    if isinstance(bounds, str) and bounds == "fixed":
-        return (value, value)
     try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise InputError(f"{what}: {param} must be a pair (low, high) or 'fixed'; got {bounds!r}") from None
-    if lo > hi:
-        raise InputError(f"{what}: {param}={bounds!r} has low {lo!r} above high {hi!r}; give them in order, "
-                         f"{param}=({hi!r}, {lo!r}), or {param}='fixed'")
+        pair = ordered_bounds(bounds, param)
+    except ValueError as exc:
+        raise InputError(f"{what}: {exc}") from None
+    if pair is None:
+        return (value, value)
+    lo, hi = pair
     if not (low <= lo <= hi <= high):
         raise InputError(f"{what}: {param} {bounds!r} must satisfy {low} <= low <= high <= {high}")
     return (lo, hi)

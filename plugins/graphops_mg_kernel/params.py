@@ -6,7 +6,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from graphops.plugin import (BaseKernel, DotProduct, KroneckerDelta, Params, StartProbability, did_you_mean, from_spec,
-                             start_from_spec, start_values)
+                             ordered_bounds, start_from_spec, start_values)
 
 
 class MGKernelParams(Params):
@@ -304,15 +304,10 @@ def check_q_bounds(q: float | None, q_bounds: Any) -> None:
     """``q_bounds`` must be 'fixed' or a pair ``0 < low <= q <= high < 1`` (``q`` None: not yet
     known, the pair alone checked); ValueError naming the bad value and the fix (``low > high``:
     the pair in order)."""
-    if isinstance(q_bounds, str) and q_bounds == "fixed":
+    pair = ordered_bounds(q_bounds, "q_bounds", list)
+    if pair is None:
         return
-    try:
-        low, high = (float(b) for b in q_bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"q_bounds must be a pair [low, high] or 'fixed'; got {q_bounds!r}") from None
-    if low > high:
-        raise ValueError(f"q_bounds={list(q_bounds)} has low {low!r} above high {high!r}; give them in order, "
-                         f"q_bounds=[{high!r}, {low!r}], or q_bounds='fixed'")
+    low, high = pair
     if not 0 < low <= (low if q is None else q) <= high < 1:
         raise ValueError(f"q_bounds={list(q_bounds)} must satisfy 0 < low <= q={q} <= high < 1 (or be 'fixed')")
 
