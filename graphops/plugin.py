@@ -23,7 +23,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
 * **Gram matrices and kernels**: ``gram_rows``, ``normalize``, ``gram_picture``; the base-kernel
   algebra ``BaseKernel``, ``KroneckerDelta``, ``SquareExponential``, ``Constant``,
   ``TensorProduct``, ``Additive``, ``Product``, ``Sum``, ``Normalized``, ``Normalize``, ``Power``,
-  ``RationalQuadratic``, ``Convolution``, ``DotProduct``, ``from_spec``; start probabilities
+  ``RationalQuadratic``, ``Convolution``, ``DotProduct``, ``from_spec``, ``ordered_bounds`` (a
+  hyperparameter's ``(low, high)`` or ``'fixed'``, checked); start probabilities
   ``StartProbability``, ``start_values``, ``start_from_spec``; ``GraphKernelEstimator``.
 * **Pictures**: ``histogram``, ``gram_picture``, ``pyplot``.
 * **Dask**: ``Split``, ``Part``, ``Distributed``, ``rows_by_cost``, ``stoppable``,
