@@ -127,16 +127,64 @@ def plot(data: dict[str, Any], path: str | Path) -> bool:
     return True
 
 
+def read_sweep(path: str | Path) -> dict[str, Any]:
+    """An earlier sweep's JSON (``--plot``): a one-line InputError naming the file when it is not one."""
+    from graphops.plugin import InputError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"graphops jaccard-sweep --plot {str(path)!r}: not JSON (line {exc.lineno}, column "
+                         f"{exc.colno}: {exc.msg}); give the jaccard_sweep.json a sweep wrote") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"graphops jaccard-sweep --plot {str(path)!r}: not a text file ({exc.reason} at byte "
+                         f"{exc.start}); give the jaccard_sweep.json a sweep wrote") from None
+    hybrid = isinstance(data, dict) and data.get("backend", "hybrid") == "hybrid"
+    if not (isinstance(data, dict) and isinstance(data.get("graphs"), dict) and data["graphs"]
+            and isinstance(data.get("date"), str) and all(_plottable(g, hybrid) for g in data["graphs"].values())):
+        raise InputError(f"graphops jaccard-sweep --plot {str(path)!r}: JSON, but not what graphops jaccard-sweep "
+                         f"writes (a date and, per graph, its points, GPU time and chosen share); give the "
+                         f"jaccard_sweep.json a sweep wrote")
+    return data
+
+
+def _plottable(graph: Any, hybrid: bool) -> bool:
+    """Whether one graph's entry of a sweep's JSON has what :func:`plot` reads, as numbers (``--backend cpu``:
+    a time)."""
+    def numbers(mapping: Any, *keys: str) -> bool:
+        return isinstance(mapping, dict) and all(
+            isinstance(mapping.get(k), (int, float)) and not isinstance(mapping.get(k), bool) for k in keys)
+
+    if not hybrid:
+        return numbers(graph, "ms")
+    points = graph.get("points") if isinstance(graph, dict) else None
+    return (isinstance(points, list) and all(numbers(p, "actual_share", "ms") for p in points)
+            and numbers(graph, "gpu_ms", "chosen_share", "auto_ms") and numbers(graph.get("stats"), "degree_gini"))
+
+
+def graph_names(text: str | None) -> list[str] | None:
+    """``--graphs a,b`` as names (``None``: not given, every graph of the file); one naming no graph is refused."""
+    from graphops.plugin import InputError
+
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise InputError(f"graphops jaccard-sweep --graphs {text!r} names no graph; give names separated by commas "
+                         f"(--graphs rmat18,enron), or leave --graphs out to time every graph of the file")
+    return names
+
+
 def main(args: argparse.Namespace) -> int:
     from graphops.plugin import InputError
 
     if args.plot:
-        data = json.loads(Path(args.plot).read_text())
+        data = read_sweep(args.plot)
         out = Path(args.plot).with_suffix(".png")
     else:
         if not args.config:
             raise InputError("graphops jaccard-sweep: give a pipeline file, or --plot JSON")
-        names = [n.strip() for n in args.graphs.split(",") if n.strip()] if args.graphs else None
+        names = graph_names(args.graphs)
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)
         data = sweep(args.config, names, args.repeat, backend=args.backend)
