@@ -122,7 +122,7 @@ def test_bench_times_command_lines_each_in_a_fresh_process(tmp_path):
                    "    help: graphops --help\n"
                    "    write: python -c \"import pathlib, sys; pathlib.Path(sys.argv[1], 'x').write_text('1')\" {tmp}\n"
                    "    broken: graphops run no-such-file.yaml\n")
-    rows = {r.step: r for r in run_bench([cfg]).rows}
+    rows = {r.step: r for r in run_bench([cfg], commands=True).rows}
     assert rows["help"].backend == "cli" and len(rows["help"].times) == 2 and rows["help"].median > 0
     assert rows["help"].case == "cold start: graphops --help"
     assert len(rows["write"].times) == 2  # {tmp} is an empty folder for each run
@@ -350,3 +350,103 @@ def test_the_console_script_runs_exit_handlers_flushes_and_keeps_the_exit_code(a
     assert out.returncode == code, out.stderr
     assert out.stdout.endswith("handler ran")
     assert "Traceback" not in out.stderr
+
+
+# --- a file's own programs run only when asked -------------------------------------------------------
+
+SKIPPED = ("skipped: the file's bench.commands run programs it names on this machine; pass --commands to run them "
+           "(graphops bench FILE --commands) if you trust the file")
+
+
+def _commanding(tmp_path):
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n")
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
+                   "  - {id: a, algorithm: describe, inputs: {graph: g}, backend: cpu}\n"
+                   "bench:\n  repeat: 1\n  warmup: 0\n  commands:\n"
+                   "    pwn: sh -c 'echo pwned > pwned.txt'\n")
+    return cfg
+
+
+def test_bench_runs_a_files_commands_only_with_commands(tmp_path, capsys):
+    """``graphops bench FILE`` ran ``sh -c 'echo pwned > ...'`` from the file; now it lists the command and
+    says how to run it, and ``--commands`` runs it."""
+    cfg = _commanding(tmp_path)
+    assert main(["bench", str(cfg), "--json", str(tmp_path / "r.json")]) == 0
+    assert not (tmp_path / "pwned.txt").exists()
+    (row,) = [r for r in json.loads((tmp_path / "r.json").read_text())["rows"] if r["step"] == "pwn"]
+    assert row["case"] == "cold start: sh -c 'echo pwned > pwned.txt'" and row["note"] == SKIPPED
+    assert row["times"] == [] and row["median"] is None
+    assert main(["bench", str(cfg), "--commands", "--json", str(tmp_path / "r.json")]) == 0
+    assert (tmp_path / "pwned.txt").read_text() == "pwned\n"
+
+
+def test_run_bench_takes_commands_as_a_bool(tmp_path):
+    from graphops.cli.bench import run_bench
+    from graphops.errors import InputTypeError
+
+    with pytest.raises(InputTypeError) as info:
+        run_bench([_commanding(tmp_path)], commands="yes")
+    assert str(info.value) == ("run_bench: commands must be True (run the files' bench.commands) or False; got "
+                               "'yes' (str)")
+
+
+def test_validate_lists_a_files_bench_commands(tmp_path, capsys):
+    cfg = _commanding(tmp_path)
+    assert main(["validate", str(cfg)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{cfg}: valid (1 graph(s), 1 step(s))",
+        "  bench command pwn: sh -c 'echo pwned > pwned.txt'  (run by graphops bench only with --commands)"]
+    assert not (tmp_path / "pwned.txt").exists()
+
+
+def test_validate_and_run_warn_of_a_file_trusted_to_write_outside(tmp_path, capsys):
+    (tmp_path / "pipe").mkdir()
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim" / "notes.csv").write_text("precious\n")
+    cfg = tmp_path / "pipe" / "p.yaml"
+    cfg.write_text("version: 1\nallow_outside_output_dir: true\ngraphs: {g: {dataset: karate}}\nsteps:\n"
+                   "  - {id: s, algorithm: describe, inputs: {graph: g}, backend: cpu, output: ../../victim/notes.csv}\n")
+    note = (f"{cfg} sets allow_outside_output_dir: true and will write 1 file(s) outside its output folder "
+            f"{str(tmp_path / 'pipe' / 'out')!r}: step 's': output {str(tmp_path / 'victim' / 'notes.csv')!r}. Run it "
+            f"only if you trust it; graphops run --out DIR keeps every output inside DIR")
+    assert main(["validate", str(cfg)]) == 0
+    assert capsys.readouterr().err == f"warning: {note}\n"
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o" / "inner")]) == 1
+    assert "would be written outside the output folder" in capsys.readouterr().err
+    assert (tmp_path / "victim" / "notes.csv").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--out", ""], "argument --out: --out '' names no folder; give one, or leave --out out for the file's output_dir"),
+    (["--backend", ""], "argument --backend: --backend '' names no backend; give one, or leave --backend out to keep "
+                        "each step's own"),
+    (["--cluster", ""], "argument --cluster: --cluster '' names no address; give one, or leave --cluster out for the "
+                        "file's cluster: section"),
+])
+def test_run_refuses_empty_options(tmp_path, capsys, argv, message):
+    """``--out ''`` wrote into the current folder, ``--backend ''`` meant no override."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(EXAMPLE), *argv])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"graphops run: error: {message}"
+
+
+# --- text printed as written ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["evilp.back:ok:x", "[bold]b[/bold] :smile: :thumbs_up:", "[red]x", "\\[x]"])
+def test_the_console_prints_user_text_as_written(monkeypatch, capsys, text):
+    """``graphops plugins`` printed a failure naming 'evilp.back:ok:x' as 'evilp.back🆗x'; every table cell,
+    title and line goes through the one console, which takes no markup and no emoji codes."""
+    from graphops.cli.command import _table, console
+
+    monkeypatch.setattr("graphops.cli.command.plugin_rows",
+                        lambda: ([["plugin", "summary"], [text, text]], [f"plugin {text!r}: bad target {text}"]))
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert f"failed plugin: plugin {text!r}: bad target {text}" in out and out.count(text) >= 3
+    printer = console()
+    with printer.capture() as captured:
+        printer.print(_table([["a"], [text]], title=text))
+        printer.print(text)
+    assert captured.get().count(text) == 3

@@ -6,6 +6,10 @@ the next (as a loop over calls drops it, so pooled memory is reused); the median
 with the speed-up over the case's baseline and, where the algorithm declares its
 least memory traffic, the distance from the memory-bandwidth floor measured here.
 
+A file's ``bench.commands`` are programs the file names: they run only when asked
+(``graphops bench --commands``, ``run_bench(..., commands=True)``); otherwise their rows say so
+and show each command line.
+
 A file with a ``cluster:`` section is a scale-out case: its steps whose algorithm splits its
 work run on that Dask cluster (started once for the file), beside steps saying
 ``cluster: false`` that run on this process's device; the rows say how many workers ran them.
@@ -199,14 +203,21 @@ def _check_counts(repeat: int | None, warmup: int | None) -> None:
 
 
 def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
-              registry: Registry | None = None) -> BenchReport:
+              registry: Registry | None = None, commands: bool = False) -> BenchReport:
     """Time every step of every benchmark pipeline; rows are grouped by case.
 
     :param repeat: timed runs per step (1 to 1000), instead of each file's ``bench.repeat``
     :param warmup: untimed runs first (0 to 100), instead of each file's ``bench.warmup``
+    :param commands: also run each file's ``bench.commands`` (programs the file names; only for files
+        you trust); otherwise their rows say they were skipped and why
     :raises ValueError: ``repeat`` or ``warmup`` out of range
     """
     _check_counts(repeat, warmup)
+    if not isinstance(commands, bool):
+        from graphops.errors import InputTypeError
+
+        raise InputTypeError(f"run_bench: commands must be True (run the files' bench.commands) or False; got "
+                             f"{commands!r} ({type(commands).__name__})")
     report = BenchReport(_machine(), _dt.datetime.now().isoformat(timespec="seconds"))
     rates = measure_bandwidth(["cpu", "gpu"] if gpu_available() else ["cpu"])
     report.machine["copy_GBps"] = {d: round(r / 1e9, 1) for d, r in rates.items()}
@@ -221,7 +232,7 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
                                         note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
             continue
         settings = loaded.model.bench or BenchSettings()
-        rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup)
+        rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup, commands)
         rows += time_reads(loaded, settings, settings.repeat if repeat is None else repeat,
                            settings.warmup if warmup is None else warmup, BenchRow)
         for case in dict.fromkeys(r.case for r in rows):
@@ -244,11 +255,16 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
                 for s in loaded.model.steps]
 
 
+SKIPPED_COMMAND = ("skipped: the file's bench.commands run programs it names on this machine; pass --commands to "
+                   "run them (graphops bench FILE --commands) if you trust the file")
+
+
 def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None,
-                   warmup: int | None) -> list[BenchRow]:
+                   warmup: int | None, run: bool = False) -> list[BenchRow]:
     """The file's ``bench.commands``, each run ``warmup`` times untimed (so disk caches are warm, as
     for a user's second call) and then ``repeat`` times in a fresh process: wall time from start to
-    exit. ``graphops ...`` runs with this interpreter (``python -m graphops``)."""
+    exit. ``graphops ...`` runs with this interpreter (``python -m graphops``). Without ``run``, each
+    row shows its command line and says it was skipped (:data:`SKIPPED_COMMAND`)."""
     import shlex
     import subprocess
     import sys
@@ -258,6 +274,10 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
     rows = []
     for name, line in (settings.commands or {}).items():
         row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
+        if not run:
+            row.note = SKIPPED_COMMAND
+            rows.append(row)
+            continue
         words = shlex.split(line)
         if words and words[0] == "graphops":
             words = [sys.executable, "-m", "graphops", *words[1:]]

@@ -4,6 +4,10 @@ Errors: a :class:`graphops.GraphopsError` (bad input, a config problem, an unusa
 folder, a failed step) or an OS error about a named file is printed as one line, exit 1.
 Ctrl-C prints one line, exit 130. Anything else is a bug: its traceback is printed with a
 sentence saying so (``-vv`` shows tracebacks for every error).
+
+Output: one rich console (:func:`console`) with markup, emoji codes and highlighting off, so
+text from files and plugins (``:ok:``, ``[red]``) is printed as written; styles are given as
+:class:`rich.text.Text` spans, never as markup in a string.
 """
 from __future__ import annotations
 
@@ -17,21 +21,27 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from graphops.cli.options import bounded
+from graphops.cli.options import bounded, given
 from graphops.errors import ConfigError, Interrupted, PipelineError, is_user_error
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "console"]
+
+
+def console() -> Console:
+    """The command line's console: every text printed as written (no markup, no ``:name:`` emoji codes,
+    no highlighting), at least 160 columns wide."""
+    return Console(markup=False, emoji=False, highlight=False, width=max(Console().width, 160))
 
 
 def _table(rows: list[list[str]], title: str | None = None) -> Table:
-    table = Table(title=title, show_lines=False)
+    table = Table(title=None if title is None else Text(title), show_lines=False)
     for head in rows[0]:
-        table.add_column(head)
+        table.add_column(Text(head))
     for row in rows[1:]:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
@@ -58,7 +68,10 @@ def cmd_run(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: Console) -> int:
+    """Each file checked; a valid one's line, then what it would do beyond its steps: writing outside
+    its folder (a warning on stderr), command lines of its own (``bench.commands``)."""
     from graphops.pipeline import load_pipeline
+    from graphops.pipeline.confine import trust_note
 
     failed = 0
     for file in args.files:
@@ -69,6 +82,12 @@ def cmd_validate(args: argparse.Namespace, out: Console) -> int:
             print(f"ConfigError: {exc}", file=sys.stderr)
             continue
         out.print(f"{file}: valid ({len(loaded.model.graphs)} graph(s), {len(loaded.model.steps)} step(s))")
+        note = trust_note(loaded)
+        if note:
+            print(f"warning: {note}", file=sys.stderr)
+        commands = (loaded.model.bench.commands if loaded.model.bench else None) or {}
+        for name, line in commands.items():
+            out.print(f"  bench command {name}: {line}  (run by graphops bench only with --commands)")
     return 1 if failed else 0
 
 
@@ -103,11 +122,11 @@ def cmd_plugins(args: argparse.Namespace, out: Console) -> int:
     out.print("generators: " + ", ".join(f"{g.name} ({g.plugin})" for g in sorted(reg.generators.values(),
                                                                                  key=lambda g: g.name)))
     for name, text in commands.items():
-        out.print(f"command: graphops {escape(name)} — {escape(text)}", highlight=False)
+        out.print(f"command: graphops {name} — {text}")
     ok, why = gpu_status()
     out.print(f"gpu: {'usable' if ok else 'not usable'} ({why})")
     for line in failures:
-        out.print(f"[red]failed plugin:[/red] {escape(line)}", markup=True, highlight=False)
+        out.print(Text.assemble(("failed plugin:", "red"), " ", line))
     return 0
 
 
@@ -128,7 +147,8 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     from graphops.cli.bench import markdown, rows_as_table, run_bench
 
     _check_targets({"--json": args.json, "--plot": args.plot})
-    report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup)
+    report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup,
+                       commands=args.commands)
     if args.markdown:
         print(markdown(report))
     machine = ", ".join(f"{k}={v}" for k, v in report.machine.items())
@@ -171,12 +191,15 @@ _COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "
 def _builtin_parsers(sub: Any) -> None:
     r = sub.add_parser("run", help="run a pipeline file, write its outputs, print a summary")
     r.add_argument("file")
-    r.add_argument("--backend", help="override every step's backend (cpu, gpu, auto, ...)")
-    r.add_argument("--out", help="folder for outputs and the summary (default: the file's output_dir)")
+    r.add_argument("--backend", type=given("--backend", "backend", "to keep each step's own"),
+                   help="override every step's backend (cpu, gpu, auto, ...)")
+    r.add_argument("--out", type=given("--out", "folder", "for the file's output_dir", path=True),
+                   help="folder for outputs and the summary (default: the file's output_dir); every output stays "
+                        "inside it, whatever the file says")
     r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
     r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
                    "(e.g. tcp://host:8786), instead of the file's cluster: section; connected to only when a step "
-                   "splits its work")
+                   "splits its work", type=given("--cluster", "address", "for the file's cluster: section"))
     r.add_argument("--cluster-timeout", type=bounded("--cluster-timeout", float, gt=0, le=3600), metavar="SECONDS",
                    help="how long the scheduler has to answer, above 0 and at most 3600 (default 10)")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
@@ -197,6 +220,9 @@ def _builtin_parsers(sub: Any) -> None:
                    help="timed runs per step, 1 to 1000 (default: the file's bench.repeat)")
     b.add_argument("--warmup", type=bounded("--warmup", int, ge=0, le=100), metavar="N",
                    help="untimed runs first, 0 to 100 (default: the file's bench.warmup)")
+    b.add_argument("--commands", action="store_true",
+                   help="also run the files' bench.commands: programs a file names, each timed in a fresh process "
+                        "(without it they are listed, not run); only for files you trust")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",
@@ -349,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.setLevel(level)  # graphops' own messages only: Numba's debug log is huge
     for record in held.records if args.command != "plugins" else ():
         log.handle(record)
-    out = Console(highlight=False, width=max(Console().width, 160))
+    out = console()
     handler = _COMMANDS.get(args.command) or _plugin_command(registry, args.command)
     try:
         from graphops.base.work import quiet  # NumPy: not for --help

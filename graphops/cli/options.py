@@ -1,4 +1,4 @@
-"""Numeric command-line options with their range checked where they are parsed.
+"""Command-line options checked where they are parsed: numbers with their range, texts not empty.
 
 ``type=bounded("--repeat", int, ge=1, le=1000)`` makes argparse refuse ``--repeat 0`` as it
 refuses a missing argument: exit code 2 and one line naming the option, the value and the range
@@ -7,6 +7,9 @@ refuses a missing argument: exit code 2 and one line naming the option, the valu
 overrides a pipeline key has that key's range (a test keeps them equal; the parser does not
 import the pipeline models, which would cost ``graphops --help`` a sixth of a second).
 Plugins get :func:`bounded` from ``graphops.plugin`` for their commands' options.
+
+``type=given("--out", "a folder", "for the file's output_dir")`` refuses an empty text the same
+way (``--out ''`` would otherwise mean the current folder, ``--backend ''`` no override).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Bounds", "bounded"]
+__all__ = ["Bounds", "bounded", "given"]
 
 _KINDS = {int: "a whole number", float: "a number"}
 
@@ -68,4 +71,19 @@ def bounded(option: str, kind: type = int, *, ge: float | None = None, gt: float
 
     parse.bounds = bounds  # type: ignore[attr-defined]
     parse.__name__ = _KINDS[kind]  # argparse's "invalid <name> value" if the message is ever lost
+    return parse
+
+
+def given(option: str, what: str, default: str, path: bool = False) -> Callable[[str], str]:
+    """An argparse ``type=`` for ``option``: the text as given, or an ``ArgumentTypeError`` when it is empty
+    (or, unless a ``path``, only blanks), naming the option, ``what`` it takes and ``default``: what leaving
+    it out means."""
+
+    def parse(text: str) -> str:
+        if not (text if path else text.strip()):
+            raise argparse.ArgumentTypeError(f"{option} {text!r} names no {what}; give one, or leave {option} out "
+                                             f"{default}")
+        return text
+
+    parse.__name__ = what
     return parse
