@@ -1,6 +1,13 @@
 """The local executor: a plan's backend on this process's device — inputs prepared for it
 (CSR views on its device, a peer's own structure, pair indexes), the backend called with Ctrl-C
-held until its next chunk boundary, its result wrapped as the caller gets it."""
+held until its next chunk boundary, its result wrapped as the caller gets it.
+
+An exception raised by the plugin's code (importing the backend, its ``prepare``, the backend
+itself) keeps its type, so callers still catch it, and gains a note (``exc.add_note``) naming the
+backend, the algorithm, the plugin and its distribution, and saying it is the plugin's bug
+(:func:`plugin_code`); graphops' own errors (a :class:`~graphops.errors.GraphopsError` such as an
+``InputError`` a helper raised), ``MemoryError`` and Ctrl-C pass unchanged. :func:`error_line`
+gives an error with its notes on one line, for summaries."""
 from __future__ import annotations
 
 import contextlib
@@ -10,10 +17,35 @@ from typing import Any
 from graphops.base.device import Device, synchronize
 from graphops.base.work import holding_interrupts
 from graphops.engine.plan import Outcome, Plan, wrap_result
+from graphops.errors import GraphopsError
 from graphops.host.algorithm import Backend, Result, load_target
 from graphops.model.pairs import Pairs
 
-__all__ = ["prepare", "run_here", "run_part"]
+__all__ = ["prepare", "run_here", "run_part", "plugin_code", "plugin_note", "error_line"]
+
+
+def plugin_note(algo: Any, backend: str) -> str:
+    """The note an exception from a plugin's backend gets: where it was raised, and whose bug it is."""
+    dist = f", distribution {algo.distribution}" if algo.distribution else ""
+    return (f"graphops: raised inside backend {backend!r} of algorithm {algo.name!r} (plugin "
+            f"{algo.plugin or '?'!r}{dist}): a bug of the plugin, not of the input; report it to the plugin's authors")
+
+
+@contextlib.contextmanager
+def plugin_code(algo: Any, backend: str) -> Any:
+    """Run a plugin's code (module doc): an exception that is not graphops' own gets :func:`plugin_note`."""
+    try:
+        yield
+    except (GraphopsError, MemoryError):
+        raise
+    except Exception as exc:
+        exc.add_note(plugin_note(algo, backend))
+        raise
+
+
+def error_line(exc: BaseException) -> str:
+    """``"KeyError: 'x'"`` with the exception's notes after it, on one line (for run summaries)."""
+    return "; ".join([f"{type(exc).__name__}: {exc}", *(str(n) for n in getattr(exc, "__notes__", ()))])
 
 
 def _prepare(obj: Any, spec: Backend) -> Any:
@@ -46,13 +78,15 @@ def prepare(planned: Plan, prepared: Any = _prepare) -> list[Any]:
 def run_here(planned: Plan) -> Outcome:
     """Run a plan here: load the backend, hand it arrays, wrap the result like the input."""
     algo, spec = planned.algorithm, planned.algorithm.backends[planned.backend]
-    fn = load_target(spec.target)
+    with plugin_code(algo, planned.backend):
+        fn = load_target(spec.target)
     t0 = time.perf_counter()
-    args = prepare(planned)
+    with plugin_code(algo, planned.backend) if spec.prepare is not None else contextlib.nullcontext():
+        args = prepare(planned)
     synchronize()
     t1 = time.perf_counter()
     with _allocations(spec.device):
-        with holding_interrupts():  # Ctrl-C between kernel calls, never in Numba's compiler
+        with holding_interrupts(), plugin_code(algo, planned.backend):  # Ctrl-C between kernel calls
             raw = fn(*args, planned.params)
         details = raw.details if isinstance(raw, Result) else {}
         raw = raw.value if isinstance(raw, Result) else raw

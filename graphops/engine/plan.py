@@ -71,12 +71,14 @@ def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
     documented columns. A mismatch is the plugin's bug, named as such."""
     where = _where(algo, backend)
     if algo.result == "array_or_frame" and not isinstance(raw, Mapping) and hasattr(raw, "shape"):
+        _check_dtypes(algo, where, (raw,))
         return
     if algo.result == "array":
         parts = raw if isinstance(raw, tuple) else (raw,)
         if not parts or any(isinstance(a, Mapping) or not hasattr(a, "shape") for a in parts):
             raise PluginError(f"{where} returned a {type(raw).__name__}; the algorithm declares an "
                               f"array result (NumPy or CuPy, or a tuple of them)", plugin=algo.plugin)
+        _check_dtypes(algo, where, parts)
         return
     if not isinstance(raw, Mapping):
         raise PluginError(f"{where} returned a {type(raw).__name__}; it must return a dict of columns "
@@ -88,6 +90,18 @@ def _check_result(algo: Algorithm, backend: str, raw: Any) -> None:
                           f"{' (missing: ' + ', '.join(missing) + ')' if missing else ''}"
                           f"{' (undeclared: ' + ', '.join(extra) + ')' if extra else ''}. Declare every "
                           f"output column in Algorithm(outputs=...)", plugin=algo.plugin)
+
+
+def _check_dtypes(algo: Algorithm, where: str, arrays: Sequence[Any]) -> None:
+    """An array result holds numbers or booleans (an object array, of strings or Python objects,
+    cannot be written as .npy/.csv or computed with)."""
+    for i, a in enumerate(arrays):
+        kind = getattr(getattr(a, "dtype", None), "kind", None)
+        if kind not in tuple("biufc"):
+            which = f"array {i} of its tuple" if len(arrays) > 1 else "an array"
+            raise PluginError(f"{where} returned {which} of dtype {getattr(a, 'dtype', None)}; an array result "
+                              f"holds numbers or booleans (a bool, integer, float or complex dtype). Fix the "
+                              f"backend", plugin=algo.plugin, distribution=algo.distribution or None)
 
 
 def _check_columns(algo: Algorithm, backend: str, raw: Mapping[str, Any], inputs: Mapping[str, Any],

@@ -7,16 +7,20 @@
 
 ``check_algorithm`` checks that every own backend shares one signature, runs each backend
 that can run here on small graphs (pandas in), checks that it returns the declared columns
-(or an array) in the input's frame family, and compares it with a slow reference.
+(or an array) in the input's frame family, that it left its inputs' CSR arrays as they were
+(the host arrays are read-only, CuPy ones are not: a GPU backend writing into them is found
+here), and compares it with a slow reference.
 """
 from __future__ import annotations
 
 import ast
+import hashlib
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
+from graphops.base.device import Device, to_device
 from graphops.host.algorithm import Algorithm
 from graphops.host.contract import backend_problem
 from graphops.host.targets import target_arguments
@@ -100,6 +104,22 @@ def _inputs_for(algo: Algorithm, graph: Any) -> list[Any]:
     return [GraphSet.from_graphs([graph, graph])]
 
 
+def _fingerprints(algo: Algorithm, backend: str, inputs: dict[str, Any]) -> dict[str, str]:
+    """A digest of every CSR array the backend gets (``slot.field``), on its device; a backend with
+    ``prepare`` gets the plugin's own structure, not looked at here."""
+    spec = algo.backends[backend]
+    if spec.prepare is not None:
+        return {}
+    out = {}
+    for slot, obj in inputs.items():
+        if not hasattr(obj, "csr"):
+            continue
+        for field, a in obj.csr(Device(spec.device)).arrays().items():
+            host = np.ascontiguousarray(to_device(a, Device.CPU))
+            out[f"{slot}.{field}"] = hashlib.sha1(host.tobytes()).hexdigest()
+    return out
+
+
 def _compare(algo: Algorithm, got: Any, want: Any, rtol: float, where: str) -> None:
     if not hasattr(got, "columns"):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, err_msg=where)
@@ -133,8 +153,12 @@ def check_algorithm(algorithm: Algorithm | str, reference: Callable[..., Any] | 
         try:
             for name, graph in (graphs or tiny_graphs()).items():
                 inputs = dict(zip(algo.slot_names, _inputs_for(algo, graph)))
+                before = _fingerprints(algo, backend, inputs)
                 got = execute(algo, inputs, backend, dict(params or {}), registry).result
                 where = f"{algo.name}: backend {backend!r} on graph {name!r}"
+                changed = [k for k, v in _fingerprints(algo, backend, inputs).items() if before.get(k) != v]
+                assert not changed, (f"{where}: the backend wrote into its input array(s) {', '.join(changed)}; "
+                                     f"inputs are shared by later calls: copy an array before changing it")
                 if algo.result == "frame":
                     assert isinstance(got, pd.DataFrame), f"{where}: pandas in, {type(got).__name__} out"
                     assert list(got.columns) == [c for c in algo.outputs if c in got.columns], where

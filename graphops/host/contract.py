@@ -1,4 +1,5 @@
-"""The backend contract, checked from the source when the registry is built (nothing imported).
+"""The backend contract, checked from the source when the registry is built (nothing imported),
+and what a reader returns, checked on every read (:func:`check_reader_result`).
 
 A backend is called as ``fn(*args, params)`` — one argument per input slot, then the Params (a
 cluster backend the client first) — and its ``prepare`` as ``prepare(input)`` (``prepare(input,
@@ -12,9 +13,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from graphops.errors import PluginError
 from graphops.host.targets import Sources, TargetError, sentence
 
-__all__ = ["backend_problem", "backend_problems", "call_problem"]
+__all__ = ["backend_problem", "backend_problems", "call_problem", "check_reader_result"]
 
 
 def call_problem(args: ast.arguments, given: int) -> str | None:
@@ -58,3 +60,22 @@ def backend_problems(algo: Any, sources: Sources | None = None) -> dict[str, str
     sources = sources or Sources()
     found = {name: backend_problem(algo, spec, sources) for name, spec in algo.backends.items()}
     return {name: why for name, why in found.items() if why is not None}
+
+
+def check_reader_result(reader: Any, frame: Any, path: Any, what: str = "target") -> Any:
+    """``frame`` as a reader (its ``what``: ``"target"`` or ``"nodes"``) returned it for ``path``,
+    once it is a frame (pandas or cuDF: ``columns`` and ``iloc``, and a length).
+
+    :raises PluginError: naming the reader, its plugin and distribution, the function, what it
+        returned and the file: anything else is the plugin's bug, which graphops would otherwise
+        meet later as a bare ``TypeError`` (``object of type 'int' has no len()``)
+    """
+    if hasattr(frame, "columns") and hasattr(frame, "iloc") and hasattr(frame, "__len__"):
+        return frame
+    shown = repr(frame)
+    shown = shown if len(shown) <= 80 else f"{shown[:60]}..."
+    dist = f", {reader.distribution}" if getattr(reader, "distribution", "") else ""
+    raise PluginError(f"reader {reader.name!r} (plugin {reader.plugin or '?'!r}{dist}): {getattr(reader, what)} "
+                      f"returned {shown} ({type(frame).__name__}) for {str(path)!r}; a reader returns an edge "
+                      f"frame (a pandas DataFrame, or a cuDF one on a GPU). Fix the reader in the plugin",
+                      plugin=reader.plugin or None, distribution=getattr(reader, "distribution", None) or None)

@@ -20,7 +20,7 @@ from graphops.base.device import Device, device_of, to_device
 
 log = logging.getLogger("graphops")
 
-__all__ = ["CSR", "build_csr", "CSRViews"]
+__all__ = ["CSR", "build_csr", "CSRViews", "read_only"]
 
 _ARRAY_FIELDS = (
     "indptr", "indices", "weights", "edge_ids", "graph_ptr", "edge_ptr",
@@ -79,9 +79,10 @@ class CSR:
         return self.extra[key]
 
     def nbytes(self) -> int:
-        return sum(int(a.nbytes) for a in self._arrays().values())
+        return sum(int(a.nbytes) for a in self.arrays().values())
 
-    def _arrays(self) -> dict[str, Any]:
+    def arrays(self) -> dict[str, Any]:
+        """The arrays of this view by field name (those it has)."""
         out = {name: getattr(self, name) for name in _ARRAY_FIELDS}
         return {k: v for k, v in out.items() if v is not None}
 
@@ -90,7 +91,7 @@ class CSR:
         device = Device.parse(device)
         if device is self.device:
             return self
-        moved = {k: to_device(v, device) for k, v in self._arrays().items()}
+        moved = {k: to_device(v, device) for k, v in self.arrays().items()}
         log.debug("moved CSR to %s: %d bytes", device.value, self.nbytes())
         return dataclasses.replace(self, extra={}, **moved)  # derived objects are per device
 
@@ -143,20 +144,39 @@ def build_csr(src: Any, dst: Any, n_vertices: int, *, directed: bool, weights: A
     )
 
 
+def read_only(csr: CSR) -> CSR:
+    """``csr`` with every NumPy array read-only: a read-only view of it, so an array the CSR shares
+    with its owner (a GraphSet's labels) keeps the owner's flag. CuPy arrays have no such flag."""
+    frozen = {}
+    for name, a in csr.arrays().items():
+        if isinstance(a, np.ndarray) and a.flags.writeable:
+            frozen[name] = a.view()
+            frozen[name].flags.writeable = False
+    return dataclasses.replace(csr, **frozen) if frozen else csr
+
+
 class CSRViews:
     """Mixin for graph containers: a CSR view per device, built once, plus a memo of derived objects.
+
+    The cached views are shared by every later call, so their host (NumPy) arrays are read-only: a
+    backend writing into its input raises ``ValueError: assignment destination is read-only`` (Numba
+    refuses to compile the write) instead of corrupting the graph for later calls. A backend that
+    needs to change an array copies it first. CuPy has no read-only arrays: a GPU backend must not
+    write into its inputs (``graphops.plugin.check_algorithm`` checks that the inputs are unchanged
+    after each backend ran).
 
     Subclasses provide ``device`` (home) and ``_build_csr()`` (on the home device).
     """
 
     def csr(self, device: Device | str | None = None) -> CSR:
-        """The CSR view on ``device`` (default: home), built once and cached per device."""
+        """The CSR view on ``device`` (default: home), built once and cached per device (read-only
+        on the host)."""
         device = self.device if device is None else Device.parse(device)
         views = self.__dict__.setdefault("_csr_views", {})
         if device not in views:
-            home = views.get(self.device) or dataclasses.replace(self._build_csr(), home=self.device)
+            home = views.get(self.device) or read_only(dataclasses.replace(self._build_csr(), home=self.device))
             views[self.device] = home
-            views[device] = home.to(device)
+            views[device] = read_only(home.to(device))
         return views[device]
 
     def __getstate__(self) -> dict:
