@@ -7,7 +7,8 @@ A pipeline file is a YAML mapping::
     device: auto                # default backend of every step: auto | cpu | gpu
     output_dir: out             # outputs and the run summary go here (inside this file's folder)
     allow_outside_output_dir: false   # output_dir and outputs may not be absolute, climb out with '..'
-                                #   or pass a symbolic link leading out (graphops.pipeline.meaning)
+                                #   or pass a symbolic link leading out (graphops.pipeline.confine); true
+                                #   lets them, with a warning naming each such path, and never with --out
     graphs:
       karate:                   # [a-z][a-z0-9_-]*
         dataset: karate         # a data set by name (bundled, or from GRAPHOPS_DATA)
@@ -50,7 +51,8 @@ A pipeline file is a YAML mapping::
       warmup: 1
       baseline: cpu             # backend whose time the others are compared with
       commands: {help: graphops --help}   # optional: command lines timed in a fresh process each
-                                #   run (cold start), from the file's folder; {tmp}: an empty folder
+                                #   run (cold start), from the file's folder; {tmp}: an empty folder;
+                                #   run only by graphops bench --commands (programs the file names)
       reads: {csv: {graph: web, format: csv}}   # optional: the graph written to a file (csv, tsv,
                                 #   parquet), read back by read_graph and by pyarrow, side by side
     cluster: {kind: local-cuda} # optional: steps whose algorithm splits its work run on Dask:

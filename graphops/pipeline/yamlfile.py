@@ -2,7 +2,8 @@
 
 * **Booleans**: only ``true``/``false`` (any case variant YAML 1.2 allows). Under YAML 1.1 a bare
   ``on``, ``off``, ``yes`` or ``no`` is a boolean, so ``{kronecker_delta: {h: 0.5, on: label}}``
-  would lose its ``on`` key; parameters that are booleans still take those words (pydantic reads them).
+  would lose its ``on`` key; such a word given where a boolean is wanted stays text, and is refused
+  there (``graphops.host.numbers``: a key or parameter that is a boolean takes only true/false).
 * **Numbers** by YAML 1.2's core schema: integers in decimal (``010`` is ten), ``0o`` octal or ``0x``
   hex; floats such as ``1.5``, ``.5``, ``1e3``, ``-.inf``, ``.nan``. YAML 1.1's other forms are text:
   ``1:30`` (base 60), ``0b101``, ``1_000``. Nor is ``2024-01-31`` a date (1.2's core schema has no
