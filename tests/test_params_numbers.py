@@ -261,7 +261,7 @@ def test_a_field_may_take_infinity_and_unions_with_text_take_text():
 
 def test_yaml_true_false_and_numbers_still_validate_and_yes_is_refused(tmp_path):
     (tmp_path / "p.yaml").write_text(
-        "version: 1\ngraphs:\n  g: {generate: {kind: gnp_set, n_graphs: 2, n: 4, p: 0.5, seed: 1}}\n"
+        "version: 1\ngraphs:\n  g: {generate: {kind: gnp_set, sizes: {4: 2}, p: 0.5, seed: 1}}\n"
         "steps:\n  - {id: ok, algorithm: sp_kernel, inputs: {graphs: g}, params: {normalize: true}}\n"
         "  - {id: bad, algorithm: sp_kernel, inputs: {graphs: g}, params: {normalize: yes}}\n")
     with pytest.raises(go.ConfigError) as info:
