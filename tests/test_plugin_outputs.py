@@ -96,3 +96,23 @@ def test_graphops_own_errors_raised_in_a_backend_get_no_note(g):
         go.execute(_algo("input_error"), {"graph": g}, "cpu", {})
     assert not hasattr(info.value, "__notes__")
     assert error_line(info.value) == "InputError: the graph has no weights; build it with weight="
+
+
+def test_read_graph_names_a_reader_that_returned_no_frame(fresh_pm, tmp_path):
+    from graphops import hookimpl
+    from graphops.host.registry import Registry
+
+    class Formats:
+        @staticmethod
+        @hookimpl
+        def graphops_register_readers():
+            return [Reader("evg", (".evg",), "tests.misbehaving_backend:read_42")]
+
+    fresh_pm.register(Formats(), name="evp")
+    path = tmp_path / "y.evg"
+    path.write_text("1 2\n")
+    with pytest.raises(PluginError) as info:
+        go.read_graph(path, registry=Registry(fresh_pm))
+    assert str(info.value) == (
+        f"reader 'evg' (plugin 'evp'): tests.misbehaving_backend:read_42 returned 42 (int) for {str(path)!r}; a reader "
+        f"returns an edge frame (a pandas DataFrame, or a cuDF one on a GPU). Fix the reader in the plugin")

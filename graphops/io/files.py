@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from graphops.host.algorithm import ReadOptions, load_target
+from graphops.host.contract import check_reader_result
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError, choices, did_you_mean
 from graphops.io.textcheck import field
@@ -248,7 +249,7 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     if unfit:
         raise InputError(f"{str(path)!r}: {' and '.join(k + '=' for k in unfit)} apply to text files; format "
                          f"{reader.name!r} has typed columns")
-    frame = fn(path, Device.parse(device), options)
+    frame = check_reader_result(reader, fn(path, Device.parse(device), options), path)  # a plugin's bug, named
     if len(frame) == 0:
         raise InputError(f"{str(path)!r} holds no edge rows; a graph file needs at least one edge")
     s, d = resolve_column(frame, src, 0, "src", path), resolve_column(frame, dst, 1, "dst", path)
