@@ -143,7 +143,7 @@ def check_algorithm(algorithm: Algorithm | str, reference: Callable[..., Any] | 
     :param graphs: name -> Graph to run on (default: :func:`tiny_graphs`)
     :raises AssertionError: naming the backend, the graph and what differs
     """
-    from graphops.engine.dispatch import execute
+    from graphops.engine.dispatch import execute_plan, plan
     from graphops.errors import BackendUnavailableError
 
     algo = _algorithm(algorithm, registry)
@@ -153,10 +153,11 @@ def check_algorithm(algorithm: Algorithm | str, reference: Callable[..., Any] | 
         try:
             for name, graph in (graphs or tiny_graphs()).items():
                 inputs = dict(zip(algo.slot_names, _inputs_for(algo, graph)))
-                before = _fingerprints(algo, backend, inputs)
-                got = execute(algo, inputs, backend, dict(params or {}), registry).result
+                planned = plan(algo, inputs, backend, dict(params or {}), registry)  # may say it cannot run here
+                before = _fingerprints(algo, backend, planned.inputs)
+                got = execute_plan(planned).result
                 where = f"{algo.name}: backend {backend!r} on graph {name!r}"
-                changed = [k for k, v in _fingerprints(algo, backend, inputs).items() if before.get(k) != v]
+                changed = [k for k, v in _fingerprints(algo, backend, planned.inputs).items() if before.get(k) != v]
                 assert not changed, (f"{where}: the backend wrote into its input array(s) {', '.join(changed)}; "
                                      f"inputs are shared by later calls: copy an array before changing it")
                 if algo.result == "frame":
