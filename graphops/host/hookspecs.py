@@ -22,10 +22,13 @@ def graphops_register_algorithms() -> "list[Algorithm]":
     """Return the algorithms this plugin offers.
 
     Called once when the registry is built. Names must be unique across all plugins: a name
-    two plugins register is given to neither (the other algorithms load as usual), ``graphops
-    plugins`` lists the conflict naming both plugins, and using the name raises a
+    two third-party plugins register is given to neither (the other algorithms load as usual),
+    ``graphops plugins`` lists the conflict naming both plugins, and using the name raises a
     :class:`~graphops.errors.PluginError` saying so (uninstall one, or choose plugins with
-    ``GRAPHOPS_PLUGINS``). The same holds for readers, generators and commands.
+    ``GRAPHOPS_PLUGINS``). A name graphops' own plugins register (``describe``, ``jaccard``, ...)
+    stays theirs: a third-party plugin's is left out and listed, naming both. The same holds for
+    readers, generators and commands. Each declaration is checked as it is made; a hook that
+    raises (``SystemExit`` too) leaves its plugin out, reported with the error.
 
     :returns: a list of :class:`graphops.Algorithm`
 
@@ -50,7 +53,8 @@ def graphops_register_readers() -> "list[Reader]":
     picked by name or position. A reader's ``nodes`` function has the same signature. The
     signature is checked when the registry is built: a reader that does not follow it is not
     used, and ``graphops plugins`` says why. Format names and suffixes must be unique (a name or
-    suffix two plugins register is given to neither).
+    suffix two third-party plugins register is given to neither; graphops' own, such as ``csv`` and
+    ``.csv``, stay graphops').
 
     :returns: a list of :class:`graphops.Reader`
 
@@ -73,9 +77,9 @@ def graphops_register_generators() -> "list[Generator]":
 
     A generator is a pipeline graph source, ``{generate: {kind: <name>, ...}}``, validated by its
     parameter model when the file is loaded, and a function published as
-    ``graphops.generate.<function>``. Names must be unique: a name two plugins register is given
-    to neither, and using it says so. graphops registers ``rmat``, ``gnm``, ``grid2d`` and
-    ``gnp_set`` itself.
+    ``graphops.generate.<function>``. Names must be unique: a name two third-party plugins
+    register is given to neither, and using it says so; graphops' own names stay graphops'.
+    graphops registers ``rmat``, ``gnm``, ``grid2d`` and ``gnp_set`` itself.
 
     :returns: a list of :class:`graphops.Generator`
 
