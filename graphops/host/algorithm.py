@@ -214,6 +214,9 @@ class Gram:
 class Algorithm:
     """An algorithm a plugin offers.
 
+    Every field is checked as the declaration is made (:mod:`graphops.host.declared`): a wrong
+    type or value is a ``TypeError``/``ValueError`` naming the field and how to write it.
+
     :param name: registry and YAML name (``[a-z][a-z0-9_]*``), equal to the entry point name
     :param params: the :class:`Params` subclass validating its keyword arguments
     :param inputs: input slots, in call order (``Input`` or a plain slot name for one graph)
@@ -226,7 +229,7 @@ class Algorithm:
         ``"array_or_frame"``: an array, or a frame when the backend returns columns (e.g. a
         matrix, or its top-k rows when a parameter asks for them)
     :param vertex_columns: output columns holding vertex indices, mapped back to original ids:
-        a tuple (ids of the first input), or ``{column: input slot}``
+        a tuple (ids of the first input), or ``{column: input slot}``; each must be one of ``outputs``
     :param cost: optional ``"module:function"`` ``(inputs, params) -> {"bytes": .., "flops": ..}``
         giving the least work any implementation must do, for benchmark floors
     :param estimator: for a Gram-matrix algorithm, the class name under which
