@@ -25,6 +25,7 @@ __all__ = [
     "Interrupted",
     "did_you_mean",
     "choices",
+    "error_line",
 ]
 
 
@@ -54,6 +55,12 @@ def did_you_mean(value: object, allowed: Iterable[str]) -> str:
         return ""
     close = difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
     return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def error_line(exc: BaseException) -> str:
+    """``"KeyError: 'x'"`` with the exception's notes after it, on one line (run summaries, the
+    command line: a plugin's exception carries a note naming the plugin and its backend)."""
+    return "; ".join([f"{type(exc).__name__}: {exc}", *(str(n) for n in getattr(exc, "__notes__", ()))])
 
 
 def choices(allowed: Iterable[str]) -> str:

@@ -165,7 +165,9 @@ def test_a_bug_shows_its_traceback_and_says_it_is_a_bug(tmp_path, capsys, monkey
     assert "Traceback (most recent call last)" in err and "ZeroDivisionError: division by zero" in err
     assert err.rstrip().endswith("This is a bug (in graphops or in the plugin that ran), not a problem with your "
                                  "input: please report it with the traceback above.")
-    assert "graphops: step 's' (buggy) failed: ZeroDivisionError: division by zero; run summary:" in err
+    assert ("graphops: step 's' (buggy) failed: ZeroDivisionError: division by zero; graphops: raised inside backend "
+            "'cpu' of algorithm 'buggy' (plugin 'buggy'): a bug of the plugin, not of the input; report it to the "
+            "plugin's authors; run summary:") in err  # the plugin named on the one line too
 
 
 def test_user_errors_are_one_line_and_verbose_shows_the_traceback(tmp_path, capsys):

@@ -355,3 +355,10 @@ def test_an_empty_edge_frame_is_a_graph_without_edges():
 
     g = go.Graph.from_edgelist(pd.DataFrame({"src": [], "dst": []}))  # pandas types empty columns float
     assert (g.n_vertices, g.n_edges) == (0, 0)
+
+
+@pytest.mark.parametrize("value, shown", [("x", "'x'"), ("1e400", "'inf'"), ("nan", "'nan'")])
+def test_a_matrix_market_value_that_is_no_finite_number_is_named(tmp_path, value, shown):
+    with pytest.raises(go.InputError) as info:
+        _read(tmp_path, f"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 {value}\n", "e.mtx")
+    assert str(info.value) == f"{tmp_path / 'e.mtx'}, line 3, column 3: value {shown} is not a finite number (field 'real')"

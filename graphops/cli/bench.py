@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from graphops.host.algorithm import load_target
 from graphops.base.device import Device, gpu_available
 from graphops.engine.dispatch import execute
-from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError
+from graphops.errors import BackendUnavailableError, ConfigError, GraphopsError, error_line
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
 from graphops.pipeline.run import cluster_settings, on_cluster, open_cluster, step_backend
 from graphops.pipeline.schema import BenchSettings
@@ -149,10 +149,10 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         if not planned:
             row.note = "skipped: " + _skip_reason(exc)
             return row
-        row.note = f"failed: {type(exc).__name__}: {exc}"
+        row.note = f"failed: {error_line(exc)}"
         return row
     except MemoryError as exc:
-        row.note = f"failed: {type(exc).__name__}: {exc}"
+        row.note = f"failed: {error_line(exc)}"
         return row
     row.backend, row.device, row.workers = planned[0].backend, algo.backends[planned[0].backend].device, \
         planned[0].workers

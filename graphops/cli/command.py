@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphops.cli.options import bounded, given
-from graphops.errors import ConfigError, Interrupted, PipelineError, is_user_error
+from graphops.errors import ConfigError, Interrupted, PipelineError, error_line, is_user_error
 
 __all__ = ["main", "build_parser", "console"]
 
@@ -286,7 +286,7 @@ def _arguments_work(name: str, cmd: Any) -> bool:
         return True
     try:
         cmd.arguments(_Parser(prog=f"graphops {name}"))
-    except Exception as exc:  # noqa: BLE001 - one plugin's bug must not take the command line down
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - one plugin's bug must not take the command line down
         logging.getLogger("graphops").warning(
             "command %r of plugin %r is left out: its arguments function raised %s: %s", name, cmd.plugin,
             type(exc).__name__, exc)
@@ -319,7 +319,7 @@ def _report(exc: BaseException, verbose: int) -> int:
         print(f"{type(exc).__name__}: {exc}{tail}", file=sys.stderr)
         return 1
     traceback.print_exception(exc.__cause__ if isinstance(exc, PipelineError) and exc.__cause__ else exc)
-    what = str(exc) if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {exc}"
+    what = str(exc) if isinstance(exc, PipelineError) else error_line(exc)
     print(f"graphops: {what}{tail}\nThis is a bug (in graphops or in the plugin that ran), not a problem with "
           f"your input: please report it with the traceback above.", file=sys.stderr)
     return 1

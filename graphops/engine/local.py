@@ -17,7 +17,7 @@ from typing import Any
 from graphops.base.device import Device, synchronize
 from graphops.base.work import holding_interrupts
 from graphops.engine.plan import Outcome, Plan, wrap_result
-from graphops.errors import GraphopsError
+from graphops.errors import GraphopsError, error_line
 from graphops.host.algorithm import Backend, Result, load_target
 from graphops.model.pairs import Pairs
 
@@ -41,11 +41,6 @@ def plugin_code(algo: Any, backend: str) -> Any:
     except Exception as exc:
         exc.add_note(plugin_note(algo, backend))
         raise
-
-
-def error_line(exc: BaseException) -> str:
-    """``"KeyError: 'x'"`` with the exception's notes after it, on one line (for run summaries)."""
-    return "; ".join([f"{type(exc).__name__}: {exc}", *(str(n) for n in getattr(exc, "__notes__", ()))])
 
 
 def _prepare(obj: Any, spec: Backend) -> Any:

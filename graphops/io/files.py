@@ -22,7 +22,7 @@ from graphops.host.algorithm import ReadOptions, load_target
 from graphops.host.contract import check_reader_result
 from graphops.base.device import Device, host_pandas
 from graphops.errors import InputError, choices, did_you_mean
-from graphops.io.textcheck import field
+from graphops.io.textcheck import field as shown_field
 from graphops.io.textio import TextLayout, resolve_column
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
@@ -168,7 +168,7 @@ def _mtx_values(frame: pd.DataFrame, layout: TextLayout, field: str) -> Any:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         kind = "an integer" if field == "integer" else "a finite number"
-        raise InputError(f"{layout.where(row, 2)}: value {field(frame['value'].iloc[row])} is not {kind} (field "
+        raise InputError(f"{layout.where(row, 2)}: value {shown_field(frame['value'].iloc[row])} is not {kind} (field "
                          f"{field!r})")
     return values.astype("int64") if field == "integer" else values
 
@@ -304,10 +304,11 @@ def read_nodes(path: str | os.PathLike, edge_reader: Any, device: Device, regist
     path = file_path(path, "nodes")
     _check_file(path)
     if edge_reader.nodes is not None:
-        return load_target(edge_reader.nodes)(path, device, ReadOptions())
+        return check_reader_result(edge_reader, load_target(edge_reader.nodes)(path, device, ReadOptions()), path,
+                                   "nodes")
     reader = registry.reader(infer_format(path, registry))
     if "header" in reader.options:  # a text format: a table with a header row
         from graphops.io.textio import read_node_text
 
         return read_node_text(path, device)
-    return load_target(reader.target)(path, device, ReadOptions())
+    return check_reader_result(reader, load_target(reader.target)(path, device, ReadOptions()), path)

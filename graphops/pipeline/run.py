@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from graphops.engine.dispatch import execute
-from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError
+from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError, error_line
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.manager import call_hook
 from graphops.host.registry import Registry
@@ -310,7 +310,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
         rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
         summary.status = "interrupted"
     except GraphopsError as exc:  # before any step: the cluster asked for cannot be used
-        summary.error, failure = f"{type(exc).__name__}: {exc}", (None, exc)
+        summary.error, failure = error_line(exc), (None, exc)
     finally:
         summary.seconds = time.perf_counter() - start
         summary.graphs = loaded.sources.info
@@ -339,6 +339,6 @@ def _step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, 
         rec.status = "ok"
     except Exception as exc:  # recorded, reported after the summary is written
         rec.status, rec.seconds = "failed", time.perf_counter() - t0
-        rec.error = f"{type(exc).__name__}: {exc}"
+        rec.error = error_line(exc)
         return rec, exc
     return None
