@@ -169,3 +169,8 @@ def test_run_pipeline_checks_its_cluster_timeout(tmp_path, seconds, why):
         go.run_pipeline(path, cluster="tcp://127.0.0.1:9", cluster_timeout=seconds)
     assert str(info.value) == (f"run_pipeline: cluster_timeout: Input should be {why} (the file key "
                                f"cluster.timeout has the same range)")
+
+
+def test_a_large_bound_is_written_out():
+    """'from 1 to 1e+06' was the degree example's -k range."""
+    assert Bounds(int, 1, None, 1_000_000, None).text == "a whole number from 1 to 1000000"

@@ -356,3 +356,10 @@ def test_vertex_index_check_says_the_same_of_cupy_and_numpy_arrays(xp, values, d
 
     host = np.array(values).astype(dtype)
     assert index_problem(xp.asarray(host), n) == index_problem(host, n)
+
+
+def test_an_input_that_is_none_is_named():
+    """go.run('describe', None) said 'got 0 input(s)'."""
+    with pytest.raises(TypeError) as info:
+        go.run("describe", None)
+    assert str(info.value) == "describe: input 'graph' is None; it takes a graph or a graphset"

@@ -42,9 +42,10 @@ class Bounds:
     def text(self) -> str:
         """``a whole number from 1 to 1000``, ``a number above 0 and at most 3600``, ..."""
         if self.ge is not None and self.le is not None:
-            return f"{_KINDS[self.kind]} from {self.ge:g} to {self.le:g}"
-        low = f"from {self.ge:g}" if self.ge is not None else f"above {self.gt:g}" if self.gt is not None else ""
-        high = f"at most {self.le:g}" if self.le is not None else f"below {self.lt:g}" if self.lt is not None else ""
+            return f"{_KINDS[self.kind]} from {_number(self.ge)} to {_number(self.le)}"
+        low = f"from {_number(self.ge)}" if self.ge is not None else f"above {_number(self.gt)}" if self.gt is not None else ""
+        high = f"at most {_number(self.le)}" if self.le is not None else f"below {_number(self.lt)}" if self.lt is not None \
+            else ""
         return " ".join([_KINDS[self.kind], " and ".join(p for p in (low, high) if p)]).rstrip()
 
     def parse(self, text: str) -> float:
@@ -87,3 +88,8 @@ def given(option: str, what: str, default: str, path: bool = False) -> Callable[
 
     parse.__name__ = what
     return parse
+
+
+def _number(value: float) -> str:
+    """A bound as written: ``1000000``, not ``1e+06``."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

@@ -28,6 +28,10 @@ def bind_inputs(algo: Algorithm, args: Sequence[Any], by_name: Mapping[str, Any]
         if name in given:
             raise InputTypeError(f"{algo.name}: input {name!r} given twice (by position and by keyword)")
         given[name] = obj
+    empty = [s for s in slots if s.required and s.name in given and given[s.name] is None]
+    if empty:
+        raise InputTypeError(f"{algo.name}: input {empty[0].name!r} is None; it takes a "
+                             f"{' or a '.join(empty[0].kinds)}")
     missing = [s.name for s in slots if s.required and s.name not in given]
     if len(args) > len(slots) or missing:
         want = ", ".join(s.name + ("" if s.required else "?") for s in slots)
