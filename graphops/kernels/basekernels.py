@@ -341,7 +341,22 @@ def _name(on: Any, what: str) -> str | None:
     return on
 
 
-class _Elementary(BaseKernel):
+class _OneFeature(BaseKernel):
+    """A kernel of one scalar feature, ``on`` (or of none: ``needs_feature`` False)."""
+
+    on: str | None = None
+    needs_feature = True
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return () if self.on is None or not self.needs_feature else (self.on,)
+
+    @property
+    def scalar_features(self) -> tuple[str, ...]:
+        return self.features
+
+
+class _Elementary(_OneFeature):
     """A kernel of one feature (or none) and one hyperparameter."""
 
     param = ""
@@ -367,16 +382,6 @@ class _Elementary(BaseKernel):
     @property
     def hyperparameters(self) -> list[Hyper]:
         return [Hyper(self.param, self.value, self.bounds, self.fixed)]
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return () if self.on is None or not self.needs_feature else (self.on,)
-
-    needs_feature = True
-
-    @property
-    def scalar_features(self) -> tuple[str, ...]:
-        return self.features
 
     def with_values(self, values: Sequence[float]) -> "BaseKernel":
         (value,) = values
@@ -683,7 +688,7 @@ class Product(_Composite):
         return tuple(self.parts), {}
 
 
-class QuasiProduct(BaseKernel):
+class QuasiProduct(_OneFeature):
     """GraphDot's ``Product()``: ``x * y`` of one scalar feature, no hyperparameters (so no
     derivatives). A quasi-kernel: its values are those of the features, maybe negative or above
     1, so a node or edge kernel using it (``TensorProduct(w=Product(), label=KroneckerDelta(0.5))``)
@@ -694,14 +699,6 @@ class QuasiProduct(BaseKernel):
         self.on = _name(on, "Product")
 
     hyperparameters = property(lambda self: [])
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return () if self.on is None else (self.on,)
-
-    @property
-    def scalar_features(self) -> tuple[str, ...]:
-        return self.features
 
     @property
     def quasi(self) -> bool:
@@ -881,7 +878,7 @@ class Power(BaseKernel):
         return repr(self.exponent.value) if self.exponent.fixed else repr(self.exponent)
 
 
-class RationalQuadratic(_Similarity):
+class RationalQuadratic(_Similarity, _OneFeature):
     """``(1 + (x - y)**2 / (2 alpha length_scale**2)) ** -alpha`` on a float feature (GraphDot's
     RationalQuadratic: many square exponentials of different length scales; SquareExponential as
     ``alpha`` grows)."""
@@ -904,14 +901,6 @@ class RationalQuadratic(_Similarity):
         return [Hyper("length_scale", self.length_scale, self.length_scale_bounds,
                       self.length_scale_bounds[0] == self.length_scale_bounds[1]),
                 Hyper("alpha", self.alpha, self.alpha_bounds, self.alpha_bounds[0] == self.alpha_bounds[1])]
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return () if self.on is None else (self.on,)
-
-    @property
-    def scalar_features(self) -> tuple[str, ...]:
-        return self.features
 
     def with_values(self, values):
         ell, alpha = values
