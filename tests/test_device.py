@@ -78,3 +78,16 @@ def test_gram_tile_casts_and_normalizes_like_normalize_bit_for_bit(xp, dtype):
             inplace = xp.asarray(src)
             gram_tile(inplace, inplace, xp.asarray(drow), xp.asarray(dcol))
             assert np.array_equal(inplace.get(), want)
+
+
+def test_gpu_detection_runs_once_per_process(monkeypatch):
+    """Every backend choice asks gpu_status(); it looks for CuPy and counts devices once, not per call."""
+    from graphops.base import device
+
+    device.gpu_status.cache_clear()
+    calls = []
+    real = device.importlib.util.find_spec
+    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name, *a: calls.append(name) or real(name, *a))
+    first = device.gpu_status()
+    assert device.gpu_status() == first and calls.count("cupy") <= 1
+    device.gpu_status.cache_clear()

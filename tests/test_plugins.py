@@ -438,3 +438,6 @@ def test_readers_generators_and_commands_whose_targets_are_missing_are_not_used(
     assert str(reg.failures["reader xx"]).startswith(
         f"plugin 'targets' (?): reader 'xx': function tests.test_plugins:read_xx: module 'tests.test_plugins' "
         f"({here}) defines no 'read_xx' at its top level")
+    with pytest.raises(PluginError) as asked:  # asking for it says why it is not there ('Unknown graph format')
+        reg.reader("xx")
+    assert asked.value is reg.failures["reader xx"]

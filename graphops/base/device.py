@@ -102,6 +102,7 @@ def host_memory() -> int:
         return 2 ** 62
 
 
+@functools.lru_cache(maxsize=None)
 def gpu_status() -> tuple[bool, str]:
     """Return ``(usable, reason)``: whether CuPy imports and sees a CUDA device, and why not."""
     if importlib.util.find_spec("cupy") is None:

@@ -198,11 +198,16 @@ class Registry:
         names = sorted(a.name for a in self.algorithms.values() if any(kind in s.kinds for s in a.inputs))
         return ", ".join(names) or "none installed"
 
+    def _refusal(self, kind: str, name: str) -> PluginError | None:
+        """Why a ``kind`` called ``name`` was left out (claimed twice, or its target or contract broken)."""
+        return next((self.conflicts[k] for k in (name, f"{kind} {name}") if k in self.conflicts), None)
+
     def reader(self, name: str) -> Reader:
         if name in self.readers:
             return self.readers[name]
-        if name in self.conflicts:
-            raise self.conflicts[name]
+        refused = self._refusal("reader", name)
+        if refused is not None:
+            raise refused
         raise InputError(f"Unknown graph format {name!r}. Known formats: {choices(self.readers)}."
                          f"{did_you_mean(name, self.readers)}")
 
@@ -210,9 +215,9 @@ class Registry:
         """The generator called ``name``; an error naming the installed ones otherwise."""
         if name in self.generators:
             return self.generators[name]
-        for key in (name, f"generator {name}"):
-            if key in self.conflicts:
-                raise self.conflicts[key]
+        refused = self._refusal("generator", name)
+        if refused is not None:
+            raise refused
         raise InputError(f"Unknown generator kind {name!r}. Installed: {choices(self.generators)}."
                          f"{did_you_mean(name, self.generators)}")
 

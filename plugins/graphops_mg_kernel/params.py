@@ -229,8 +229,10 @@ class MGKernelParams(Params):
 
         for role, table in (("node_kernel", "node_feature_table"), ("edge_kernel", "edge_feature_table")):
             kernel = getattr(self, role)
+            if not kernel.quasi:  # before any table is made: a set on the GPU would be copied for nothing
+                continue
             tables = [getattr(gs.to("cpu"), table)() for gs in sets if role == "node_kernel" or gs.n_edges]
-            if not kernel.quasi or not tables:
+            if not tables:
                 continue
             ranges = {}
             for f in dict.fromkeys(_quasi_features(kernel)):
