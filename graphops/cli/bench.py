@@ -192,14 +192,9 @@ def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, floa
 
 def _check_counts(repeat: int | None, warmup: int | None) -> None:
     """``repeat`` and ``warmup`` within the ranges of the file keys they override (``bench.repeat``, ...)."""
-    import pydantic
+    from graphops.host.validation import validated
 
-    from graphops.host.validation import params_error
-
-    try:
-        BenchSettings.model_validate({k: v for k, v in (("repeat", repeat), ("warmup", warmup)) if v is not None})
-    except pydantic.ValidationError as exc:
-        raise params_error("run_bench", exc, BenchSettings) from None
+    validated("run_bench", BenchSettings, {k: v for k, v in (("repeat", repeat), ("warmup", warmup)) if v is not None})
 
 
 def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import typing
-from typing import Any
+from typing import Any, Mapping
 
 import pydantic
 
@@ -11,7 +11,7 @@ from graphops.errors import InputError, choices, did_you_mean
 
 NAME_PATTERN = r"^[a-z][a-z0-9_-]*$"
 
-__all__ = ["explain", "format_loc", "params_error", "build_params", "shown"]
+__all__ = ["explain", "format_loc", "params_error", "build_params", "shown", "validated"]
 
 
 def format_loc(loc: tuple) -> str:
@@ -89,9 +89,15 @@ def params_error(algorithm: str, exc: pydantic.ValidationError, model: type) -> 
     return InputError(f"{algorithm}: invalid parameters\n" + "\n".join(lines))
 
 
+def validated(what: str, model: type[pydantic.BaseModel], values: Mapping[str, Any]) -> Any:
+    """``model(**values)``, its errors one readable ``InputError`` naming ``what`` was called and each
+    bad value (:func:`params_error`): a Python call checked as the file key it stands for is."""
+    try:
+        return model(**values)
+    except pydantic.ValidationError as exc:
+        raise params_error(what, exc, model) from None
+
+
 def build_params(algorithm: Any, params: dict[str, Any]) -> Any:
     """``algorithm.params(**params)`` with errors rewritten as a readable ``ValueError``."""
-    try:
-        return algorithm.params(**params)
-    except pydantic.ValidationError as exc:
-        raise params_error(algorithm.name, exc, algorithm.params) from None
+    return validated(algorithm.name, algorithm.params, params)

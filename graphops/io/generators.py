@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from graphops.base.device import host_memory
 from graphops.host.algorithm import Params
 from graphops.host.numbers import Seed
-from graphops.host.validation import params_error
+from graphops.host.validation import validated
 
 __all__ = ["GeneratorParams", "RMat", "Gnm", "Grid2D", "GnpSet", "gnm_capacity"]
 
@@ -29,10 +29,7 @@ class GeneratorParams(Params):
         """A Python call's arguments checked as a pipeline file's ``generate:`` source is: the
         same bounds either way, and an ``InputError`` naming every bad one. Use the returned model's
         values, not the arguments (``directed="false"`` is read as the model reads it)."""
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            raise params_error(generator, exc, cls) from None
+        return validated(generator, cls, values)
 
     def needs(self) -> tuple[float, str]:
         """Bytes of memory generating this takes at its peak, about, and the parameters that set it
