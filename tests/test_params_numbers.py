@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphops as go
+import pandas as pd
 from graphops.host.registry import get_registry
 from graphops.host.validation import build_params
 
@@ -270,3 +271,12 @@ def test_yaml_true_false_and_numbers_still_validate_and_yes_is_refused(tmp_path)
     assert "(1 error)" in text and "==> At steps[1] (id='bad', algorithm='sp_kernel')" in text
     assert text.endswith("==> At key: params.normalize\n=====> Input should be a boolean (true or false), not "
                          "text; write true or false (got 'yes')")
+
+
+@pytest.mark.parametrize("value, fix", [(2.0, "write 2"), (2.5, "write a whole number")])
+def test_a_decimal_where_an_integer_is_wanted_is_refused_in_params_too(value, fix):
+    """Pipeline keys refused 2.0 for an integer while params took it as 2 (and top_k=1.0 ran)."""
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}), directed=True)
+    with pytest.raises(go.InputError) as info:
+        go.run("appclass", g, g, top_k=value)
+    assert f"top_k: Input should be an integer, not a decimal number; {fix}" in str(info.value)

@@ -65,6 +65,12 @@ def wants_number(annotation: Any) -> str | None:
     return None
 
 
+def _takes_float(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``float`` or a union holding it (``int | float`` takes 2.5)."""
+    ann = _bare(annotation)
+    return ann is float or (typing.get_origin(ann) in _UNIONS and any(map(_takes_float, typing.get_args(ann))))
+
+
 def wants_bool(annotation: Any) -> bool:
     """Whether ``annotation`` is ``bool`` (or ``Optional[bool]``): True/False and nothing else."""
     ann = _bare(annotation)
@@ -117,6 +123,9 @@ def _leaf(ann: Any, value: Any, loc: tuple, finite: bool) -> list[tuple[tuple, s
         wanted = wants_number(ann)
         return [] if wanted is None else [(loc, "text_not_number", f"Input should be {wanted}, not text; write the "
                                                                    f"number without quotes", value)]
+    if isinstance(value, float) and wants_number(ann) == "an integer" and not _takes_float(ann):  # 2.0 read as 2
+        fix = f"write {int(value)}" if value.is_integer() else "write a whole number"
+        return [(loc, "float_not_integer", f"Input should be an integer, not a decimal number; {fix}", value)]
     return []
 
 

@@ -74,7 +74,6 @@ without a word (``src: true`` read column 1). Every path (``output_dir``, ``outp
 """
 from __future__ import annotations
 
-import types
 import typing
 from typing import Annotated, Any, Literal
 
@@ -82,7 +81,7 @@ import pydantic
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from graphops.host.numbers import lax_locations, wants_number
+from graphops.host.numbers import lax_locations
 from graphops.host.validation import NAME_PATTERN
 from graphops.io.outputs import name_problem
 from graphops.pipeline.yamlfile import load_yaml
@@ -116,15 +115,6 @@ PathText = Annotated[str, AfterValidator(_usable_path)]
 """A path given in the file: text, not empty, nothing in it that no file system takes (:func:`path_problem`)."""
 
 
-def _members(annotation: Any) -> list[Any]:
-    """The annotation's types, unions and ``Annotated`` opened (``int | None`` -> ``[int, NoneType]``)."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [m for a in typing.get_args(annotation) for m in _members(a)]
-    return [annotation]
-
-
 def _holds_model(annotation: Any) -> bool:
     """Whether a model sits in ``annotation`` (``list[Step]``, ``BenchSettings | None``): it checks its own keys."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -147,9 +137,6 @@ class _Model(BaseModel):
             return value  # a model below checks its own keys
         for _, kind, message, _ in lax_locations(cls, {info.field_name: value}):
             raise PydanticCustomError(kind, message)
-        if isinstance(value, float) and wants_number(annotation) == "an integer" and float not in _members(annotation):
-            fix = f"write {int(value)}" if value.is_integer() else "write a whole number"
-            raise PydanticCustomError("float_not_integer", f"Input should be an integer, not a decimal number; {fix}")
         return value
 
 
