@@ -75,8 +75,11 @@ CASES = [  # (declaration, error type, message)
      "reader 'x': suffixes look like '.csv' (a dot, then letters or digits: the last suffix of a file name); got 'x'"),
     (lambda: Reader(5, (".x",), "a.b:c"), TypeError,
      "reader name must be a string matching [a-z][a-z0-9_]*; got 5 (int)"),
-    (lambda: Reader("x", (".x",), 5), ValueError,
-     "reader 'x': target must look like 'package.module:function'; got 5"),
+    (lambda: Reader("x", (".x",), 5), TypeError,
+     "reader 'x': target must look like 'package.module:function' (a string naming where it is defined); got 5 (int)"),
+    (lambda: Reader("x", (".x",), "a.b:c", nodes="a.b"), ValueError,
+     "reader 'x': nodes must look like 'package.module:function' (a string naming where it is defined); got 'a.b' "
+     "(str)"),
     (lambda: Command(name="c", summary="s", target="a.b:c", arguments=3), TypeError,
      "command 'c': arguments must be a function(parser) adding the command's arguments, or None; got 3"),
     (lambda: Command(name=None, summary="s", target="a.b:c"), TypeError,

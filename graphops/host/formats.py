@@ -52,9 +52,8 @@ class Reader:
     def __post_init__(self) -> None:
         declared.name("reader", self.name)
         owner = f"reader {self.name!r}"
-        for t in (self.target, self.nodes, self.function):
-            if t is not None and not (isinstance(t, str) and _TARGET.match(t)):
-                raise ValueError(f"{owner}: target must look like 'package.module:function'; got {t!r}")
+        for field_name in ("target", "nodes", "function"):  # each named as itself in the message
+            declared.target(owner, field_name, getattr(self, field_name), optional=field_name != "target")
         suffixes = declared.names(owner, "suffixes", self.suffixes)
         bad = [x for x in suffixes if not re.fullmatch(r"\.[A-Za-z0-9_+-]+", x)]
         if bad:
