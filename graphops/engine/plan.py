@@ -57,8 +57,8 @@ def wrap_result(algo: Algorithm, backend: str, raw: Any, inputs: Mapping[str, An
     the pairs)."""
     _check_result(algo, backend, raw)
     if isinstance(raw, Mapping):
-        _check_columns(algo, backend, raw, inputs, args)
-    return _wrap(algo, raw, inputs, args)
+        _check_lengths(algo, backend, raw)
+    return _wrap(algo, backend, raw, inputs, args)
 
 
 def _where(algo: Algorithm, backend: str) -> str:
@@ -104,26 +104,23 @@ def _check_dtypes(algo: Algorithm, where: str, arrays: Sequence[Any]) -> None:
                               f"backend", plugin=algo.plugin, distribution=algo.distribution or None)
 
 
-def _check_columns(algo: Algorithm, backend: str, raw: Mapping[str, Any], inputs: Mapping[str, Any],
-                   args: Sequence[Any]) -> None:
-    """A frame result's columns must be of one length, and its vertex columns integer indices in
-    range of their input's vertices (they are mapped to the caller's ids next): checked on the
-    columns' device, one reduction per column."""
+def _check_lengths(algo: Algorithm, backend: str, raw: Mapping[str, Any]) -> None:
+    """A frame result's columns must be one-dimensional and of one length."""
     lengths = {col: _length(v) for col, v in raw.items()}
     if len(set(lengths.values())) > 1 or None in lengths.values():
         shown = ", ".join(f"{c}: {'not one-dimensional' if n is None else f'{n:,}'}" for c, n in lengths.items())
         raise PluginError(f"{_where(algo, backend)} returned columns of different lengths ({shown}); a frame result "
                           f"has one value per row in every column. Fix the backend", plugin=algo.plugin)
-    pair_views = [a for a in args if isinstance(a, PairIndex)]
-    for col, slot in algo.vertex_columns.items():
-        graph = inputs.get(slot)
-        if col not in raw or not isinstance(graph, Graph) or any(v.original(raw[col]) is not None for v in pair_views):
-            continue
-        problem = index_problem(raw[col], graph.n_vertices)
-        if problem is not None:
-            raise PluginError(f"{_where(algo, backend)} returned vertex column {col!r} (indices of input {slot!r}, "
-                              f"0..{graph.n_vertices - 1}) {problem}; graphops maps these indices to the caller's ids. "
-                              f"Fix the backend", plugin=algo.plugin)
+
+
+def _check_index(algo: Algorithm, backend: str, col: str, slot: str, graph: Graph, values: Any) -> None:
+    """A vertex column must hold integer indices in range of its input's vertices (they are mapped
+    to the caller's ids next): checked on the column's device, one reduction."""
+    problem = index_problem(values, graph.n_vertices)
+    if problem is not None:
+        raise PluginError(f"{_where(algo, backend)} returned vertex column {col!r} (indices of input {slot!r}, "
+                          f"0..{graph.n_vertices - 1}) {problem}; graphops maps these indices to the caller's ids. "
+                          f"Fix the backend", plugin=algo.plugin)
 
 
 def _length(values: Any) -> int | None:
@@ -156,7 +153,7 @@ def _home(inputs: Mapping[str, Any]) -> Device:
     return next(iter(inputs.values())).device
 
 
-def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
+def _wrap(algo: Algorithm, backend: str, raw: Any, inputs: Mapping[str, Any], args: Sequence[Any] = ()) -> Any:
     home = _home(inputs)
     if isinstance(raw, tuple):  # several arrays (e.g. a matrix and its gradient)
         return tuple(to_device(a, home) for a in raw)
@@ -169,11 +166,11 @@ def _wrap(algo: Algorithm, raw: Any, inputs: Mapping[str, Any], args: Sequence[A
         graph = inputs.get(slot)
         if col in data and isinstance(graph, Graph):
             known = [ids for ids in (v.original(data[col]) for v in pair_views) if ids is not None]
-            if known:
+            if known:  # the caller's own pairs, returned as they were given
                 given.add(col)
-            if known:
                 data[col] = known[0]
             else:
+                _check_index(algo, backend, col, slot, graph, data[col])
                 index = to_device(data[col], home)
                 data[col] = graph.original_ids(index, copy=not (index is data[col] and _fresh(index, raw)))
     order = [c for c in algo.outputs if c in data] + [c for c in data if c not in algo.outputs]
