@@ -17,6 +17,8 @@ __all__ = [
     "PluginError",
     "BackendUnavailableError",
     "ClusterUnavailableError",
+    "ClusterWorkerLostError",
+    "DeviceMemoryError",
     "MissingDependencyError",
     "InputError",
     "InputTypeError",
@@ -123,6 +125,41 @@ class BackendUnavailableError(GraphopsError, RuntimeError):
 
 class ClusterUnavailableError(GraphopsError, ConnectionError):
     """The Dask scheduler a run was told to use does not answer; the message names it and the fix."""
+
+
+class DeviceMemoryError(GraphopsError, MemoryError):
+    """A part of a cluster call ran out of memory (GPU or host) on its worker; the message names
+    the algorithm, the part, the worker, what it asked for when known, and the fix. Raised on the
+    worker and sent back by Dask (it pickles with its message and attributes).
+
+    :ivar algorithm: the algorithm's name
+    :ivar part: the part, for people (``pairs 0:1,000``, ``Gram rows 0:250``, a task's key)
+    :ivar worker: the worker's address
+    :ivar requested: the bytes the failed allocation asked for, when its error said
+    """
+
+    def __init__(self, message: str, *, algorithm: str | None = None, part: str | None = None,
+                 worker: str | None = None, requested: int | None = None):
+        super().__init__(message)
+        self.algorithm, self.part, self.worker, self.requested = algorithm, part, worker, requested
+
+    def __reduce__(self) -> tuple:
+        # Dask pickles a task's error through tblib, which rebuilds a class without __reduce__ by
+        # MemoryError.__new__: refused for this mixin ("not safe"). Rebuilt by the class itself:
+        return type(self), (str(self),), self.__dict__
+
+
+class ClusterWorkerLostError(GraphopsError, RuntimeError):
+    """Dask gave up on a task of a cluster call: the workers that ran it died (more times than
+    ``distributed.scheduler.allowed-failures``); the message names the task, the worker and the fix.
+
+    :ivar task: the task's key
+    :ivar worker: the address of the last worker that died running it
+    """
+
+    def __init__(self, message: str, *, task: object = None, worker: str | None = None):
+        super().__init__(message)
+        self.task, self.worker = task, worker
 
 
 class MissingDependencyError(GraphopsError, ImportError):

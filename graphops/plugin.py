@@ -27,10 +27,15 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   hyperparameter's ``(low, high)`` or ``'fixed'``, checked); start probabilities
   ``StartProbability``, ``start_values``, ``start_from_spec``; ``GraphKernelEstimator``.
 * **Pictures**: ``histogram``, ``gram_picture``, ``pyplot``.
-* **Dask**: ``Split``, ``Part``, ``Distributed``, ``rows_by_cost``, ``stoppable``,
-  ``PARTS_PER_WORKER``, ``run_part`` (a part on a worker), the column slices of Dask edge frames
+* **Dask**: ``Split``, ``Part``, ``Distributed``, ``Here`` (a split's "run it here: the cluster would
+  not pay"), ``rows_by_cost``, ``stoppable``,
+  ``PARTS_PER_WORKER``, ``run_part`` (a part on a worker), ``run_kernel`` (a plugin's own function
+  on what its split sent, run as a backend is), ``Shipped`` (the base of a split's objects that
+  travel field by field), the column slices of Dask edge frames
   ``column_slices``, ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
-  client graphops opened closes).
+  client graphops opened closes); ``cuda_protocol`` (ucx where installed, else tcp);
+  ``peak_device_memory`` (each worker's peak device memory during a
+  block).
 * **Calls, files and tests**: ``run``, ``execute_call``, ``Sources`` (a pipeline file's graphs),
   ``check_algorithm``, ``check_signatures``, ``tiny_graphs``.
 * **Commands**: ``bounded`` (an argparse ``type=`` for a numeric option, its range checked:
@@ -73,9 +78,11 @@ _WHERE = {
     "graphops.kernels.probability": ("StartProbability", "start_values", "start_from_spec"),
     "graphops.kernels.estimators": ("GraphKernelEstimator",),
     "graphops.io.plots": ("histogram", "gram_picture", "pyplot"),
-    "graphops.engine.parts": ("Split", "Part", "Distributed", "rows_by_cost", "stoppable", "PARTS_PER_WORKER"),
-    "graphops.engine.local": ("run_part",),
-    "graphops.engine.cluster": ("when_closing",),
+    "graphops.engine.parts": ("Split", "Part", "Distributed", "Here", "Shipped", "rows_by_cost", "stoppable",
+                              "PARTS_PER_WORKER"),
+    "graphops.engine.local": ("run_part", "run_kernel"),
+    "graphops.engine.cluster": ("when_closing", "cuda_protocol"),
+    "graphops.engine.devmem": ("peak_device_memory",),
     "graphops.engine.slices": ("column_slices", "add_up", "frame_on", "in_input_order"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),

@@ -23,6 +23,15 @@ distributed = pytest.importorskip("distributed")
 KD = KroneckerDelta(0.5, on="label")
 
 
+@pytest.fixture(autouse=True)
+def _the_cluster_pays(monkeypatch):
+    """These tests are of the cluster path: a Gram call's cost estimate says the cluster pays,
+    however small the sets (the choice itself is tested in tests/test_cluster_pays.py)."""
+    from graphops.engine import gramcost
+
+    monkeypatch.setattr(gramcost, "PAYS_BY", 0.0)  # tk * 0 < t1: the cluster is always used
+
+
 @pytest.fixture(scope="module")
 def client():
     """Two CPU worker processes, no GPU visible to them (also on a GPU host)."""
@@ -779,17 +788,17 @@ bench: {repeat: 2, warmup: 1, baseline: cpu}
 
 def test_bench_times_a_files_splitting_steps_on_its_cluster(tmp_path):
     """A benchmark file with a cluster: section is a scale-out case: the steps that split their
-    work run on the cluster (started once for the file), cluster: false steps here; the case's
-    baseline is the one-process row."""
+    work run on the cluster (started for them), the others here; the case's baseline is the
+    one-process row."""
     from graphops.cli.bench import rows_as_table, run_bench
 
     (tmp_path / "b.yaml").write_text(SCALE_OUT)
     report = run_bench([tmp_path / "b.yaml"])
-    here, spread, stats = report.rows
+    here, stats, spread = report.rows  # the steps that run here first, then those on the cluster
     assert (here.workers, spread.workers, stats.workers) == (0, 2, 0)
     assert here.median and spread.median and spread.baseline == "cpu" and here.speedup == 1.0
     assert spread.speedup == pytest.approx(here.median / spread.median)
-    assert rows_as_table(report)[2][1] == "cpu (Dask 2 workers)"
+    assert rows_as_table(report)[3][1] == "cpu (Dask 2 workers)"
 
 
 def test_pipeline_step_cluster_false_runs_here(tmp_path):

@@ -25,7 +25,7 @@ import platform
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from graphops.host.algorithm import load_target
 from graphops.base.device import Device, gpu_available
@@ -60,6 +60,9 @@ class BenchRow:
     rates: dict[str, float] = field(default_factory=dict)
     note: str = ""
     workers: int = 0  # Dask workers that ran it (0: this process)
+    efficiency: float | None = None  # speed-up over the baseline per worker (a row run on workers)
+    peak_device_bytes: int | None = None  # the most device memory in use on one worker during the timed calls
+    moved_bytes: int | None = None  # bytes between this process and the workers, median call
 
 
 @dataclass
@@ -143,8 +146,9 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
         for _ in range(settings.warmup if warmup is None else warmup):
             execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
-        timings = [_timed_call(algo, inputs, name, step, loaded, client, planned)
-                   for _ in range(settings.repeat if repeat is None else repeat)]
+        with _peaks(client) as peaks:
+            timings = [_timed_call(algo, inputs, name, step, loaded, client, planned)
+                       for _ in range(settings.repeat if repeat is None else repeat)]
     except (GraphopsError, OSError) as exc:  # data, packages or a device this machine lacks
         if not planned:
             row.note = "skipped: " + _skip_reason(exc)
@@ -158,13 +162,33 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         planned[0].workers
     row.times = [seconds for seconds, _ in timings]
     row.median = statistics.median(row.times)
-    row.note = details_text(timings[len(timings) // 2][1])
+    median_details = timings[len(timings) // 2][1]
+    row.note = details_text({k: v for k, v in median_details.items() if not k.endswith("workers_bytes")})
+    cluster = str(median_details.get("cluster", ""))  # "cluster not used: ..." (it ran here) or "cluster used: ..."
+    if cluster:
+        row.note = "; ".join(filter(None, (cluster, row.note)))
+        row.workers = 0 if cluster.startswith("cluster not used") else row.workers
+    row.peak_device_bytes = max((p for p in peaks.values() if p is not None), default=None)
+    if client is not None and "gathered_from_workers_bytes" in median_details:
+        row.moved_bytes = int(median_details["gathered_from_workers_bytes"] + median_details["sent_to_workers_bytes"])
     if algo.cost:
         cost = load_target(algo.cost)(inputs, planned[0].params)
         row.floor = cost.get("bytes")
         row.work_floor = cost.get("probes")
         row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
     return row
+
+
+@contextlib.contextmanager
+def _peaks(client: Any) -> Any:
+    """Each worker's peak device memory while the block runs ({} without a cluster)."""
+    if client is None:
+        yield {}
+        return
+    from graphops.engine.devmem import peak_device_memory
+
+    with peak_device_memory(client) as peaks:
+        yield peaks
 
 
 def _timed_call(algo: Any, inputs: dict, name: str, step: Any, loaded: LoadedPipeline, client: Any,
@@ -184,6 +208,7 @@ def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, floa
     for r in timed:
         r.baseline = base.backend
         r.speedup = base.median / r.median
+        r.efficiency = r.speedup / r.workers if r.workers and not base.workers else None
         if r.floor is not None and r.device in rates:
             r.floor = r.floor / rates[r.device]
         r.work_floor = r.work_floor / probe_rates[r.device] if r.work_floor and r.device in (probe_rates or {}) \
@@ -198,16 +223,21 @@ def _check_counts(repeat: int | None, warmup: int | None) -> None:
 
 
 def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, warmup: int | None = None,
-              registry: Registry | None = None, commands: bool = False) -> BenchReport:
+              registry: Registry | None = None, commands: bool = False,
+              workers: Sequence[int] | None = None) -> BenchReport:
     """Time every step of every benchmark pipeline; rows are grouped by case.
 
     :param repeat: timed runs per step (1 to 1000), instead of each file's ``bench.repeat``
     :param warmup: untimed runs first (0 to 100), instead of each file's ``bench.warmup``
     :param commands: also run each file's ``bench.commands`` (programs the file names; only for files
         you trust); otherwise their rows say they were skipped and why
+    :param workers: the cluster sizes to sweep (e.g. ``[1, 2, 4]``), instead of each file's
+        ``cluster.workers``: a file with a local cluster starts one of each size in turn and times its
+        cluster steps on it; its other steps (one device, no Dask) run once, as the baseline
     :raises ValueError: ``repeat`` or ``warmup`` out of range
     """
     _check_counts(repeat, warmup)
+    workers = _check_workers(workers)
     if not isinstance(commands, bool):
         from graphops.errors import InputTypeError
 
@@ -227,7 +257,8 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
                                         note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
             continue
         settings = loaded.model.bench or BenchSettings()
-        rows = _time_file(loaded, settings, repeat, warmup) + _time_commands(loaded, settings, repeat, warmup, commands)
+        rows = _time_file(loaded, settings, repeat, warmup, workers) + \
+            _time_commands(loaded, settings, repeat, warmup, commands)
         rows += time_reads(loaded, settings, settings.repeat if repeat is None else repeat,
                            settings.warmup if warmup is None else warmup, BenchRow)
         for case in dict.fromkeys(r.case for r in rows):
@@ -236,18 +267,62 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
     return report
 
 
-def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None,
-               warmup: int | None) -> list[BenchRow]:
-    """Every step of a file; with a ``cluster:`` section, the steps that split their work on it."""
+def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None, warmup: int | None,
+               workers: list[int] | None = None) -> list[BenchRow]:
+    """Every step of a file; with a ``cluster:`` section, the steps that split their work on it,
+    on a cluster of each size of the sweep (``workers``, else the file's ``cluster.workers``) in turn,
+    after the steps that run here."""
+    cluster = cluster_settings(loaded)
+    steps = loaded.model.steps
+    if cluster is None:
+        return [_time_step(loaded, s, settings, repeat, warmup) for s in steps]
+    sizes = workers or (cluster["workers"] if isinstance(cluster.get("workers"), list) else [cluster.get("workers")])
+    if "address" in cluster and workers:
+        return [_skipped(loaded, s, "--workers sweeps clusters started here; this file names a running "
+                                    "scheduler's address") for s in steps]
+    rows = [_time_step(loaded, s, settings, repeat, warmup) for s in steps if not on_cluster(loaded, s)]
+    if len(rows) < len(steps):
+        for size in sizes:
+            rows += _time_on_cluster(loaded, settings, repeat, warmup, {**cluster, "workers": size} if size else cluster)
+    return rows
+
+
+def _time_on_cluster(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None, warmup: int | None,
+                     cluster: dict) -> list[BenchRow]:
+    """The steps that split their work, timed on one cluster started (or reached) for them."""
+    steps = [s for s in loaded.model.steps if on_cluster(loaded, s)]
     with contextlib.ExitStack() as stack:
         try:
-            client, _ = open_cluster(stack, loaded, cluster_settings(loaded))
+            client, _ = open_cluster(stack, loaded, cluster)
         except (GraphopsError, OSError) as exc:  # no Dask here, or no scheduler answering
-            return [BenchRow(loaded.file, _case(s), s.id, step_backend(loaded, s, None), False, "-",
-                             note=f"skipped: the file's cluster: {str(exc).splitlines()[0]}")
-                    for s in loaded.model.steps]
-        return [_time_step(loaded, s, settings, repeat, warmup, client if on_cluster(loaded, s) else None)
-                for s in loaded.model.steps]
+            return [_skipped(loaded, s, f"the file's cluster: {str(exc).splitlines()[0]}") for s in steps]
+        _free_device_cache()
+        return [_time_step(loaded, s, settings, repeat, warmup, client) for s in steps]
+
+
+def _skipped(loaded: LoadedPipeline, step: Any, why: str) -> BenchRow:
+    return BenchRow(loaded.file, _case(step), step.id, step_backend(loaded, step, None), False, "-",
+                    note=f"skipped: {why}")
+
+
+def _free_device_cache() -> None:
+    """Before a cluster's steps: this process's unused pooled device memory given back, so a worker
+    sharing its GPU finds it free."""
+    import sys
+
+    if "cupy" in sys.modules and gpu_available():
+        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
+
+
+def _check_workers(workers: Any) -> list[int] | None:
+    """``workers`` (cluster sizes to sweep) checked as the file key ``cluster.workers`` is."""
+    if workers is None:
+        return None
+    from graphops.host.validation import validated
+    from graphops.pipeline.schema import ClusterSettings
+
+    sizes = workers if isinstance(workers, (list, tuple)) else [workers]
+    return list(validated("run_bench", ClusterSettings, {"kind": "local", "workers": list(sizes)}).workers)
 
 
 SKIPPED_COMMAND = ("skipped: the file's bench.commands run programs it names on this machine; pass --commands to "
@@ -345,13 +420,22 @@ def markdown(report: BenchReport) -> str:
 
 def rows_as_table(report: BenchReport) -> list[list[str]]:
     """Header + one list of cells per row, for printing."""
-    head = ["case", "backend", "median ms", "speed-up", "memory floor (x over)", "work floor (x over)", "rates",
-            "note"]
+    scaled = any(r.workers for r in report.rows)  # a scale-out table: efficiency, memory per worker, bytes moved
+    head = ["case", "backend", "median ms", "speed-up", *(["efficiency", "peak GiB/worker", "moved GB"] if scaled
+                                                           else []),
+            "memory floor (x over)", "work floor (x over)", "rates", "note"]
     body = []
     for r in report.rows:
         speed = "-" if r.speedup is None else f"{r.speedup:.2f}x vs {r.baseline}"
         where = f", Dask {r.workers} worker{'s' if r.workers > 1 else ''}" if r.workers else ""
+        scale = [_or_dash(r.efficiency, "{:.0%}"), _or_dash(r.peak_device_bytes and r.peak_device_bytes / 2 ** 30,
+                                                            "{:.1f}"),
+                 _or_dash(r.moved_bytes if r.moved_bytes is None else r.moved_bytes / 1e9, "{:.3f}")] if scaled else []
         body.append([r.case, r.backend + (" (peer" + where + ")" if r.peer else f" ({where[2:]})" if where else ""),
-                     median_ms(r), speed,
+                     median_ms(r), speed, *scale,
                      floor_text(r, r.floor), floor_text(r, r.work_floor), rates_text(r), r.note])
     return [head, *body]
+
+
+def _or_dash(value: float | None, form: str) -> str:
+    return "-" if value is None else form.format(value)

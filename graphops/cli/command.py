@@ -148,7 +148,7 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
 
     _check_targets({"--json": args.json, "--plot": args.plot})
     report = run_bench(args.paths or ["configs/bench"], repeat=args.repeat, warmup=args.warmup,
-                       commands=args.commands)
+                       commands=args.commands, workers=args.workers)
     if args.markdown:
         print(markdown(report))
     machine = ", ".join(f"{k}={v}" for k, v in report.machine.items())
@@ -223,11 +223,24 @@ def _builtin_parsers(sub: Any) -> None:
     b.add_argument("--commands", action="store_true",
                    help="also run the files' bench.commands: programs a file names, each timed in a fresh process "
                         "(without it they are listed, not run); only for files you trust")
+    b.add_argument("--workers", type=_worker_counts, metavar="N[,N...]",
+                   help="cluster sizes to sweep, e.g. 1,2,4: a file with a local cluster starts one of each size "
+                        "in turn for its cluster steps (default: the file's cluster.workers)")
     b.add_argument("--json", default="bench-results.json", help="where to write the JSON results")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",
                    help="also draw the times (log scale, with the memory floor) as a picture "
                         "(default bench-results.png; needs graphops[plot])")
+
+
+def _worker_counts(text: str) -> list[int]:
+    """``--workers 1,2,4``: distinct counts from 1 to 4096."""
+    words = [w.strip() for w in text.split(",")]
+    if not all(w.isascii() and w.isdigit() for w in words) or not all(1 <= int(w) <= 4096 for w in words) or \
+            len(set(map(int, words))) != len(words):
+        raise argparse.ArgumentTypeError(f"--workers {text!r}: give distinct cluster sizes from 1 to 4096, separated "
+                                         f"by commas (e.g. --workers 1,2,4)")
+    return [int(w) for w in words]
 
 
 class _HelpFormatter(argparse.HelpFormatter):

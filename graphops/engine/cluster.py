@@ -10,6 +10,10 @@ backend, select)`` computing one on a worker from the whole inputs, and a ``merg
 validated the call and chosen its backend for every worker (:mod:`graphops.engine.dispatch`);
 here the executor
 
+* runs the call in this process instead when the split answers :class:`~graphops.engine.parts.Here`
+  (a Gram call whose cost estimate says the cluster would not pay: :mod:`graphops.engine.gramcost`),
+  the outcome's ``details["cluster"]`` saying ``cluster not used: <why>`` (``cluster used: <why>``
+  when an estimate chose the cluster);
 * sends each input to every worker once (``scatter(broadcast=True)``), kept with the input
   object for the next call on the same client; graphs, graph sets and pairs travel field by field
   (:mod:`graphops.engine.wire`), so over ucx their device arrays go GPU to GPU;
@@ -33,21 +37,44 @@ does not depend on where it ran. Nothing here imports Dask until a client is giv
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import uuid
 import weakref
 from typing import Any, Callable, Iterator, Mapping
 
 from graphops.base.device import Device
-from graphops.engine.parts import Distributed, Split
+from graphops.engine.parts import Distributed, Here, Split
 from graphops.engine.plan import Outcome, Plan, wrap_result
-from graphops.errors import InputError
+from graphops.errors import InputError, PluginError
 from graphops.host.algorithm import Algorithm, load_target
 
 __all__ = ["run_on_cluster", "worker_status", "connect", "cuda_protocol", "when_closing", "CONNECT_TIMEOUT"]
 
-_SENT: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
-_PLACED: "weakref.WeakKeyDictionary[Any, dict[tuple, dict[Any, str]]]" = weakref.WeakKeyDictionary()
+class _Kept:
+    """What is kept with an object while it lives, the object found by identity (a frozen
+    dataclass of arrays hashes its fields, which arrays refuse). ``setdefault`` raises TypeError
+    for an object that cannot be weakly referenced."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Any, Any]] = {}
+
+    def setdefault(self, obj: Any, default: Any) -> Any:
+        key = id(obj)
+        hit = self._by_id.get(key)
+        if hit is None or hit[0]() is not obj:
+            ref = weakref.ref(obj, lambda _, key=key: self._forget(key, ref))
+            hit = self._by_id[key] = (ref, default)
+        return hit[1]
+
+    def _forget(self, key: int, ref: Any) -> None:
+        hit = self._by_id.get(key)
+        if hit is not None and hit[0] is ref:
+            del self._by_id[key]
+
+
+_SENT = _Kept()  # input object -> {client id: its future on every worker}
+_PLACED = _Kept()  # first input -> {(client id, other inputs): {part select: worker address}}
 
 
 def worker_status(client: Any) -> dict[str, tuple[bool, str]]:
@@ -66,17 +93,20 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
 
 
 def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
-              stop: str, host: bool = False) -> tuple:
+              stop: str, host: bool = False, **data: Any) -> tuple:
     """On a worker: one part's value, its seconds and the worker's address. The work ends at its
     next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client).
-    ``host``: a device array value is copied to the host here (the client has no GPU)."""
+    ``host``: a device array value is copied to the host here (the client has no GPU). ``data``:
+    the part's own data (its ``data=`` argument), when it has some."""
     from distributed import get_worker
 
     from graphops.base.device import Device, to_device
+    from graphops.engine.faults import describe_part, reported_memory
     from graphops.engine.parts import stoppable
 
     t0 = time.perf_counter()
-    value = stoppable(stop, run, algorithm, inputs, params, backend, select)
+    with reported_memory(algorithm.name, lambda: describe_part(select, algorithm), lambda: get_worker().address):
+        value = stoppable(stop, functools.partial(run, **data), algorithm, inputs, params, backend, select)
     if host and hasattr(value, "__cuda_array_interface__"):  # a device array
         value = to_device(value, Device.CPU)
     return value, time.perf_counter() - t0, get_worker().address
@@ -89,8 +119,9 @@ def _stop_event(client: Any) -> Any:
     return Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
 
 
-def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Each input on every worker once per client (futures kept with the input object)."""
+def _send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = None) -> dict[str, Any]:
+    """Each input on every worker once per client (futures kept with the input object); the bytes
+    sent this call counted in ``moved["to_workers"]`` (once per worker)."""
     futures = {}
     for slot, obj in inputs.items():
         try:
@@ -100,6 +131,8 @@ def _send(client: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
         key = client.id
         if key not in kept or kept[key].status != "finished":
             kept[key] = client.scatter(obj, broadcast=True, hash=False)
+            if moved is not None:
+                moved["to_workers"] += _nbytes(obj) * len(client.scheduler_info(n_workers=-1)["workers"])
         futures[slot] = kept[key]
     return futures
 
@@ -142,31 +175,120 @@ def run_on_cluster(planned: Plan) -> Outcome:
     register_on(client)  # inputs travel field by field (device buffers over ucx), not pickled whole
     n_workers = max(planned.workers, 1)
     inputs, params, name = dict(planned.inputs), planned.params, planned.backend
-    split = gram_split(algo, inputs, params, n_workers) if algo.gram is not None else \
-        load_target(algo.split)(inputs, params, n_workers)
+    split = gram_split(algo, inputs, params, n_workers, _site(planned)) if algo.gram is not None else \
+        _split(algo, inputs, params, n_workers, name)
+    if isinstance(split, Here):  # the cluster would not pay: this process runs the call
+        return _instead_here(planned, split)
+    _free_cached_device_memory()  # what this process's pool keeps is not held from a worker sharing its GPU
     progress = getattr(params, "progress", None)
+    t_split = _synchronized() - t0
     if isinstance(split, Distributed):
         result, details = _run_distributed(algo, split, inputs, params, name, client, n_workers, progress)
     else:
         result, details = _run_parts(planned, split, n_workers, progress)
+        if split.reason:
+            details["cluster"] = f"cluster used: {split.reason}"
+        details["phases_s"] = {"split": t_split, **details["phases_s"]}
     return Outcome(result, algo.name, name, algo.backends[name].device, time.perf_counter() - t0, planned.reason,
                    0.0, details)
 
 
+def _site(planned: Plan) -> Any:
+    """What a Gram call's cost estimate knows of the cluster (:class:`~graphops.engine.gramcost.Site`),
+    or ``None`` (no estimate: the call is cut) when the algorithm declares none or its backend
+    cannot run in this process (e.g. GPU workers, no usable GPU here)."""
+    from graphops.engine.choose import _usable  # this process's check of one backend
+    from graphops.engine.gramcost import Site, protocol_of
+
+    algo, client = planned.algorithm, planned.client
+    if algo.gram.seconds is None or not _usable(algo.backends[planned.backend])[0]:
+        return None
+    unsent = sum(_nbytes(obj) for obj in planned.inputs.values() if not _on_workers(client, obj))
+    return Site(protocol_of(client), planned.backend, unsent)
+
+
+def _on_workers(client: Any, obj: Any) -> bool:
+    """Whether an earlier call on ``client`` sent ``obj`` to its workers (and they still hold it)."""
+    try:
+        sent = _SENT.setdefault(obj, {}).get(client.id)
+    except TypeError:
+        return False
+    return sent is not None and sent.status == "finished"
+
+
+def _instead_here(planned: Plan, here: Here) -> Outcome:
+    """A call whose split answered :class:`Here`: run in this process by the backend chosen for the
+    workers; the outcome's ``details["cluster"]`` and reason say why the cluster was not used."""
+    import dataclasses
+
+    from graphops.engine.choose import _usable  # this process's check of one backend
+    from graphops.engine.local import run_here
+
+    algo, line = planned.algorithm, f"cluster not used: {here.reason}"
+    ok, why = _usable(algo.backends[planned.backend])
+    if not ok:
+        raise PluginError(f"{algo.name}: its split answered Here ({here.reason}), but backend {planned.backend!r} "
+                          f"cannot run in this process: {why}. A split answers Here only for a backend that runs "
+                          f"here too", plugin=algo.plugin)
+    done = run_here(dataclasses.replace(planned, client=None, workers=0, reason=f"{planned.reason}; {line}"))
+    return dataclasses.replace(done, details={**done.details, "cluster": line})
+
+
+def _free_cached_device_memory() -> None:
+    """Give back the device memory CuPy's pool holds unused here (this process may share its GPU
+    with the first worker of a local cluster: an earlier call's cached blocks would be out of that
+    worker's reach)."""
+    import sys
+
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and _usable_gpu_here():
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: str) -> Any:
+    """The algorithm's ``split(inputs, params, workers)``, given ``backend=`` when it takes it (what
+    the workers receive may depend on the backend chosen for them)."""
+    import inspect
+
+    fn = load_target(algo.split)
+    try:
+        takes = "backend" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return fn(inputs, params, n_workers, backend=backend) if takes else fn(inputs, params, n_workers)
+
+
 def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
+    """The parts on the workers, gathered in order and merged. A part's own data lost with its
+    worker (its only copy) is sent again and the call run again, once."""
+    for attempt in (0, 1):
+        try:
+            return _parts_once(planned, split, n_workers, progress)
+        except Exception:
+            if attempt or not _data_lost(planned.client, split):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
     from graphops.base.work import _Bar
 
     algo, client, inputs, name = planned.algorithm, planned.client, planned.inputs, planned.backend
-    sent, placed = _send(client, inputs), _placed(client, inputs)
+    moved = {"to_workers": 0, "from_workers": 0}
+    t0 = time.perf_counter()
+    sent, placed = _send(client, split.sent or inputs, moved), _placed(client, inputs)
+    data = _place_data(client, split, moved)
+    t1 = time.perf_counter()
     host = algo.backends[name].device != "gpu" or not _usable_gpu_here()
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
         select = split.parts[k].select
-        where = placed.get(_hashable(select))
+        where = data[k][1] if k in data else placed.get(_hashable(select))
+        extra = {"data": data[k][0]} if k in data else {}
         fut = client.submit(_run_part, split.run, algo, sent, planned.params, name, select, stop.name, host,
-                            pure=False, priority=len(order) - rank,
+                            pure=False, priority=len(order) - rank, **extra,
                             **({} if where is None else {"workers": [where], "allow_other_workers": True}))
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
@@ -175,6 +297,7 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where = got
         values[futures[fut]] = value
+        moved["from_workers"] += _nbytes(value)
         placed[_hashable(split.parts[futures[fut]].select)] = where
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
@@ -182,8 +305,82 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
 
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)),
           keep)
-    details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts)}
-    return wrap_result(algo, name, split.merge(values), inputs, split.views), details
+    t2 = time.perf_counter()
+    merged = split.merge(values)
+    t3 = _synchronized()
+    result = wrap_result(algo, name, merged, inputs, split.views)
+    t4 = _synchronized()
+    details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts),
+               "sent_to_workers_bytes": moved["to_workers"], "gathered_from_workers_bytes": moved["from_workers"],
+               # send: inputs and part data not yet on the workers; parts: submitted to the last value here
+               "phases_s": {"send": t1 - t0, "parts": t2 - t1, "merge": t3 - t2, "wrap": t4 - t3,
+                            "busiest worker's parts": max((w["seconds"] for w in workers.values()), default=0.0)}}
+    return result, details
+
+
+def _synchronized() -> float:
+    """The time once this process's device work is done (phases of a call measured here)."""
+    from graphops.base.device import synchronize
+
+    synchronize()
+    return time.perf_counter()
+
+
+def _nbytes(obj: Any) -> int:
+    """Bytes of an array, a frame, or a collection or object of them (what Dask moves of it)."""
+    from dask.sizeof import sizeof
+
+    if hasattr(obj, "__dict__") and not hasattr(obj, "nbytes") and not hasattr(obj, "memory_usage"):
+        return sum(_nbytes(v) for v in vars(obj).values() if v is not None and not isinstance(v, (dict, str)))
+    return int(sizeof(obj))
+
+
+# The data of a split's parts, sent to one worker each: kept with the split's keep_with object,
+# per client and part, as (future, worker address).
+_DATA = _Kept()
+
+
+def _kept_data(client: Any, split: Split) -> dict[tuple, tuple[Any, str]]:
+    try:
+        return _DATA.setdefault(split.keep_with, {}) if split.keep_with is not None else {}
+    except TypeError:  # not weak-referenceable: sent for this call only
+        return {}
+
+
+def _place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
+    """Part k -> (its data's future, the worker holding it): a part sent before stays where it
+    went while that worker lives; the others go to the least loaded workers, costliest first."""
+    with_data = [k for k, p in enumerate(split.parts) if p.data is not None]
+    if not with_data:
+        return {}
+    kept, live = _kept_data(client, split), list(client.scheduler_info(n_workers=-1)["workers"])
+    load = dict.fromkeys(live, 0.0)
+    out: dict[int, tuple[Any, str]] = {}
+    for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
+        hit = kept.get((client.id, _hashable(split.parts[k].select)))
+        if hit is not None and hit[0].status == "finished" and hit[1] in load:
+            out[k] = hit
+            load[hit[1]] += split.parts[k].cost
+    new: dict[str, list[int]] = {}
+    for k in sorted(set(with_data) - set(out), key=lambda k: -split.parts[k].cost):
+        where = min(load, key=load.__getitem__)
+        load[where] += split.parts[k].cost
+        new.setdefault(where, []).append(k)
+    for where, ks in new.items():
+        futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
+        for k, fut in zip(ks, futures):
+            out[k] = kept[(client.id, _hashable(split.parts[k].select))] = (fut, where)
+            moved["to_workers"] += _nbytes(split.parts[k].data)
+    return out
+
+
+def _data_lost(client: Any, split: Split) -> bool:
+    """Whether some part's data sent before is gone (its worker left); forgets those."""
+    kept = _kept_data(client, split)
+    lost = [key for key, (fut, _) in kept.items() if key[0] == client.id and fut.status != "finished"]
+    for key in lost:
+        del kept[key]
+    return bool(lost)
 
 
 def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None) -> None:
@@ -192,15 +389,20 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
     end at their next chunk boundary), cancel the futures, re-raise."""
     from distributed import as_completed
 
+    from graphops.engine.faults import worker_lost
+
     try:
         for done, fut in enumerate(as_completed(futures), 1):
             value = fut.result()
             if each is not None:
                 each(fut, value)
             bar.advance(done)
-    except BaseException:
+    except BaseException as exc:
         stop.set()
         client.cancel(futures)
+        lost = worker_lost(exc, getattr(bar, "what", "a call on the Dask cluster"))
+        if lost is not None:  # Dask gave up on a task whose workers died: one line, and the fix
+            raise lost from exc
         raise
     finally:
         bar.close()
@@ -293,9 +495,19 @@ def when_closing(client: Any, fn: Callable[[], Any]) -> None:
     _CLOSING.setdefault(client, []).append(fn)
 
 
+def _release(client: Any) -> None:
+    """Drop the futures of what graphops sent ``client``'s workers (before a cluster it opened
+    closes: else the scheduler reports their loss as each worker leaves)."""
+    for kept in (_SENT, _DATA):
+        for _, mine in list(kept._by_id.values()):
+            for key in [k for k in mine if k == client.id or (isinstance(k, tuple) and k[0] == client.id)]:
+                del mine[key]
+
+
 def _closing(client: Any) -> None:
     import logging
 
+    _release(client)
     for fn in reversed(_CLOSING.pop(client, [])):
         try:
             fn()
@@ -314,6 +526,10 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
     ``workers``: the first that many GPUs, default all)."""
     from graphops.base.device import require
 
+    if isinstance(workers, (list, tuple)):
+        raise InputError(f"cluster workers: {list(workers)} is a list of cluster sizes, which graphops bench sweeps "
+                         f"(a cluster of each size in turn); a run uses one cluster: give one count (workers: "
+                         f"{max(workers)}), or time the sizes with graphops bench FILE")
     distributed = require("distributed", "running steps on a Dask cluster")
     if address is not None:
         with _client(distributed, address, timeout or CONNECT_TIMEOUT) as client:

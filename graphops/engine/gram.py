@@ -13,7 +13,9 @@ or a set against another, each block on a worker from the whole sets; the raw va
 together, the lower triangle mirrored from the upper (as one process does), then normalized here
 with the raw diagonals (of a test × train matrix: from diagonal parts when the algorithm has a
 diagonal mode, else each part normalizes its own block). Each pair is solved by the same code on
-the same two graphs as in one process, so the values are equal.
+the same two graphs as in one process, so the values are equal. Given the cluster's description, it
+first asks the algorithm's cost estimate (:mod:`graphops.engine.gramcost`) whether the cluster pays,
+and answers :class:`~graphops.engine.parts.Here` when it does not.
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ import numpy as np
 
 from graphops.base.device import Device, device_of, to_device
 from graphops.base.work import chunks
+from graphops.engine.gramcost import Site, estimate
 from graphops.engine.local import run_part
-from graphops.engine.parts import PARTS_PER_WORKER, Part, Split, kept_slice, rows_by_cost
+from graphops.engine.parts import PARTS_PER_WORKER, Here, Part, Split, kept_slice, rows_by_cost
 from graphops.host.algorithm import Algorithm
 
 __all__ = ["normalize", "gram_rows", "mirror_upper", "gram_split", "gram_part"]
@@ -192,13 +195,19 @@ def mirror_upper(K: Any, block: int = 512) -> Any:
 
 # on a cluster -------------------------------------------------------------------------------
 
-def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers: int) -> Split:
+def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers: int,
+               site: Site | None = None) -> Split | Here:
     """The :class:`Split` of a call of ``algo`` (which declares ``gram``): a pair's work is taken as
     ``w_a w_b + 1``, with ``w`` a graph's node count (``work="nodes"``: a product graph's size) or
     its square (``"node_pairs"``). A test × train matrix is cut into blocks of rows (test graphs),
     each against the whole training set, or of columns when ``cut_larger`` and the training set
-    is the larger."""
+    is the larger. ``site``: the cluster the call was given (:mod:`graphops.engine.gramcost`);
+    when the algorithm's estimate says it would not pay there, :class:`Here` with the estimate
+    (``None``: no estimate, always cut)."""
     g = algo.gram
+    cost = None if site is None else estimate(algo, inputs, params, workers, site)
+    if cost is not None and not cost.pays:
+        return Here(cost.why())
     graphs, other = inputs["graphs"], inputs.get(g.second)
     power = 2.0 if g.work == "node_pairs" else 1.0
     w = [np.diff(to_device(s.node_ptr, Device.CPU)).astype(np.float64) ** power
@@ -218,7 +227,7 @@ def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers:
     shape = (len(wa), len(wa) if other is None else len(w[1]))
     merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize_here,
                        graphs.device is Device.CPU)
-    return Split(parts, gram_part, merge)
+    return Split(parts, gram_part, merge, reason="" if cost is None else cost.why())
 
 
 def _normalized(algo: Algorithm, params: Any) -> bool:

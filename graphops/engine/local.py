@@ -14,14 +14,14 @@ import contextlib
 import time
 from typing import Any
 
-from graphops.base.device import Device, synchronize
+from graphops.base.device import Device, device_of, synchronize, to_device
 from graphops.base.work import holding_interrupts
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import GraphopsError, error_line
 from graphops.host.algorithm import Backend, Result, load_target
-from graphops.model.pairs import Pairs
+from graphops.model.pairs import PairIndex, Pairs
 
-__all__ = ["prepare", "run_here", "run_part", "plugin_code", "plugin_note", "error_line"]
+__all__ = ["prepare", "run_here", "run_part", "run_kernel", "plugin_code", "plugin_note", "error_line"]
 
 
 def plugin_note(algo: Any, backend: str) -> str:
@@ -57,10 +57,18 @@ def _slot_view(planned: "Plan", slot: Any, spec: Backend, prepared: Any = _prepa
         pairs = planned.inputs.get(slot.name)
         if pairs is None and slot.default == "edges":
             pairs = Pairs.edges_of(graph)
+        if isinstance(pairs, PairIndex):  # a part's own slice of a cluster call's pairs (internal indices)
+            return _index_on(pairs, Device(spec.device))
         return None if pairs is None else pairs.index(graph, Device(spec.device))
     if slot.name not in planned.inputs:
         return None
     return prepared(planned.inputs[slot.name], spec)
+
+
+def _index_on(index: PairIndex, device: Device) -> PairIndex:
+    if all(device_of(a) is device for a in (index.first, index.second)):
+        return index
+    return PairIndex(to_device(index.first, device), to_device(index.second, device), index.digest)
 
 
 def prepare(planned: Plan, prepared: Any = _prepare) -> list[Any]:
@@ -70,8 +78,9 @@ def prepare(planned: Plan, prepared: Any = _prepare) -> list[Any]:
     return [_slot_view(planned, slot, spec, prepared) for slot in planned.algorithm.inputs]
 
 
-def run_here(planned: Plan) -> Outcome:
-    """Run a plan here: load the backend, hand it arrays, wrap the result like the input."""
+def run_here(planned: Plan, wrap: bool = True) -> Outcome:
+    """Run a plan here: load the backend, hand it arrays, wrap the result like the input
+    (``wrap=False``: the backend's own value, for a part whose values the caller merges)."""
     algo, spec = planned.algorithm, planned.algorithm.backends[planned.backend]
     with plugin_code(algo, planned.backend):
         fn = load_target(spec.target)
@@ -85,7 +94,8 @@ def run_here(planned: Plan) -> Outcome:
             raw = fn(*args, planned.params)
         details = raw.details if isinstance(raw, Result) else {}
         raw = raw.value if isinstance(raw, Result) else raw
-        result = wrap_result(algo, planned.backend, raw, planned.inputs, args)  # its copies: from the pool too
+        # its copies: from the pool too
+        result = wrap_result(algo, planned.backend, raw, planned.inputs, args) if wrap else raw
     synchronize()
     return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
                    planned.reason, t1 - t0, details)
@@ -102,8 +112,20 @@ def _allocations(device: str) -> Any:
     return pooled_allocations()
 
 
-def run_part(algorithm: Any, inputs: dict[str, Any], params: Any, backend: str) -> Any:
+def run_part(algorithm: Any, inputs: dict[str, Any], params: Any, backend: str, wrap: bool = True) -> Any:
     """On a Dask worker: ``algorithm`` (the object the caller dispatched, sent along) run by
     ``backend`` on a part of a validated call's inputs (a slice of its pairs, a block of its
-    sets), here, its result wrapped as for a call. ``params``: the call's validated Params."""
-    return run_here(Plan(algorithm, dict(inputs), params, backend, "a part of a cluster call")).result
+    sets; a pairs slot may be a :class:`~graphops.model.pairs.PairIndex` of the graph's internal
+    indices), here, its result wrapped as for a call (``wrap=False``: the backend's own value,
+    e.g. its columns of internal indices, for a merge that wraps the whole). ``params``: the
+    call's validated Params."""
+    return run_here(Plan(algorithm, dict(inputs), params, backend, "a part of a cluster call"), wrap).result
+
+
+def run_kernel(algorithm: Any, backend: str, fn: Any, *args: Any) -> Any:
+    """On a Dask worker: a plugin's own function ``fn(*args)`` computing a part from what its
+    split sent (e.g. jaccard's kernels on the set adjacency), run as a backend is run: an error
+    of the plugin's code gets its note, Ctrl-C waits for a chunk boundary, GPU arrays come from
+    the pool."""
+    with _allocations(algorithm.backends[backend].device), holding_interrupts(), plugin_code(algorithm, backend):
+        return fn(*args)

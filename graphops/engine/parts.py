@@ -5,18 +5,31 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["Part", "Split", "Distributed", "rows_by_cost", "kept_slice", "stoppable", "PARTS_PER_WORKER"]
+__all__ = ["Part", "Split", "Distributed", "Here", "Shipped", "rows_by_cost", "kept_slice", "stoppable",
+           "PARTS_PER_WORKER"]
+
+
+class Shipped:
+    """Base of a plugin's objects that a split sends to workers (:attr:`Split.sent`, a part's
+    data): Dask sends such an object field by field (its ``__dict__``), each array by the
+    connection's own serializers (over ucx a CuPy array goes GPU to GPU), as it sends graphops'
+    graphs and pairs (:mod:`graphops.engine.wire`); pickled whole, a device array would go through
+    host memory."""
 
 
 @dataclass(frozen=True)
 class Part:
     """One task: ``select`` (picklable, small) tells ``Split.run`` what to compute; ``cost`` is
-    its estimated work in any unit (only the ratios matter)."""
+    its estimated work in any unit (only the ratios matter). ``data``: what only this part needs
+    (e.g. its slice of the pairs): sent to one worker, the one the part is given to, once per
+    client while :attr:`Split.keep_with` lives, and passed to ``Split.run`` as ``data=`` (a part
+    without it is run without that argument)."""
 
     select: Any
     cost: float = 1.0
+    data: Any = None
 
 
 @dataclass(frozen=True)
@@ -28,12 +41,18 @@ class Split:
     name). ``merge`` makes, here, what a backend returns (an array, or a dict of columns) from
     the parts' values in order; graphops wraps it as it wraps a backend's result, with ``views``
     as the backend's arguments (e.g. a :class:`~graphops.model.pairs.PairIndex` whose arrays are
-    result columns: they become the caller's ids without a search)."""
+    result columns: they become the caller's ids without a search). ``sent``: what every worker
+    gets (each object once per client, as the inputs are) when the parts need less than the whole
+    inputs, e.g. jaccard's set adjacency instead of the graph with its edge frame and ids; ``run``
+    then receives it as ``inputs``."""
 
     parts: Sequence[Part]
     run: Callable[..., Any]
     merge: Callable[[list[Any]], Any]
     views: tuple = ()
+    sent: Mapping[str, Any] | None = None  # what every worker is sent instead of the call's inputs
+    keep_with: Any = None  # the parts' data is kept on the workers while this object lives
+    reason: str = ""  # why the cluster is used (e.g. a cost estimate): the outcome's details["cluster"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +64,17 @@ class Distributed:
     read at their chunk boundaries) and returns ``finish()``, e.g. a Dask frame on those futures."""
 
     submit: Callable[..., tuple[list[Any], Callable[[], Any]]]
+
+
+@dataclass(frozen=True)
+class Here:
+    """A split's answer "run this call in the calling process: the cluster would not pay" (e.g.
+    :func:`~graphops.engine.gram.gram_split` when the cost estimate of
+    :mod:`graphops.engine.gramcost` says one device is faster). The executor runs the call here,
+    with the backend chosen for the workers, and says ``cluster not used: <reason>`` in the
+    outcome's ``details["cluster"]`` and in the run summary's step reason."""
+
+    reason: str
 
 
 def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
@@ -87,10 +117,13 @@ def kept_slice(obj: Any, r0: int = 0, r1: int | None = None, device: str | None 
 
 def stoppable(stop: str, fn: Callable, *args: Any) -> Any:
     """On a worker: ``fn(*args)``, ended at its next chunk boundary once the Dask event ``stop``
-    is set (submit long tasks of a :class:`Distributed` call through it)."""
-    from distributed import Event
+    is set (submit long tasks of a :class:`Distributed` call through it). Running out of memory
+    raises a :class:`~graphops.errors.DeviceMemoryError` naming the task, the worker and the fix."""
+    from distributed import Event, get_worker
 
     from graphops.base.work import stop_when
+    from graphops.engine.faults import describe_task, reported_memory, task_owner
 
-    with stop_when(Event(stop).is_set):
+    with reported_memory(task_owner(fn), lambda: describe_task(fn, get_worker().get_current_task()),
+                         lambda: get_worker().address), stop_when(Event(stop).is_set):
         return fn(*args)

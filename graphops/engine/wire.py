@@ -32,9 +32,10 @@ def _classes() -> tuple[type, ...]:
     from graphops.model.graph import Graph
     from graphops.model.graphset import GraphSet
     from graphops.model.ids import IdMap
-    from graphops.model.pairs import Pairs
+    from graphops.engine.parts import Shipped
+    from graphops.model.pairs import PairIndex, Pairs
 
-    return Graph, GraphSet, IdMap, Pairs
+    return Graph, GraphSet, IdMap, Pairs, PairIndex, Shipped  # Shipped: its subclasses too (Dask looks up the MRO)
 
 
 def _dumps(family: str, obj: Any) -> tuple[dict, list]:

@@ -192,6 +192,12 @@ class Gram:
     :param cut_larger: cut the larger set into blocks: right when every part derives its two
         sets' features anew (row blocks would derive the whole training set in every part)
     :param one_device: boolean parameters whose modes run on one device (not on a cluster)
+    :param seconds: optional ``"module:function"`` ``(inputs, params) -> float``: the estimated
+        seconds of the call on one device, from what is cheap to know (node counts; no kernel
+        runs), taking ``backend=`` (the backend's name) too when it accepts it. A call given a
+        Dask client runs on the cluster only where the estimate says it pays
+        (:mod:`graphops.engine.gramcost`), else here (``details["cluster"]`` says why); ``None``:
+        always on the cluster
     """
 
     second: str = "other"
@@ -200,6 +206,7 @@ class Gram:
     work: Literal["nodes", "node_pairs"] = "nodes"
     cut_larger: bool = False
     one_device: tuple[str, ...] = ()
+    seconds: str | None = None
 
     def __post_init__(self) -> None:
         declared.text("Gram", "second", self.second)
@@ -208,6 +215,7 @@ class Gram:
         declared.choice("Gram", "work", self.work, ("nodes", "node_pairs"))
         declared.flag("Gram", "cut_larger", self.cut_larger)
         object.__setattr__(self, "one_device", declared.names("Gram", "one_device", self.one_device))
+        declared.target("Gram", "seconds", self.seconds)
 
 
 @dataclass(frozen=True)

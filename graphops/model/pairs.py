@@ -47,6 +47,9 @@ class PairIndex:
     def __len__(self) -> int:
         return int(len(self.first))
 
+    def __getstate__(self) -> dict:  # what backends derived for this view stays where it was made
+        return {**self.__dict__, "extra": {}}
+
 
 class Pairs:
     """Vertex pairs by original id (integer arrays or string Series, in one frame family)."""

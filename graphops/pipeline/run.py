@@ -121,6 +121,8 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
     call_hook(loaded.registry.pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
               result=done.result, seconds=done.seconds)
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
+    if done.details.get("cluster"):  # whether the cluster paid: "cluster not used: ..." or "cluster used: ..."
+        rec.reason += f"; {done.details['cluster']}"
     rec.shape = _shape(done.result)
     if step.output:
         target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")

@@ -251,7 +251,9 @@ class ClusterSettings(_Model):
     for the run, or a running scheduler's address."""
 
     kind: Literal["local", "local-cuda"] | None = None
-    workers: int | None = Field(None, ge=1, le=4096)
+    # a list: the worker counts ``graphops bench`` sweeps (a cluster of each size in turn); a run takes one
+    workers: Annotated[int, Field(ge=1, le=4096)] | Annotated[list[Annotated[int, Field(ge=1, le=4096)]],
+                                                              Field(min_length=1, max_length=64)] | None = None
     address: str | None = Field(None, min_length=1)
     protocol: Literal["auto", "tcp", "ucx"] | None = None
     timeout: float | None = Field(None, gt=0, le=3600)  # seconds a running scheduler has to answer (10)
@@ -263,6 +265,8 @@ class ClusterSettings(_Model):
         if (self.kind is None) == (self.address is None):
             raise ValueError("give either kind (local | local-cuda) or address (e.g. tcp://host:8786), not both "
                              "and not neither")
+        if isinstance(self.workers, list) and len(set(self.workers)) != len(self.workers):
+            raise ValueError(f"workers lists each count once (the bench's sweep); got {self.workers}")
         if self.address is not None and self.workers is not None:
             raise ValueError("workers applies to a local cluster (kind: local or local-cuda), not to a running "
                              "scheduler's address")

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from graphops.plugin import CSR, gini
+from graphops.plugin import CSR, Shipped, gini
 
 # Pairs whose shorter list has at most this many entries are done by one GPU thread
 # (and are the candidates for the CPU share of the hybrid backend).
@@ -22,8 +22,9 @@ WARP_MAX = 4096
 
 
 @dataclass(frozen=True)
-class Adjacency:
-    """Sorted, duplicate-free neighbour sets of an undirected graph on one device."""
+class Adjacency(Shipped):
+    """Sorted, duplicate-free neighbour sets of an undirected graph on one device (what a
+    cluster call sends its workers: :mod:`graphops_jaccard.dist`)."""
 
     indptr: Any          # int64, n + 1
     indices: Any         # int32, sorted within each row

@@ -1,8 +1,12 @@
 """jaccard on a Dask cluster (:mod:`graphops.engine.cluster`).
 
-* A :class:`Graph`: the pairs cut into ranges of about equal work (d_u + d_v + 1 per pair), each
-  range scored by the chosen backend on a worker that holds the whole graph. Only the
-  coefficients come back; the frame is made here, beside the pairs this process holds.
+* A :class:`Graph`: the pairs (every distinct edge, or those given) are made once, here, and cut
+  into ranges of about equal work (d_u + d_v + 1 per pair); each range's internal indices go to
+  one worker only (kept there for the next call), which scores them. With graphops' own kernels
+  (``cpu``, ``gpu``) the workers are sent only the set adjacency the kernels read (indptr and
+  sorted, duplicate-free indices: about 4 bytes an edge end), not the graph with its edge frame
+  and ids; another backend's workers get the whole graph. Only the coefficients come back; the
+  frame is made here, beside the pairs this process holds.
 * A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker; the distinct edges living in slice ``s`` get their shared counts
   ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
@@ -11,12 +15,14 @@
 """
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.plugin import (DaskGraph, Device, Distributed, InputError, PARTS_PER_WORKER, PairIndex, Pairs, Split,
-                             add_up, column_slices, device_of, frame_on, in_input_order, new_frame, rows_by_cost,
-                             run_part, stoppable, to_device)
+from graphops.plugin import (DaskGraph, Device, Distributed, InputError, PARTS_PER_WORKER, PairIndex, Pairs, Part,
+                             Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
+                             rows_by_cost, run_kernel, run_part, stoppable, to_device)
 
 from .common import result
 
@@ -28,7 +34,12 @@ def _pairs(inputs: Mapping[str, Any]) -> Pairs:
     return Pairs.edges_of(inputs["graph"]) if given is None else given
 
 
-def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distributed:
+# The backends whose parts run jaccard's own kernels on the set adjacency sent to the workers; any
+# other backend's parts run it on the whole graph, sent to every worker.
+OWN_KERNELS = ("cpu", "gpu")
+
+
+def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "gpu") -> Split | Distributed:
     graph = inputs["graph"]
     if isinstance(graph, DaskGraph):
         pairs = inputs.get("pairs")
@@ -38,17 +49,67 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int) -> Split | Distr
                 raise InputError("the pairs name vertices by strings; a graph on a Dask edge frame has integer "
                                  "vertex ids. Give the pairs as those integers")
         return Distributed(sliced)
-    index = _pairs(inputs).index(graph, graph.device)  # on the graph's own device; the costs come here
-    deg = graph.device.xp.diff(graph.csr().indptr)
-    work = deg[index.first] + deg[index.second] + 1.0  # cut where it is (a GPU's pairs: on the GPU)
-    return Split(rows_by_cost(work, workers * PARTS_PER_WORKER), run, _Merge(index), views=(index,))
+    index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
+    key = ("cluster parts", workers * PARTS_PER_WORKER)
+    if key not in index.extra:  # the same cut for the next call with as many workers
+        deg = graph.device.xp.diff(graph.csr().indptr)
+        work = deg[index.first] + deg[index.second] + 1.0  # cut where it is (a GPU's pairs: on the GPU)
+        index.extra[key] = [Part(p.select, p.cost, PairIndex(index.first[p.select[0]:p.select[1]],
+                                                             index.second[p.select[0]:p.select[1]],
+                                                             f"{index.digest}{p.select}"))
+                            for p in rows_by_cost(work, key[1])]
+    sent = {"adjacency": _adjacency(graph, params)} if backend in OWN_KERNELS else None
+    return Split(index.extra[key], run, _Merge(index), views=(index,), sent=sent, keep_with=index)
 
 
-def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int]) -> Any:
-    """On a worker: the coefficients of a range of the pairs (the client has the pairs)."""
-    lo, hi = select
-    out = run_part(algorithm, {"graph": inputs["graph"], "pairs": _pairs(inputs).slice(lo, hi)}, params, backend)
-    return out["jaccard_coeff"].values
+def _adjacency(graph: Any, params: Any) -> Any:
+    """The set adjacency the parts score on (cached on the graph's CSR, as a call here caches it)."""
+    from .common import adjacency
+
+    csr, module = graph.csr(), _module(graph.device)
+    key = ("jaccard_sent", bool(params.symmetrize), bool(params.use_weight))  # one object: kept on the workers
+    return csr.cached(key, lambda: adjacency(csr, params.symmetrize, params.use_weight, module.row_sums))
+
+
+def _module(device: Device) -> Any:
+    if device is Device.GPU:
+        from . import gpu
+
+        return gpu
+    from . import cpu
+
+    return cpu
+
+
+def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int],
+        data: PairIndex) -> Any:
+    """On a worker: the coefficients of the part's pairs (``data``: their internal indices; the
+    client has the pairs), by jaccard's kernels on the set adjacency sent, or by the backend on
+    the whole graph."""
+    if "adjacency" not in inputs:
+        return run_part(algorithm, {"graph": inputs["graph"], "pairs": data}, params, backend,
+                        wrap=False)["jaccard_coeff"]
+    device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
+    adj, pairs = (_on(obj, device) for obj in (inputs["adjacency"], data))
+    return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
+
+
+_MOVED: dict[int, tuple[Any, Any]] = {}  # id(sent object) -> (a weak reference to it, its copy here)
+
+
+def _on(obj: Any, device: Device) -> Any:
+    """On a worker: an adjacency or pair slice sent from another device, moved to this one once
+    (kept while the sent object is)."""
+    first = obj.indptr if hasattr(obj, "indptr") else obj.first
+    if device_of(first) is device:
+        return obj
+    hit = _MOVED.get(id(obj))
+    if hit is None or hit[0]() is not obj:
+        fields = {f.name: None if getattr(obj, f.name) is None else to_device(getattr(obj, f.name), device)
+                  for f in dataclasses.fields(obj) if f.name not in ("digest", "ids", "extra")}
+        key = id(obj)
+        hit = _MOVED[key] = (weakref.ref(obj, lambda _: _MOVED.pop(key, None)), dataclasses.replace(obj, **fields))
+    return hit[1]
 
 
 @dataclass(frozen=True)

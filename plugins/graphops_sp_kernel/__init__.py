@@ -24,7 +24,8 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_sp_kernel.cpu:cost",
-        gram=Gram(second="other", normalize="normalize", work="node_pairs", cut_larger=True),
+        gram=Gram(second="other", normalize="normalize", work="node_pairs", cut_larger=True,
+                  seconds="graphops_sp_kernel.cost:seconds"),
         estimator="ShortestPathKernel",  # from graphops.kernels import ShortestPathKernel
         plot="graphops.plugin:gram_picture",
         summary="Shortest-path graph kernel Gram matrix (GraKeL's ordered-pair convention)",

@@ -1,0 +1,260 @@
+"""Faults of a call on a Dask cluster, each said in one line with its fix: a part out of memory on
+its worker (DeviceMemoryError, raised there and sent back), a worker lost for good (Dask gave up
+on a task: ClusterWorkerLostError); a worker lost once changes nothing."""
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import graphops as go
+from graphops.engine.faults import describe_part, is_out_of_memory, memory_error, reported_memory, worker_lost
+from graphops.errors import ClusterWorkerLostError, DeviceMemoryError
+from graphops.plugin import Params
+
+distributed = pytest.importorskip("distributed")
+
+WORKER = "tcp://10.0.0.7:40123"
+RMM_TEXT = ("std::bad_alloc: out_of_memory: CUDA error at: /opt/rmm/include/rmm/mr/device/cuda_memory_resource.hpp:60:"
+            " cudaErrorMemoryAllocation out of memory")
+
+
+class OutOfMemoryError(MemoryError):
+    """CuPy's ``cupy.cuda.memory.OutOfMemoryError``, as CuPy words it (and as unpicklable: its
+    ``__init__`` wants the sizes, its ``args`` hold the text)."""
+
+    def __init__(self, size: int, total: int, limit: int = 0):
+        super().__init__(f"Out of memory allocating {size:,} bytes (allocated so far: {total:,} bytes).")
+
+
+def _fault(kind: str) -> Exception:
+    return {"cupy": lambda: OutOfMemoryError(2**30, 4096), "rmm": lambda: MemoryError(RMM_TEXT),
+            "plain": MemoryError}[kind]()
+
+
+def test_the_three_out_of_memory_messages_in_one_line():
+    """CuPy's text (the bytes asked for), RMM's std::bad_alloc (GPU, no size), a plain MemoryError."""
+    got = memory_error(_fault("cupy"), "jaccard", "pairs 1,000,000:2,000,000", WORKER)
+    assert str(got) == (
+        "jaccard ran out of GPU memory on Dask worker tcp://10.0.0.7:40123 computing pairs 1,000,000:2,000,000 "
+        "(OutOfMemoryError, asked for 1,073,741,824 bytes (1.00 GiB)). Give the call more workers, which cuts it "
+        "into smaller parts (a pipeline's cluster: {workers: N}, or a cluster with more GPUs: local-cuda starts one "
+        "worker per GPU), or workers with more memory")
+    assert (got.algorithm, got.part, got.worker, got.requested) == ("jaccard", "pairs 1,000,000:2,000,000", WORKER,
+                                                                   2**30)
+    rmm = memory_error(_fault("rmm"), "mg_kernel", "Gram rows 0:250", WORKER)
+    assert str(rmm).startswith("mg_kernel ran out of GPU memory on Dask worker tcp://10.0.0.7:40123 computing "
+                               "Gram rows 0:250 (MemoryError std::bad_alloc). Give the call more workers")
+    assert rmm.requested is None and "asked for" not in str(rmm)
+    plain = memory_error(MemoryError(), "sp_kernel", "Gram columns 8:16", WORKER)
+    assert str(plain).startswith("sp_kernel ran out of memory on Dask worker tcp://10.0.0.7:40123 computing "
+                                 "Gram columns 8:16 (MemoryError). Give")
+    numpy = memory_error(MemoryError("Unable to allocate 7.45 GiB for an array with shape (1000000000,) and data "
+                                     "type float64"), "jaccard", "part 0:5", WORKER)
+    assert "ran out of memory" in str(numpy) and "(MemoryError, asked for 7.45 GiB)" in str(numpy)
+    for err in (got, rmm, plain, numpy):
+        assert "\n" not in str(err) and isinstance(err, MemoryError)
+
+
+def test_what_counts_as_out_of_memory():
+    assert is_out_of_memory(_fault("cupy")) and is_out_of_memory(MemoryError())
+    assert is_out_of_memory(RuntimeError("cudaErrorMemoryAllocation: out of memory"))  # CuPy's runtime calls
+    assert is_out_of_memory(RuntimeError("[2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY"))  # Numba
+    assert not is_out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert not is_out_of_memory(ValueError("bad value")) and not is_out_of_memory(KeyboardInterrupt())
+    with pytest.raises(ValueError, match="bad value"), reported_memory("jaccard", "part 0:1", WORKER):
+        raise ValueError("bad value")  # anything else passes unchanged
+
+
+def test_parts_are_named_for_people():
+    from graphops.host.registry import get_registry
+
+    jaccard = get_registry().algorithm("jaccard")
+    assert describe_part((1_000_000, 2_000_000), jaccard) == "pairs 1,000,000:2,000,000"
+    assert describe_part(("rows", "train", 0, 250)) == "Gram rows 0:250"
+    assert describe_part(("cols", "train", 16, 32)) == "Gram columns 16:32"
+    assert describe_part(("diagonal", "graphs", 0, 10)) == "Gram diagonal of 'graphs' 0:10"
+    assert describe_part((0, 5)) == "part 0:5"
+    assert describe_part({"block": 3}) == "part {'block': 3}"
+
+
+def test_the_errors_survive_pickling():
+    """Dask sends a worker's error back pickled: message and attributes arrive."""
+    err = memory_error(_fault("cupy"), "jaccard", "pairs 0:10", WORKER)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is DeviceMemoryError and str(back) == str(err)
+    assert (back.algorithm, back.part, back.worker, back.requested) == ("jaccard", "pairs 0:10", WORKER, 2**30)
+    lost = ClusterWorkerLostError("gone", task="_run_part-1", worker=WORKER)
+    again = pickle.loads(pickle.dumps(lost))
+    assert type(again) is ClusterWorkerLostError and str(again) == "gone" and again.worker == WORKER
+    with pytest.raises(TypeError):  # why the worker must not send CuPy's own
+        pickle.loads(pickle.dumps(_fault("cupy")))
+
+
+def test_a_killed_worker_in_one_line():
+    from distributed.scheduler import KilledWorker
+
+    class Last:
+        address = WORKER
+
+    err = worker_lost(KilledWorker("_run_part-abc", Last(), 0), "jaccard on 2 Dask worker(s)")
+    assert str(err).startswith("jaccard on 2 Dask worker(s) failed: Dask gave up on task '_run_part-abc' after the 1 "
+                               "worker(s) that ran it died (the last: tcp://10.0.0.7:40123). A task that kills")
+    assert "{workers: N}" in str(err) and "allowed-failures" in str(err) and "\n" not in str(err)
+    assert (err.task, err.worker) == ("_run_part-abc", WORKER)
+    assert worker_lost(ValueError("x"), "jaccard") is None
+
+
+# A test algorithm cut into two parts (0:5 and 5:10); its part 5:10 fails as asked on the worker.
+class FaultParams(Params):
+    fault: str = "cupy"
+
+
+def _two_parts(inputs, params, workers):
+    from graphops.plugin import Part, Split
+
+    return Split([Part((0, 5)), Part((5, 10))], _part, lambda values: np.concatenate(values))
+
+
+def _part(algorithm, inputs, params, backend, select):
+    if params.fault == "exit":
+        os._exit(1)  # the part kills its worker process
+    if select == (5, 10):
+        raise _fault(params.fault)
+    return np.zeros(1)
+
+
+def _local(csr, params):
+    return np.zeros(2)
+
+
+def _fault_registry():
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
+    from graphops.plugin import Algorithm, hookimpl
+
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def graphops_register_algorithms():
+            return [Algorithm(name="faulty", params=FaultParams, inputs=("graph",), result="array",
+                              split="tests.test_cluster_faults:_two_parts",
+                              backends={"cpu": "tests.test_cluster_faults:_local"})]
+
+    pm = make_plugin_manager(autoload=False, plugins=[])
+    pm.register(Plugin(), name="faulty")
+    return Registry(pm)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       env={"CUDA_VISIBLE_DEVICES": ""})
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize("fault, said", [("cupy", "GPU memory .* asked for 1,073,741,824 bytes"),
+                                         ("rmm", "GPU memory .*std::bad_alloc"),
+                                         ("plain", r"ran out of memory .*\(MemoryError\)")])
+def test_a_part_out_of_memory_on_a_worker_says_which_where_and_the_fix(client, fault, said):
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}))
+    with pytest.raises(DeviceMemoryError) as caught:
+        go.run("faulty", g, backend="cpu", client=client, registry=_fault_registry(), fault=fault)
+    text = str(caught.value)
+    assert "\n" not in text and re.search(said, text), text
+    where = re.search(r"^faulty ran out of .*on Dask worker (tcp://\S+) computing part 5:10 \(", text)
+    assert where and where.group(1) in client.scheduler_info()["workers"], text
+    assert caught.value.worker == where.group(1) and "0:5" not in text
+    assert "Give the call more workers, which cuts it into smaller parts" in text and "{workers: N}" in text
+
+
+def _cupy_oom():
+    raise OutOfMemoryError(3 * 2**20, 0)
+
+
+def test_a_distributed_task_out_of_memory_names_its_task_and_worker(client):
+    """A Distributed split's tasks (submitted through stoppable): the part is the task's key."""
+    from graphops.engine.parts import stoppable
+
+    fut = client.submit(stoppable, "graphops-stop-faults", _cupy_oom, key="stoppable-faulty-7", pure=False)
+    with pytest.raises(DeviceMemoryError) as caught:
+        fut.result()
+    text = str(caught.value)
+    assert re.fullmatch(r"(tests\.)?test_cluster_faults\._cupy_oom ran out of GPU memory on Dask worker (tcp://\S+) "
+                        r"computing task 'stoppable-faulty-7' \(_cupy_oom\) \(OutOfMemoryError, asked for 3,145,728 "
+                        r"bytes \(3\.00 MiB\)\)\. Give the call more workers.*", text), text
+    assert caught.value.worker in client.scheduler_info()["workers"]
+
+
+# distributed leaves a socket of the killed worker's connection to be collected: its affair
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_part_that_kills_its_worker_fails_in_one_line():
+    """With no retries allowed, the first worker a part kills ends the call: the lost worker, the
+    task and the fix, raised on the client."""
+    import dask
+
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))
+    t0 = time.perf_counter()
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                     env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        (victim,) = c.scheduler_info()["workers"]
+        with pytest.raises(ClusterWorkerLostError) as caught:
+            go.run("faulty", g, backend="cpu", client=c, registry=_fault_registry(), fault="exit")
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith("faulty on 1 Dask worker(s) failed: Dask gave up on task '_run_part-")
+    assert f"after the 1 worker(s) that ran it died (the last: {victim})" in text and "{workers: N}" in text
+    assert caught.value.worker == victim and str(caught.value.task).startswith("_run_part-")
+    assert time.perf_counter() - t0 < 30
+
+
+class _DieOnce(distributed.WorkerPlugin):
+    """The first worker to start a part of a call (a task ``_run_part-...``) dies there, once: it
+    writes its address to ``marker`` and exits."""
+
+    def __init__(self, marker: str):
+        self.marker, self.address = marker, None
+
+    def setup(self, worker):
+        self.address = worker.address
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or not str(key).startswith("_run_part"):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, self.address.encode())
+        os.close(fd)
+        os._exit(1)
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_worker_lost_during_jaccard_on_a_graph_changes_nothing(tmp_path):
+    """jaccard on a plain Graph: a worker dies as it starts a part; Dask runs that part (and the
+    others it was given) elsewhere, and the result is one process's, bit for bit."""
+    rng = np.random.default_rng(7)
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": rng.integers(0, 400, 3000), "dst": rng.integers(0, 400, 3000)}))
+    ref = go.run("jaccard", g, backend="cpu")
+    marker = tmp_path / "victim"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        c.register_plugin(_DieOnce(str(marker)))
+        out = go.execute_call("jaccard", g, backend="cpu", client=c)
+        victim = marker.read_text()  # a worker did die, running a part of this call
+        deadline = time.perf_counter() + 30
+        while victim in c.scheduler_info()["workers"] and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert victim not in c.scheduler_info()["workers"]
+    assert victim not in out.details["workers"]  # its part ran elsewhere
+    assert sum(w["tasks"] for w in out.details["workers"].values()) == out.details["parts"]
+    pd.testing.assert_frame_equal(out.result, ref)

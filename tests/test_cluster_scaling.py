@@ -1,0 +1,127 @@
+"""What a cluster call moves and keeps: jaccard on a graph held here sends its workers the set
+adjacency once and each part's pairs to one worker once; only coefficients come back."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import graphops as go
+from graphops.io.generate import rmat
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       env={"CUDA_VISIBLE_DEVICES": ""})
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _held(dask_worker) -> list[tuple[str, int]]:  # on a worker: what it holds, by class, with lengths
+    out = []
+    for value in dask_worker.data.values():
+        name = type(value).__name__
+        out.append((name, len(value.first) if name == "PairIndex" else 0))
+    return out
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_jaccard_workers_hold_the_adjacency_and_their_own_pairs(client, weighted):
+    g = rmat(10, 8, seed=11)
+    if weighted:
+        edges = g.edges.assign(w=(g.edges["src"] % 7 + 1).astype("float64"))
+        g = go.Graph.from_edgelist(edges, weight="w")
+    params = {"use_weight": weighted}
+    ref = go.run("jaccard", g, backend="cpu", **params)
+    first = go.execute_call("jaccard", g, backend="cpu", client=client, **params)
+    pd.testing.assert_frame_equal(first.result, ref)
+    held = client.run(_held)
+    names = {name for items in held.values() for name, _ in items}
+    assert "Graph" not in names and "Adjacency" in names, names
+    pairs = sum(n for items in held.values() for name, n in items if name == "PairIndex")
+    assert pairs == len(ref)  # each pair on one worker only
+    assert all(any(name == "PairIndex" for name, _ in items) for items in held.values())  # both got parts
+    assert first.details["gathered_from_workers_bytes"] == 8 * len(ref)
+    assert first.details["sent_to_workers_bytes"] > 16 * len(ref)  # the pairs' indices and the adjacency
+    again = go.execute_call("jaccard", g, backend="cpu", client=client, **params)
+    pd.testing.assert_frame_equal(again.result, ref)
+    assert again.details["sent_to_workers_bytes"] == 0  # kept on the workers
+    assert sum(n for items in client.run(_held).values() for name, n in items if name == "PairIndex") == len(ref)
+
+
+def test_given_pairs_go_to_the_workers_as_their_index(client):
+    g = rmat(9, 8, seed=2)
+    edges = g.edges
+    pairs = pd.DataFrame({"first": edges["dst"].to_numpy()[:300], "second": edges["src"].to_numpy()[5:305]})
+    ref = go.run("jaccard", g, pairs=pairs, backend="cpu")
+    pd.testing.assert_frame_equal(go.run("jaccard", g, pairs=pairs, backend="cpu", client=client), ref)
+
+
+def test_another_backend_gets_the_graph_and_a_pair_index(client):
+    """A backend other than graphops' own kernels (here the hybrid one, on CPU workers) runs on
+    the whole graph sent to every worker, with its part's internal indices."""
+    g = rmat(9, 8, seed=5)
+    from graphops_jaccard.dist import split
+    from graphops_jaccard.params import JaccardParams
+
+    params = JaccardParams()
+    s = split({"graph": g}, params, 2, backend="hybrid")
+    assert s.sent is None and all(p.data is not None for p in s.parts)
+    own = split({"graph": g}, params, 2, backend="cpu")
+    assert set(own.sent) == {"adjacency"}
+
+
+SWEEP = """
+version: 1
+graphs:
+  g: {generate: {kind: rmat, scale: 10, edge_factor: 8, seed: 1}}
+steps:
+  - {id: here, algorithm: jaccard, inputs: {graph: g}, backend: cpu, cluster: false}
+  - {id: spread, algorithm: jaccard, inputs: {graph: g}, backend: cpu}
+cluster: {kind: local, workers: [1, 2]}
+bench: {repeat: 2, warmup: 1, baseline: cpu}
+"""
+
+
+def test_bench_sweeps_cluster_sizes(tmp_path):
+    """cluster.workers as a list: a cluster of each size in turn for the steps that split their
+    work, the one-process step once; speed-up and efficiency against it, bytes moved per call."""
+    from graphops.cli.bench import rows_as_table, run_bench
+
+    (tmp_path / "b.yaml").write_text(SWEEP)
+    report = run_bench([tmp_path / "b.yaml"])
+    pairs = len(go.run("jaccard", rmat(10, 8, seed=1), backend="cpu"))
+    here, one, two = report.rows
+    assert (here.workers, one.workers, two.workers) == (0, 1, 2)
+    assert here.efficiency is None and here.speedup == 1.0
+    for row in (one, two):
+        assert row.speedup == pytest.approx(here.median / row.median)
+        assert row.efficiency == pytest.approx(row.speedup / row.workers)
+        assert row.moved_bytes == 8 * pairs  # the coefficients came back; the inputs went during the warm-up
+        assert row.peak_device_bytes is None  # CPU workers
+    table = rows_as_table(report)
+    assert table[0][4:7] == ["efficiency", "peak GiB/worker", "moved GB"]
+    assert table[3][1] == "cpu (Dask 2 workers)" and table[3][4].endswith("%")
+    swept = run_bench([tmp_path / "b.yaml"], workers=[2])  # the argument replaces the file's sizes
+    assert [r.workers for r in swept.rows] == [0, 2]
+
+
+@pytest.mark.parametrize("workers", [[0], [1, 1], "2", [2.0]])
+def test_bench_workers_argument_errors(tmp_path, workers):
+    from graphops.cli.bench import run_bench
+
+    (tmp_path / "b.yaml").write_text(SWEEP)
+    with pytest.raises(ValueError, match="run_bench"):
+        run_bench([tmp_path / "b.yaml"], workers=workers)
+
+
+def test_a_run_takes_one_cluster_size(tmp_path):
+    from graphops.pipeline import run_pipeline
+
+    (tmp_path / "p.yaml").write_text(SWEEP.replace("bench: {repeat: 2, warmup: 1, baseline: cpu}\n", ""))
+    with pytest.raises(Exception, match=r"list of cluster sizes, which graphops bench sweeps.*workers: 2"):
+        run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
