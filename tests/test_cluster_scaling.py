@@ -2,6 +2,7 @@
 adjacency once and each part's pairs to one worker once; only coefficients come back."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -125,3 +126,34 @@ def test_a_run_takes_one_cluster_size(tmp_path):
     (tmp_path / "p.yaml").write_text(SWEEP.replace("bench: {repeat: 2, warmup: 1, baseline: cpu}\n", ""))
     with pytest.raises(Exception, match=r"list of cluster sizes, which graphops bench sweeps.*workers: 2"):
         run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_a_test_by_train_gram_in_column_blocks_equals_one_process(client, normalize, monkeypatch):
+    """mg_kernel cuts the larger (training) set into blocks of columns, balanced by the graphs'
+    nodes and edges; a raw host result takes each block as it arrives. Values equal one process's."""
+    import numpy as np
+
+    from graphops.engine import gramcost
+    from graphops.kernels import KroneckerDelta
+
+    monkeypatch.setattr(gramcost, "PAYS_BY", 0)  # always on the cluster
+    gs = go.datasets.load("MUTAG")
+    kd = KroneckerDelta(0.5, on="label")
+    kw = dict(node_kernel=kd, edge_kernel=kd, normalize=normalize, backend="cpu")
+    test, train = gs[:7], gs[7:]
+    ref = go.run("mg_kernel", test, train, **kw)
+    out = go.execute_call("mg_kernel", test, train, client=client, **kw)
+    np.testing.assert_array_equal(out.result, ref)
+    assert out.details["parts"] > 2 and isinstance(out.result, np.ndarray)
+
+
+def test_gram_work_by_nodes_and_edges():
+    from graphops.engine.gram import _graph_work
+
+    gs = go.datasets.load("MUTAG")
+    n = np.diff(gs.node_ptr).astype(float)
+    m = np.diff(gs.edge_ptr).astype(float)
+    np.testing.assert_array_equal(_graph_work(gs, "nodes_edges"), n + m)
+    np.testing.assert_array_equal(_graph_work(gs, "node_pairs"), n ** 2)
+    np.testing.assert_array_equal(_graph_work(gs, "nodes"), n)

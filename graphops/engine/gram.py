@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -209,9 +209,7 @@ def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers:
     if cost is not None and not cost.pays:
         return Here(cost.why())
     graphs, other = inputs["graphs"], inputs.get(g.second)
-    power = 2.0 if g.work == "node_pairs" else 1.0
-    w = [np.diff(to_device(s.node_ptr, Device.CPU)).astype(np.float64) ** power
-         for s in (graphs, other) if s is not None]
+    w = [_graph_work(s, g.work) for s in (graphs, other) if s is not None]
     wa, kind = w[0], "rows"
     if other is None:  # row i: the pairs (i, j >= i)
         per_row = wa * np.cumsum(wa[::-1])[::-1] + np.arange(len(wa), 0, -1)
@@ -228,6 +226,17 @@ def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers:
     merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize_here,
                        graphs.device is Device.CPU)
     return Split(parts, gram_part, merge, reason="" if cost is None else cost.why())
+
+
+def _graph_work(graphs: Any, work: str) -> np.ndarray:
+    """Each graph's factor of a pair's work (``Gram.work``): its nodes, their square, or its nodes
+    and edges (a product graph's size: a sparse product's entries grow with both sets' edges)."""
+    nodes = np.diff(to_device(graphs.node_ptr, Device.CPU)).astype(np.float64)
+    if work == "node_pairs":
+        return nodes ** 2
+    if work == "nodes_edges":
+        return nodes + np.diff(to_device(graphs.edge_ptr, Device.CPU)).astype(np.float64)
+    return nodes
 
 
 def _normalized(algo: Algorithm, params: Any) -> bool:
@@ -270,7 +279,28 @@ class _GramMerge:
     normalize: bool
     host: bool  # the caller's sets live on the host: so does the result
 
+    state: dict = field(default_factory=dict, compare=False)  # a host result's blocks placed as they came
+
+    def add(self, k: int, value: Any) -> None:
+        """A block as it arrives (the executor calls this while other parts still run): a raw host
+        result gets it copied into place now, so the copies off the GPU overlap the computation."""
+        kind, _, r0, r1 = self.selects[k]
+        if not self.host or self.normalize or self.square or kind not in ("rows", "cols"):
+            return
+        K = self.state.setdefault("K", np.empty(self.shape))
+        block = to_device(value, Device.CPU)
+        if kind == "cols":
+            K[:, r0:r1] = block
+        else:
+            K[r0:r1] = block
+        self.state.setdefault("placed", set()).add(k)
+
     def __call__(self, values: list[Any]) -> Any:
+        if "K" in self.state:  # every block went to the host as it came
+            for k, v in enumerate(values):
+                if k not in self.state["placed"]:
+                    self.add(k, v)
+            return self.state["K"]
         K = self._merged(values)
         return to_device(K, Device.CPU) if self.host else K
 

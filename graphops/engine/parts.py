@@ -41,7 +41,9 @@ class Split:
     name). ``merge`` makes, here, what a backend returns (an array, or a dict of columns) from
     the parts' values in order; graphops wraps it as it wraps a backend's result, with ``views``
     as the backend's arguments (e.g. a :class:`~graphops.model.pairs.PairIndex` whose arrays are
-    result columns: they become the caller's ids without a search). ``sent``: what every worker
+    result columns: they become the caller's ids without a search). A ``merge`` with an ``add(k,
+    value)`` method is also given each part's value as it arrives (e.g. to copy it into place while
+    other parts still run). ``sent``: what every worker
     gets (each object once per client, as the inputs are) when the parts need less than the whole
     inputs, e.g. jaccard's set adjacency instead of the graph with its edge frame and ids; ``run``
     then receives it as ``inputs``."""

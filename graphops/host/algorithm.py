@@ -187,8 +187,9 @@ class Gram:
     :param diagonal: the boolean parameter asking for the diagonal ``K[a, a]`` alone (``None``:
         no such mode; a normalized test × train block then normalizes itself, a graph's
         ``K[a, a]`` being its own)
-    :param work: how a pair's work grows with the two graphs' node counts: ``"nodes"``
-        (``n_a n_b``: a product graph) or ``"node_pairs"`` (``n_a² n_b²``: pairs of shortest paths)
+    :param work: how a pair's work grows with the two graphs' sizes: ``"nodes"`` (``n_a n_b``: a
+        product graph's nodes), ``"nodes_edges"`` (``(n_a + m_a)(n_b + m_b)``: a sparse product
+        graph's nodes and entries) or ``"node_pairs"`` (``n_a² n_b²``: pairs of shortest paths)
     :param cut_larger: cut the larger set into blocks: right when every part derives its two
         sets' features anew (row blocks would derive the whole training set in every part)
     :param one_device: boolean parameters whose modes run on one device (not on a cluster)
@@ -203,7 +204,7 @@ class Gram:
     second: str = "other"
     normalize: str | None = "normalize"
     diagonal: str | None = None
-    work: Literal["nodes", "node_pairs"] = "nodes"
+    work: Literal["nodes", "node_pairs", "nodes_edges"] = "nodes"
     cut_larger: bool = False
     one_device: tuple[str, ...] = ()
     seconds: str | None = None
@@ -212,7 +213,7 @@ class Gram:
         declared.text("Gram", "second", self.second)
         declared.text("Gram", "normalize", self.normalize, optional=True)
         declared.text("Gram", "diagonal", self.diagonal, optional=True)
-        declared.choice("Gram", "work", self.work, ("nodes", "node_pairs"))
+        declared.choice("Gram", "work", self.work, ("nodes", "node_pairs", "nodes_edges"))
         declared.flag("Gram", "cut_larger", self.cut_larger)
         object.__setattr__(self, "one_device", declared.names("Gram", "one_device", self.one_device))
         declared.target("Gram", "seconds", self.seconds)

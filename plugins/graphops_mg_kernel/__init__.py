@@ -23,7 +23,7 @@ def graphops_register_algorithms() -> list[Algorithm]:
         },
         result="array",
         cost="graphops_mg_kernel.params:cost",
-        gram=Gram(second="other", normalize="normalize", diagonal="diagonal", work="nodes",
+        gram=Gram(second="other", normalize="normalize", diagonal="diagonal", work="nodes_edges", cut_larger=True,
                   one_device=("diagonal", "nodewise", "eval_gradient"), seconds="graphops_mg_kernel.cost:seconds"),
         plot="graphops.plugin:gram_picture",
         summary="Marginalized graph kernel Gram matrix (GraphDot's convention), CG per graph pair",
