@@ -86,7 +86,7 @@ CASES = [  # (declaration, error type, message)
      "command name must be a string matching [a-z][a-z0-9-]*; got None (NoneType)"),
     (lambda: Generator("g", 5, "a.b:c"), TypeError,
      "generator 'g': params must be a graphops.GeneratorParams subclass or its 'package.module:Class'; got 5"),
-    (lambda: Gram(work="edges"), ValueError, "Gram: work must be one of 'nodes', 'node_pairs'; got 'edges'"),
+    (lambda: Gram(work="edges"), ValueError, "Gram: work must be one of 'nodes', 'node_pairs', 'nodes_edges'; got 'edges'"),
 ]
 
 

@@ -77,12 +77,22 @@ _SENT = _Kept()  # input object -> {client id: its future on every worker}
 _PLACED = _Kept()  # first input -> {(client id, other inputs): {part select: worker address}}
 
 
+_STATUS: "weakref.WeakKeyDictionary[Any, tuple[frozenset, dict]]" = weakref.WeakKeyDictionary()
+
+
 def worker_status(client: Any) -> dict[str, tuple[bool, str]]:
     """Each worker's address -> whether it has a usable GPU and why not (what the backend choice
-    for a cluster reads); an error when there are no workers."""
+    for a cluster reads); an error when there are no workers. Asked of the workers once while the
+    client's list of workers stays the same (a worker's devices do not change while it lives; the
+    question is a round trip to every worker: 3 ms of an 8 ms call on two CPU workers)."""
+    known = frozenset(client.scheduler_info(n_workers=-1).get("workers", ()))
+    hit = _STATUS.get(client)
+    if hit is not None and hit[0] == known and known:
+        return hit[1]
     status = client.run(_device_status)
     if not status:
         raise InputError("the Dask cluster has no workers; start some (or wait for them) and call again")
+    _STATUS[client] = (frozenset(status), status)
     return status
 
 
