@@ -172,7 +172,7 @@ def test_the_benchmark_sets_split_as_measured():
     """Calibrated on configs/bench/scaling_gram.yaml (1,000 x 20,000 molecule-sized graphs, H100):
     mg_kernel (~0.9-1.3 s on one GPU) is cut on 2+ GPU workers, over ucx or tcp, also on a first
     call; sp_kernel (14.5-23 ms on one GPU, 142-237 ms on a cluster) never is."""
-    from graphops.engine.cluster import _nbytes
+    from graphops.engine.placing import nbytes as _nbytes
 
     train = gnp_set({12: 5000, 18: 5000, 24: 5000, 30: 5000}, p=0.12, seed=7)
     test = gnp_set({20: 1000}, p=0.12, seed=8)
@@ -207,10 +207,11 @@ def test_the_protocol_is_read_from_the_scheduler_address(client):
 def test_a_first_call_counts_the_sets_it_sends(client, monkeypatch):
     from graphops.engine import cluster
     from graphops.engine.dispatch import plan
+    from graphops.engine.placing import nbytes as _nbytes_of
 
     gs = go.datasets.load("MUTAG")[:12]
     planned = plan(get_registry().algorithm("sp_kernel"), {"graphs": gs}, "cpu", {}, client=client)
-    assert cluster._site(planned).unsent_bytes == cluster._nbytes(gs) > 0
+    assert cluster._site(planned).unsent_bytes == _nbytes_of(gs) > 0
     monkeypatch.setattr(gramcost, "PAYS_BY", 0.0)  # sent by a call on the cluster
     cluster.run_on_cluster(planned)
     assert cluster._site(planned).unsent_bytes == 0

@@ -42,8 +42,8 @@ _INSTALL_HINT = {
     "networkx": "pip install 'graphops[peers]' (or networkx)",
     "scipy": "pip install 'graphops[peers]' (or scipy)",
     "distributed": "pip install 'graphops[dask]' (or distributed)",
-    "dask_cuda": "pip install dask-cuda (RAPIDS)",
-    "distributed_ucxx": "pip install distributed-ucxx-cu13 (RAPIDS), or leave protocol out (tcp)",
+    "dask_cuda": "pip install 'graphops[gpu,dask]' (or dask-cuda)",
+    "distributed_ucxx": "pip install 'graphops[gpu,dask]' (or distributed-ucxx-cu13), or leave protocol out (tcp)",
     "rdkit": "pip install 'graphops[chem]' (or rdkit)",
 }
 

@@ -14,14 +14,16 @@ here the executor
   (a Gram call whose cost estimate says the cluster would not pay: :mod:`graphops.engine.gramcost`),
   the outcome's ``details["cluster"]`` saying ``cluster not used: <why>`` (``cluster used: <why>``
   when an estimate chose the cluster);
-* sends each input to every worker once (``scatter(broadcast=True)``), kept with the input
-  object for the next call on the same client; graphs, graph sets and pairs travel field by field
-  (:mod:`graphops.engine.wire`), so over ucx their device arrays go GPU to GPU;
+* sends each input (or what the split sends instead) to every worker once, and each part's own
+  data to one worker, kept for the next call on the same client (:mod:`graphops.engine.placing`);
+  graphs, graph sets, pairs and a split's :class:`~graphops.engine.parts.Shipped` objects travel
+  field by field (:mod:`graphops.engine.wire`), so over ucx their device arrays go GPU to GPU;
 * sends the workers the :class:`~graphops.host.algorithm.Algorithm` object itself, so a part
   runs what the caller dispatched (a worker never looks an algorithm up by name);
 * submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
   hub pairs and big graphs do not end up last on one worker;
-* gathers the values in part order, with the progress report, and wraps the merged result as a
+* fetches the values as they finish, several at a time, with the progress report (a merge with an
+  ``add`` takes each as it comes), and wraps the merged result as a
   backend's result is wrapped (the caller's frame family and ids); Ctrl-C cancels the tasks, and the
   parts already running stop at their next chunk boundary (a stop event they poll);
 * sends a repeated call's parts to the workers that ran them before (a hint: they keep the
@@ -29,10 +31,14 @@ here the executor
   device arrays go to a caller with a GPU device to device, else through the host;
 * reports the tasks each worker ran and their seconds in the outcome's ``details["workers"]``
   (``{address: {"tasks": n, "seconds": s}}``; a part is one task), the same for both kinds of
-  call.
+  call; a call cut into parts also reports its phases (``phases_s``: split, send, parts, merge,
+  wrap, and the busiest worker's part seconds) and the bytes it moved each way.
 
 A worker lost mid-run is Dask's to survive: its tasks run again elsewhere, and a part's value
-does not depend on where it ran. Nothing here imports Dask until a client is given.
+does not depend on where it ran (a part whose own data was lost with the worker gets it sent
+again, once); when Dask gives up, one line names the lost worker, and a part out of device memory
+is reported with its part, worker and the bytes it asked for (:mod:`graphops.engine.faults`).
+Nothing here imports Dask until a client is given.
 """
 from __future__ import annotations
 
@@ -45,37 +51,12 @@ from typing import Any, Callable, Iterator, Mapping
 
 from graphops.base.device import Device
 from graphops.engine.parts import Distributed, Here, Split
+from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import InputError, PluginError
 from graphops.host.algorithm import Algorithm, load_target
 
 __all__ = ["run_on_cluster", "worker_status", "connect", "cuda_protocol", "when_closing", "CONNECT_TIMEOUT"]
-
-class _Kept:
-    """What is kept with an object while it lives, the object found by identity (a frozen
-    dataclass of arrays hashes its fields, which arrays refuse). ``setdefault`` raises TypeError
-    for an object that cannot be weakly referenced."""
-
-    def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Any, Any]] = {}
-
-    def setdefault(self, obj: Any, default: Any) -> Any:
-        key = id(obj)
-        hit = self._by_id.get(key)
-        if hit is None or hit[0]() is not obj:
-            ref = weakref.ref(obj, lambda _, key=key: self._forget(key, ref))
-            hit = self._by_id[key] = (ref, default)
-        return hit[1]
-
-    def _forget(self, key: int, ref: Any) -> None:
-        hit = self._by_id.get(key)
-        if hit is not None and hit[0] is ref:
-            del self._by_id[key]
-
-
-_SENT = _Kept()  # input object -> {client id: its future on every worker}
-_PLACED = _Kept()  # first input -> {(client id, other inputs): {part select: worker address}}
-
 
 _STATUS: "weakref.WeakKeyDictionary[Any, tuple[frozenset, dict]]" = weakref.WeakKeyDictionary()
 
@@ -129,48 +110,11 @@ def _stop_event(client: Any) -> Any:
     return Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
 
 
-def _send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = None) -> dict[str, Any]:
-    """Each input on every worker once per client (futures kept with the input object); the bytes
-    sent this call counted in ``moved["to_workers"]`` (once per worker)."""
-    futures = {}
-    for slot, obj in inputs.items():
-        try:
-            kept = _SENT.setdefault(obj, {})
-        except TypeError:  # not weak-referenceable: sent for this call only
-            kept = {}
-        key = client.id
-        if key not in kept or kept[key].status != "finished":
-            kept[key] = client.scatter(obj, broadcast=True, hash=False)
-            if moved is not None:
-                moved["to_workers"] += _nbytes(obj) * len(client.scheduler_info(n_workers=-1)["workers"])
-        futures[slot] = kept[key]
-    return futures
-
-
 def _usable_gpu_here() -> bool:
     """Whether this process can take the workers' device arrays (else parts send host arrays)."""
     from graphops.base.device import gpu_status
 
     return gpu_status()[0]
-
-
-def _placed(client: Any, inputs: Mapping[str, Any]) -> dict[Any, str]:
-    """Where each part of a call on these inputs ran last (a hint: the next call's part over the
-    same rows goes there first, to find the slices that worker kept); kept with the inputs."""
-    objs = list(inputs.values())
-    key = (client.id, tuple(id(o) for o in objs[1:]))
-    try:
-        return _PLACED.setdefault(objs[0], {}).setdefault(key, {})
-    except TypeError:
-        return {}
-
-
-def _hashable(select: Any) -> Any:
-    try:
-        hash(select)
-        return select
-    except TypeError:
-        return repr(select)
 
 
 def run_on_cluster(planned: Plan) -> Outcome:
@@ -213,17 +157,8 @@ def _site(planned: Plan) -> Any:
     algo, client = planned.algorithm, planned.client
     if algo.gram.seconds is None or not _usable(algo.backends[planned.backend])[0]:
         return None
-    unsent = sum(_nbytes(obj) for obj in planned.inputs.values() if not _on_workers(client, obj))
+    unsent = sum(nbytes(obj) for obj in planned.inputs.values() if not on_workers(client, obj))
     return Site(protocol_of(client), planned.backend, unsent)
-
-
-def _on_workers(client: Any, obj: Any) -> bool:
-    """Whether an earlier call on ``client`` sent ``obj`` to its workers (and they still hold it)."""
-    try:
-        sent = _SENT.setdefault(obj, {}).get(client.id)
-    except TypeError:
-        return False
-    return sent is not None and sent.status == "finished"
 
 
 def _instead_here(planned: Plan, here: Here) -> Outcome:
@@ -275,7 +210,7 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
         try:
             return _parts_once(planned, split, n_workers, progress)
         except Exception:
-            if attempt or not _data_lost(planned.client, split):
+            if attempt or not data_lost(planned.client, split):
                 raise
     raise AssertionError("unreachable")
 
@@ -286,8 +221,8 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     algo, client, inputs, name = planned.algorithm, planned.client, planned.inputs, planned.backend
     moved = {"to_workers": 0, "from_workers": 0}
     t0 = time.perf_counter()
-    sent, placed = _send(client, split.sent or inputs, moved), _placed(client, inputs)
-    data = _place_data(client, split, moved)
+    sent, where_ran = send(client, split.sent or inputs, moved), placed(client, inputs)
+    data = place_data(client, split, moved)
     t1 = time.perf_counter()
     host = algo.backends[name].device != "gpu" or not _usable_gpu_here()
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
@@ -295,7 +230,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     futures: dict[Any, int] = {}
     for rank, k in enumerate(order):
         select = split.parts[k].select
-        where = data[k][1] if k in data else placed.get(_hashable(select))
+        where = data[k][1] if k in data else where_ran.get(hashable(select))
         extra = {"data": data[k][0]} if k in data else {}
         fut = client.submit(_run_part, split.run, algo, sent, planned.params, name, select, stop.name, host,
                             pure=False, priority=len(order) - rank, **extra,
@@ -311,8 +246,8 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         values[futures[fut]] = value
         if add is not None:
             add(futures[fut], value)
-        moved["from_workers"] += _nbytes(value)
-        placed[_hashable(split.parts[futures[fut]].select)] = where
+        moved["from_workers"] += nbytes(value)
+        where_ran[hashable(split.parts[futures[fut]].select)] = where
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
         mine["seconds"] += seconds
@@ -338,63 +273,6 @@ def _synchronized() -> float:
 
     synchronize()
     return time.perf_counter()
-
-
-def _nbytes(obj: Any) -> int:
-    """Bytes of an array, a frame, or a collection or object of them (what Dask moves of it)."""
-    from dask.sizeof import sizeof
-
-    if hasattr(obj, "__dict__") and not hasattr(obj, "nbytes") and not hasattr(obj, "memory_usage"):
-        return sum(_nbytes(v) for v in vars(obj).values() if v is not None and not isinstance(v, (dict, str)))
-    return int(sizeof(obj))
-
-
-# The data of a split's parts, sent to one worker each: kept with the split's keep_with object,
-# per client and part, as (future, worker address).
-_DATA = _Kept()
-
-
-def _kept_data(client: Any, split: Split) -> dict[tuple, tuple[Any, str]]:
-    try:
-        return _DATA.setdefault(split.keep_with, {}) if split.keep_with is not None else {}
-    except TypeError:  # not weak-referenceable: sent for this call only
-        return {}
-
-
-def _place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
-    """Part k -> (its data's future, the worker holding it): a part sent before stays where it
-    went while that worker lives; the others go to the least loaded workers, costliest first."""
-    with_data = [k for k, p in enumerate(split.parts) if p.data is not None]
-    if not with_data:
-        return {}
-    kept, live = _kept_data(client, split), list(client.scheduler_info(n_workers=-1)["workers"])
-    load = dict.fromkeys(live, 0.0)
-    out: dict[int, tuple[Any, str]] = {}
-    for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
-        hit = kept.get((client.id, _hashable(split.parts[k].select)))
-        if hit is not None and hit[0].status == "finished" and hit[1] in load:
-            out[k] = hit
-            load[hit[1]] += split.parts[k].cost
-    new: dict[str, list[int]] = {}
-    for k in sorted(set(with_data) - set(out), key=lambda k: -split.parts[k].cost):
-        where = min(load, key=load.__getitem__)
-        load[where] += split.parts[k].cost
-        new.setdefault(where, []).append(k)
-    for where, ks in new.items():
-        futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
-        for k, fut in zip(ks, futures):
-            out[k] = kept[(client.id, _hashable(split.parts[k].select))] = (fut, where)
-            moved["to_workers"] += _nbytes(split.parts[k].data)
-    return out
-
-
-def _data_lost(client: Any, split: Split) -> bool:
-    """Whether some part's data sent before is gone (its worker left); forgets those."""
-    kept = _kept_data(client, split)
-    lost = [key for key, (fut, _) in kept.items() if key[0] == client.id and fut.status != "finished"]
-    for key in lost:
-        del kept[key]
-    return bool(lost)
 
 
 def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None) -> None:
@@ -512,19 +390,10 @@ def when_closing(client: Any, fn: Callable[[], Any]) -> None:
     _CLOSING.setdefault(client, []).append(fn)
 
 
-def _release(client: Any) -> None:
-    """Drop the futures of what graphops sent ``client``'s workers (before a cluster it opened
-    closes: else the scheduler reports their loss as each worker leaves)."""
-    for kept in (_SENT, _DATA):
-        for _, mine in list(kept._by_id.values()):
-            for key in [k for k in mine if k == client.id or (isinstance(k, tuple) and k[0] == client.id)]:
-                del mine[key]
-
-
 def _closing(client: Any) -> None:
     import logging
 
-    _release(client)
+    release(client)
     for fn in reversed(_CLOSING.pop(client, [])):
         try:
             fn()

@@ -1,0 +1,166 @@
+"""What a cluster call sends its workers and keeps there (:mod:`graphops.engine.cluster`).
+
+* Inputs (or what a split sends instead, :attr:`~graphops.engine.parts.Split.sent`) go to every
+  worker once per client (``scatter(broadcast=True)``), the futures kept with the object sent
+  while it lives, so the next call on the same client sends nothing.
+* A part's own data (:attr:`~graphops.engine.parts.Part.data`, e.g. its slice of the pairs) goes
+  to one worker, the least loaded (costliest parts first), and stays there for the next call while
+  :attr:`~graphops.engine.parts.Split.keep_with` lives; a part whose data was lost with its worker
+  has it sent again (:func:`data_lost`).
+* Where each part ran last is a hint for the next call (its worker kept what the backend derived).
+* :func:`release` drops all of it for a client about to close (else the scheduler reports the loss
+  of each worker's scattered data as the cluster stops).
+
+Objects are found by identity (:class:`Kept`): a frozen dataclass of arrays hashes its fields,
+which arrays refuse.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Mapping
+
+from graphops.engine.parts import Split
+
+__all__ = ["Kept", "send", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release"]
+
+
+class Kept:
+    """What is kept with an object while it lives, the object found by identity (a frozen
+    dataclass of arrays hashes its fields, which arrays refuse). ``setdefault`` raises TypeError
+    for an object that cannot be weakly referenced."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Any, Any]] = {}
+
+    def setdefault(self, obj: Any, default: Any) -> Any:
+        key = id(obj)
+        hit = self._by_id.get(key)
+        if hit is None or hit[0]() is not obj:
+            ref = weakref.ref(obj, lambda _, key=key: self._forget(key, ref))
+            hit = self._by_id[key] = (ref, default)
+        return hit[1]
+
+    def get(self, obj: Any, default: Any = None) -> Any:
+        hit = self._by_id.get(id(obj))
+        return hit[1] if hit is not None and hit[0]() is obj else default
+
+    def _forget(self, key: int, ref: Any) -> None:
+        hit = self._by_id.get(key)
+        if hit is not None and hit[0] is ref:
+            del self._by_id[key]
+
+
+SENT = Kept()  # input object -> {client id: its future on every worker}
+PLACED = Kept()  # first input -> {(client id, other inputs): {part select: worker address}}
+
+
+def send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = None) -> dict[str, Any]:
+    """Each input on every worker once per client (futures kept with the input object); the bytes
+    sent this call counted in ``moved["to_workers"]`` (once per worker)."""
+    futures = {}
+    for slot, obj in inputs.items():
+        try:
+            kept = SENT.setdefault(obj, {})
+        except TypeError:  # not weak-referenceable: sent for this call only
+            kept = {}
+        key = client.id
+        if key not in kept or kept[key].status != "finished":
+            kept[key] = client.scatter(obj, broadcast=True, hash=False)
+            if moved is not None:
+                moved["to_workers"] += nbytes(obj) * len(client.scheduler_info(n_workers=-1)["workers"])
+        futures[slot] = kept[key]
+    return futures
+
+
+def placed(client: Any, inputs: Mapping[str, Any]) -> dict[Any, str]:
+    """Where each part of a call on these inputs ran last (a hint: the next call's part over the
+    same rows goes there first, to find the slices that worker kept); kept with the inputs."""
+    objs = list(inputs.values())
+    key = (client.id, tuple(id(o) for o in objs[1:]))
+    try:
+        return PLACED.setdefault(objs[0], {}).setdefault(key, {})
+    except TypeError:
+        return {}
+
+
+def hashable(select: Any) -> Any:
+    try:
+        hash(select)
+        return select
+    except TypeError:
+        return repr(select)
+
+
+def nbytes(obj: Any) -> int:
+    """Bytes of an array, a frame, or a collection or object of them (what Dask moves of it)."""
+    from dask.sizeof import sizeof
+
+    if hasattr(obj, "__dict__") and not hasattr(obj, "nbytes") and not hasattr(obj, "memory_usage"):
+        return sum(nbytes(v) for v in vars(obj).values() if v is not None and not isinstance(v, (dict, str)))
+    return int(sizeof(obj))
+
+
+# The data of a split's parts, sent to one worker each: kept with the split's keep_with object,
+# per client and part, as (future, worker address).
+DATA = Kept()
+
+
+def kept_data(client: Any, split: Split) -> dict[tuple, tuple[Any, str]]:
+    try:
+        return DATA.setdefault(split.keep_with, {}) if split.keep_with is not None else {}
+    except TypeError:  # not weak-referenceable: sent for this call only
+        return {}
+
+
+def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
+    """Part k -> (its data's future, the worker holding it): a part sent before stays where it
+    went while that worker lives; the others go to the least loaded workers, costliest first."""
+    with_data = [k for k, p in enumerate(split.parts) if p.data is not None]
+    if not with_data:
+        return {}
+    kept, live = kept_data(client, split), list(client.scheduler_info(n_workers=-1)["workers"])
+    load = dict.fromkeys(live, 0.0)
+    out: dict[int, tuple[Any, str]] = {}
+    for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
+        hit = kept.get((client.id, hashable(split.parts[k].select)))
+        if hit is not None and hit[0].status == "finished" and hit[1] in load:
+            out[k] = hit
+            load[hit[1]] += split.parts[k].cost
+    new: dict[str, list[int]] = {}
+    for k in sorted(set(with_data) - set(out), key=lambda k: -split.parts[k].cost):
+        where = min(load, key=load.__getitem__)
+        load[where] += split.parts[k].cost
+        new.setdefault(where, []).append(k)
+    for where, ks in new.items():
+        futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
+        for k, fut in zip(ks, futures):
+            out[k] = kept[(client.id, hashable(split.parts[k].select))] = (fut, where)
+            moved["to_workers"] += nbytes(split.parts[k].data)
+    return out
+
+
+def data_lost(client: Any, split: Split) -> bool:
+    """Whether some part's data sent before is gone (its worker left); forgets those."""
+    kept = kept_data(client, split)
+    lost = [key for key, (fut, _) in kept.items() if key[0] == client.id and fut.status != "finished"]
+    for key in lost:
+        del kept[key]
+    return bool(lost)
+
+
+def on_workers(client: Any, obj: Any) -> bool:
+    """Whether an earlier call on ``client`` sent ``obj`` to its workers (and they still hold it)."""
+    try:
+        sent = SENT.get(obj, {}).get(client.id)
+    except TypeError:
+        return False
+    return sent is not None and sent.status == "finished"
+
+
+def release(client: Any) -> None:
+    """Drop the futures of what graphops sent ``client``'s workers (before a cluster it opened
+    closes: else the scheduler reports their loss as each worker leaves)."""
+    for kept in (SENT, DATA):
+        for _, mine in list(kept._by_id.values()):
+            for key in [k for k in mine if k == client.id or (isinstance(k, tuple) and k[0] == client.id)]:
+                del mine[key]
