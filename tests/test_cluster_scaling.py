@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphops as go
 from graphops.io.generate import rmat
@@ -157,3 +159,94 @@ def test_gram_work_by_nodes_and_edges():
     np.testing.assert_array_equal(_graph_work(gs, "nodes_edges"), n + m)
     np.testing.assert_array_equal(_graph_work(gs, "node_pairs"), n ** 2)
     np.testing.assert_array_equal(_graph_work(gs, "nodes"), n)
+
+
+def test_a_splits_shipped_objects_travel_field_by_field():
+    """The set adjacency a jaccard split sends (a Shipped dataclass) and a part's PairIndex go
+    through Dask's own serializers field by field, not pickled whole (a device array pickled goes
+    through host memory); what backends derived for a pair view stays behind."""
+    from distributed.protocol import deserialize, serialize
+
+    from graphops.engine.wire import register
+    from graphops.model.pairs import PairIndex
+    from graphops_jaccard.common import Adjacency
+
+    register()
+    adj = Adjacency(np.array([0, 1, 2], dtype=np.int64), np.array([1, 0], dtype=np.int32))
+    index = PairIndex(np.array([0]), np.array([1]), "d", extra={"plan": object()})
+    for obj in (adj, index):
+        header, frames = serialize(obj, serializers=("dask", "pickle"), on_error="raise")
+        assert header["serializer"] == "dask"
+        back = deserialize(header, frames)
+        assert type(back) is type(obj)
+    back = deserialize(*serialize(index, serializers=("dask", "pickle"), on_error="raise"))
+    assert back.extra == {} and back.digest == "d"
+    np.testing.assert_array_equal(back.second, index.second)
+    np.testing.assert_array_equal(deserialize(*serialize(adj, serializers=("dask",)))
+                                  .indices, adj.indices)
+
+
+class _FakeFuture:
+    status = "finished"
+
+
+class _FakeClient:
+    id = "fake"
+
+    def __init__(self, workers):
+        self.workers, self.scattered = workers, []
+
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": {w: {} for w in self.workers}}
+
+    def scatter(self, data, workers, hash):
+        self.scattered.append((workers[0], len(data)))
+        return [_FakeFuture() for _ in data]
+
+
+@given(costs=st.lists(st.floats(0.1, 100.0), min_size=1, max_size=40), n_workers=st.integers(1, 6))
+@settings(max_examples=60, deadline=None)
+def test_part_data_goes_to_one_worker_each_balanced_and_stays(costs, n_workers):
+    """Each part with data is placed on exactly one live worker, the heaviest first on the least
+    loaded (so no worker carries more than the mean plus the largest part), and a second call
+    finds every part where it went, sending nothing."""
+    from graphops.engine.parts import Part, Split
+    from graphops.engine.placing import place_data
+
+    workers = [f"w{k}" for k in range(n_workers)]
+    client = _FakeClient(workers)
+    keep = type("Keep", (), {})()
+    split = Split([Part((k, k + 1), c, data=np.zeros(1)) for k, c in enumerate(costs)], run=None, merge=None,
+                  keep_with=keep)
+    moved = {"to_workers": 0}
+    placed = place_data(client, split, moved)
+    assert sorted(placed) == list(range(len(costs))) and all(w in workers for _, w in placed.values())
+    load = {w: sum(costs[k] for k, (_, where) in placed.items() if where == w) for w in workers}
+    assert max(load.values()) <= sum(costs) / n_workers + max(costs) + 1e-9
+    assert moved["to_workers"] == 8 * len(costs)
+    again = {"to_workers": 0}
+    assert {k: w for k, (_, w) in place_data(client, split, again).items()} == {k: w for k, (_, w) in placed.items()}
+    assert again["to_workers"] == 0
+
+
+@pytest.mark.parametrize("text", ["0", "1,1", "2,x", "", "1,,2", "5000", "٣"])
+def test_bench_workers_option_errors(capsys, text):
+    from graphops.cli.command import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--workers", text, "nothing.yaml"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--workers" in err and "distinct cluster sizes from 1 to 4096" in err
+
+
+def test_bench_workers_option_sweeps(tmp_path, capsys):
+    from graphops.cli.command import main
+
+    (tmp_path / "b.yaml").write_text(SWEEP)
+    assert main(["bench", str(tmp_path / "b.yaml"), "--workers", "2", "--repeat", "1", "--json",
+                 str(tmp_path / "r.json")]) == 0
+    import json
+
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert [r["workers"] for r in rows] == [0, 2] and rows[1]["efficiency"] is not None
