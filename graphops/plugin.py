@@ -32,7 +32,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   ``PARTS_PER_WORKER``, ``run_part`` (a part on a worker), ``run_kernel`` (a plugin's own function
   on what its split sent, run as a backend is), ``Shipped`` (the base of a split's objects that
   travel field by field), the column slices of Dask edge frames
-  ``column_slices``, ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
+  ``column_slices``, ``whole_adjacency`` (the slices put together on each slice's worker, when
+  that fits), ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
   client graphops opened closes); ``cuda_protocol`` (ucx where installed, else tcp);
   ``peak_device_memory`` (each worker's peak device memory during a
   block).
@@ -83,7 +84,7 @@ _WHERE = {
     "graphops.engine.local": ("run_part", "run_kernel"),
     "graphops.engine.cluster": ("when_closing", "cuda_protocol"),
     "graphops.engine.devmem": ("peak_device_memory",),
-    "graphops.engine.slices": ("column_slices", "add_up", "frame_on", "in_input_order"),
+    "graphops.engine.slices": ("column_slices", "whole_adjacency", "add_up", "frame_on", "in_input_order"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),
     "graphops.engine.testing": ("check_algorithm", "check_signatures", "tiny_graphs"),

@@ -8,9 +8,12 @@
   and ids; another backend's workers get the whole graph. Only the coefficients come back; the
   frame is made here, beside the pairs this process holds.
 * A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
-  one column slice per worker; the distinct edges living in slice ``s`` get their shared counts
+  one column slice per worker. When the whole set adjacency fits a worker (4 bytes an entry, a
+  share of its memory: :data:`graphops.engine.slices.WHOLE_SHARE`), the slices are put together
+  on each worker holding a slice's edges, once, and each slice's distinct edges are counted there
+  in one task. Otherwise the edges living in slice ``s`` get their shared counts
   ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
-  mode), the counts are summed and J = c / (d_u + d_v - c) is formed as the kernels form it;
+  mode) and the counts are summed. J = c / (d_u + d_v - c) is formed as the kernels form it;
   the result is a Dask frame of the graph's family in edge-frame order.
 """
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, PARTS_PER_WORKER, PairIndex, Pairs, Part,
                              Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
-                             rows_by_cost, run_kernel, run_part, stoppable, to_device)
+                             rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import result
 
@@ -137,10 +140,11 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     sub = client.submit
     if inputs.get("pairs") is not None:
         return _given_pairs(client, sl, inputs["pairs"], backend, stop)
+    whole = whole_adjacency(sl)  # each slice's edges counted where they are, when the whole adjacency fits
     scored = []
     for s in range(workers):
-        counts = [sub(stoppable, stop, _shared, sl.adjacency[t], sl.edges[s], backend, pure=False)
-                  for t in range(workers)]
+        counts = [sub(stoppable, stop, _shared, adjacency, sl.edges[s], backend, pure=False)
+                  for adjacency in ([whole[s]] if whole else sl.adjacency)]
         scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, sl.ids, graph.device, *counts,
                           pure=False))
     futures, frame = in_input_order(sl, scored, _meta(graph.device))
