@@ -113,7 +113,7 @@ def test_bench_sweeps_cluster_sizes(tmp_path):
     assert [r.workers for r in swept.rows] == [0, 2]
 
 
-@pytest.mark.parametrize("workers", [[0], [1, 1], "2", [2.0]])
+@pytest.mark.parametrize("workers", [[0], [1, 1], [2.0], 0])
 def test_bench_workers_argument_errors(tmp_path, workers):
     from graphops.cli.bench import run_bench
 
@@ -296,3 +296,44 @@ def test_jaccard_on_a_dask_edge_frame_both_ways(client, monkeypatch, whole):
     pd.testing.assert_frame_equal(out, ref)
     sl = slices.column_slices(client, g, 2)
     assert (sl.whole != []) is whole
+
+
+@pytest.mark.parametrize("workers, said", [
+    (0, "give a count of workers from 1 to 4096 (workers: 4), or for graphops bench a list"),
+    ("[1, 1]", "a sweep lists each count once"), ("[]", "got []"), ("2.5", "got 2.5"), ("[0, 2]", "got [0, 2]")])
+def test_bad_workers_in_a_file_is_one_line_at_its_key(tmp_path, workers, said):
+    from graphops.errors import ConfigError
+    from graphops.pipeline import load_pipeline
+
+    (tmp_path / "b.yaml").write_text(SWEEP.replace("workers: [1, 2]", f"workers: {workers}"))
+    with pytest.raises(ConfigError) as caught:
+        load_pipeline(tmp_path / "b.yaml")
+    text = str(caught.value)
+    assert "cluster.workers" in text and said in text and "constrained-int" not in text, text
+
+
+def test_bench_workers_given_as_text_is_a_type_error(tmp_path):
+    from graphops.cli.bench import run_bench
+    from graphops.errors import InputTypeError
+
+    with pytest.raises(InputTypeError, match=r"run_bench: workers must be .*got '1,2' \(str\)"):
+        run_bench([tmp_path], workers="1,2")
+
+
+def test_a_sweep_of_a_file_without_a_cluster_says_so(tmp_path):
+    from graphops.cli.bench import run_bench
+
+    (tmp_path / "b.yaml").write_text(SWEEP.replace("cluster: {kind: local, workers: [1, 2]}\n", ""))
+    rows = run_bench([tmp_path / "b.yaml"], workers=[2], repeat=1).rows
+    assert [r.workers for r in rows] == [0, 0]
+    assert all(r.note.startswith("not swept (--workers): the file has no cluster: section") for r in rows)
+
+
+def test_a_run_names_the_file_and_key_of_a_sweep(tmp_path):
+    from graphops.errors import InputError
+    from graphops.pipeline import run_pipeline
+
+    (tmp_path / "p.yaml").write_text(SWEEP.replace("bench: {repeat: 2, warmup: 1, baseline: cpu}\n", ""))
+    with pytest.raises(InputError, match=r"p\.yaml: cluster\.workers: \[1, 2\] is a list of cluster sizes"):
+        run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()  # refused before anything was made

@@ -168,7 +168,8 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
     if cluster:
         row.note = "; ".join(filter(None, (cluster, row.note)))
         row.workers = 0 if cluster.startswith("cluster not used") else row.workers
-    row.peak_device_bytes = max((p for p in peaks.values() if p is not None), default=None)
+    if row.workers:  # (a call that ran here instead leaves the workers' figures out)
+        row.peak_device_bytes = max((p for p in peaks.values() if p is not None), default=None)
     if client is not None and "gathered_from_workers_bytes" in median_details:
         row.moved_bytes = int(median_details["gathered_from_workers_bytes"] + median_details["sent_to_workers_bytes"])
     if algo.cost:
@@ -187,8 +188,15 @@ def _peaks(client: Any) -> Any:
         return
     from graphops.engine.devmem import peak_device_memory
 
-    with peak_device_memory(client) as peaks:
+    sampling = peak_device_memory(client)
+    peaks = sampling.__enter__()
+    try:
         yield peaks
+    finally:
+        try:
+            sampling.__exit__(None, None, None)
+        except OSError:  # a worker gone meanwhile: no figure, and the block's own error (if any) goes on
+            peaks.clear()
 
 
 def _timed_call(algo: Any, inputs: dict, name: str, step: Any, loaded: LoadedPipeline, client: Any,
@@ -274,8 +282,13 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
     after the steps that run here."""
     cluster = cluster_settings(loaded)
     steps = loaded.model.steps
-    if cluster is None:
-        return [_time_step(loaded, s, settings, repeat, warmup) for s in steps]
+    if cluster is None or not any(on_cluster(loaded, s) for s in steps):
+        rows = [_time_step(loaded, s, settings, repeat, warmup) for s in steps]
+        if workers:  # asked to sweep: say why this file was not
+            why = "no cluster: section" if cluster is None else "no step that runs on its cluster"
+            for r in rows:
+                r.note = f"not swept (--workers): the file has {why}" + (f"; {r.note}" if r.note else "")
+        return rows
     sizes = workers or (cluster["workers"] if isinstance(cluster.get("workers"), list) else [cluster.get("workers")])
     if "address" in cluster and workers:
         return [_skipped(loaded, s, "--workers sweeps clusters started here; this file names a running "
@@ -318,6 +331,11 @@ def _check_workers(workers: Any) -> list[int] | None:
     """``workers`` (cluster sizes to sweep) checked as the file key ``cluster.workers`` is."""
     if workers is None:
         return None
+    if isinstance(workers, (str, bytes)) or not isinstance(workers, (int, list, tuple)):
+        from graphops.errors import InputTypeError
+
+        raise InputTypeError(f"run_bench: workers must be the cluster sizes to sweep, a list of counts (e.g. "
+                             f"[1, 2, 4]) or one count; got {workers!r} ({type(workers).__name__})")
     from graphops.host.validation import validated
     from graphops.pipeline.schema import ClusterSettings
 

@@ -205,13 +205,28 @@ def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: 
 
 def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
     """The parts on the workers, gathered in order and merged. A part's own data lost with its
-    worker (its only copy) is sent again and the call run again, once."""
+    worker (its only copy: Dask cancels the parts that needed it) is sent again and the call run
+    again, once; lost a second time, one line names the workers and the fix."""
+    from distributed import CancelledError
+
+    from graphops.engine.faults import LOST_FIX
+    from graphops.errors import ClusterWorkerLostError
+
     for attempt in (0, 1):
         try:
             return _parts_once(planned, split, n_workers, progress)
-        except Exception:
-            if attempt or not data_lost(planned.client, split):
+        except (CancelledError, OSError) as exc:  # OSError: a worker's connection closed while sending it data
+            lost = data_lost(planned.client, split, cancelled="lost dependencies" in str(exc))
+            if not lost and not isinstance(exc, OSError):
                 raise
+            lost.discard("")
+            if attempt:
+                last = ", ".join(sorted(lost)) or (f"a connection closed: {exc}" if isinstance(exc, OSError) else
+                                                    "workers whose data was lost")
+                raise ClusterWorkerLostError(
+                    f"{planned.algorithm.name} on {n_workers} Dask worker(s) failed: the workers holding its parts' "
+                    f"data died twice (the last: {last}). {LOST_FIX}",
+                    worker=max(lost, default=None)) from exc
     raise AssertionError("unreachable")
 
 
@@ -221,7 +236,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     algo, client, inputs, name = planned.algorithm, planned.client, planned.inputs, planned.backend
     moved = {"to_workers": 0, "from_workers": 0}
     t0 = time.perf_counter()
-    sent, where_ran = send(client, split.sent or inputs, moved), placed(client, inputs)
+    sent, where_ran = send(client, inputs if split.sent is None else split.sent, moved), placed(client, inputs)
     data = place_data(client, split, moved)
     t1 = time.perf_counter()
     host = algo.backends[name].device != "gpu" or not _usable_gpu_here()
@@ -243,10 +258,8 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
 
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where = got
-        values[futures[fut]] = value
-        if add is not None:
-            add(futures[fut], value)
         moved["from_workers"] += nbytes(value)
+        values[futures[fut]] = None if add is not None and add(futures[fut], value) else value  # placed: not kept twice
         where_ran[hashable(split.parts[futures[fut]].select)] = where
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
@@ -284,12 +297,13 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
     from graphops.engine.faults import worker_lost
 
     try:
-        if each is None:  # the values stay on the workers (a Dask frame's partitions)
+        if each is None:  # the values stay on the workers (a Dask frame's partitions): only errors come here
             for done, fut in enumerate(as_completed(futures), 1):
-                fut.result()  # its error, if any
+                _raise_if_failed(fut)
                 bar.advance(done)
         else:  # values fetched as they finish, several at a time (one fetch after another was 16 round trips)
             for done, (fut, value) in enumerate(as_completed(futures, with_results=True), 1):
+                _raise_if_failed(fut, value)
                 each(fut, value)
                 bar.advance(done)
     except BaseException as exc:
@@ -301,6 +315,17 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
         raise
     finally:
         bar.close()
+
+
+def _raise_if_failed(fut: Any, value: Any = None) -> None:
+    """A finished future's error, or its cancellation (Dask hands a cancelled one back, with the
+    ``CancelledError`` as its value, instead of raising), raised here; nothing fetched."""
+    from distributed import CancelledError
+
+    if fut.status == "error":
+        fut.result()  # raises the task's own error
+    if fut.status == "cancelled" or isinstance(value, CancelledError):
+        raise value if isinstance(value, CancelledError) else CancelledError(fut.key)
 
 
 def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, Any], params: Any, backend: str,
@@ -413,9 +438,9 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
     from graphops.base.device import require
 
     if isinstance(workers, (list, tuple)):
-        raise InputError(f"cluster workers: {list(workers)} is a list of cluster sizes, which graphops bench sweeps "
-                         f"(a cluster of each size in turn); a run uses one cluster: give one count (workers: "
-                         f"{max(workers)}), or time the sizes with graphops bench FILE")
+        raise InputError(f"connect: workers={list(workers)!r} is a list of cluster sizes, which graphops bench sweeps "
+                         f"(a cluster of each size in turn); a cluster has one size: give one count "
+                         f"(workers={max(workers, default=1)})")
     distributed = require("distributed", "running steps on a Dask cluster")
     if address is not None:
         with _client(distributed, address, timeout or CONNECT_TIMEOUT) as client:
@@ -426,6 +451,7 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         return
     if kind == "local-cuda":
         dask_cuda = require("dask_cuda", "a local-cuda cluster (a Dask worker per GPU)")
+        _check_gpu_count(workers)
         protocol = cuda_protocol(protocol)
         if protocol == "ucx":
             require("distributed_ucxx", "a local-cuda cluster with protocol ucx")
@@ -438,6 +464,19 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
             yield client
         finally:
             _closing(client)
+
+
+def _check_gpu_count(workers: int | None) -> None:
+    """A local-cuda cluster of ``workers`` needs that many GPUs here (dask-cuda would put two workers
+    on one GPU and the speed-up per worker would be a fiction)."""
+    if workers is None:
+        return
+    from dask_cuda.utils import get_n_gpus
+
+    have = get_n_gpus()
+    if workers > have:
+        raise InputError(f"cluster workers: {workers}, but this machine has {have} GPU(s) and a local-cuda cluster "
+                         f"starts one worker per GPU: give workers: {have} or fewer (or leave workers out: all GPUs)")
 
 
 def _client(distributed: Any, address: str, timeout: float) -> Any:

@@ -281,22 +281,26 @@ class _GramMerge:
 
     state: dict = field(default_factory=dict, compare=False)  # a host result's blocks placed as they came
 
-    def add(self, k: int, value: Any) -> None:
+    def add(self, k: int, value: Any) -> bool:
         """A block as it arrives (the executor calls this while other parts still run): a raw host
-        result gets it copied into place now, so the copies off the GPU overlap the computation."""
+        result gets it copied into place now, so the copies off the GPU overlap the computation.
+        Whether it was placed (the executor then keeps no second copy of it)."""
         kind, _, r0, r1 = self.selects[k]
         if not self.host or self.normalize or self.square or kind not in ("rows", "cols"):
-            return
-        K = self.state.setdefault("K", np.empty(self.shape))
+            return False
+        if "K" not in self.state:
+            self.state["K"] = np.empty(self.shape)
+        K = self.state["K"]
         block = to_device(value, Device.CPU)
         if kind == "cols":
             K[:, r0:r1] = block
         else:
             K[r0:r1] = block
         self.state.setdefault("placed", set()).add(k)
+        return True
 
     def __call__(self, values: list[Any]) -> Any:
-        if "K" in self.state:  # every block went to the host as it came
+        if "K" in self.state:  # blocks went to the host as they came (those placed are None here)
             for k, v in enumerate(values):
                 if k not in self.state["placed"]:
                     self.add(k, v)

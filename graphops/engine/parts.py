@@ -43,7 +43,8 @@ class Split:
     as the backend's arguments (e.g. a :class:`~graphops.model.pairs.PairIndex` whose arrays are
     result columns: they become the caller's ids without a search). A ``merge`` with an ``add(k,
     value)`` method is also given each part's value as it arrives (e.g. to copy it into place while
-    other parts still run). ``sent``: what every worker
+    other parts still run); when it returns True it has kept the value, and ``merge`` gets ``None``
+    in its place. ``sent``: what every worker
     gets (each object once per client, as the inputs are) when the parts need less than the whole
     inputs, e.g. jaccard's set adjacency instead of the graph with its edge frame and ids; ``run``
     then receives it as ``inputs``."""

@@ -113,24 +113,31 @@ def kept_data(client: Any, split: Split) -> dict[tuple, tuple[Any, str]]:
 
 
 def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
-    """Part k -> (its data's future, the worker holding it): a part sent before stays where it
-    went while that worker lives; the others go to the least loaded workers, costliest first."""
+    """Part k -> (its data's future, the worker holding it). The parts sent before stay where they
+    went while those workers live and leave none idle; else (a worker lost, replaced or added)
+    every part is placed anew, on the least loaded worker, costliest first. Data of
+    another cut of the same object (another worker count) is dropped."""
     with_data = [k for k, p in enumerate(split.parts) if p.data is not None]
     if not with_data:
         return {}
-    kept, live = kept_data(client, split), list(client.scheduler_info(n_workers=-1)["workers"])
+    live = list(client.scheduler_info(n_workers=-1)["workers"])
+    if not live:  # e.g. the nannies are restarting the workers that died
+        live = _waited_workers(client)
+    kept = kept_data(client, split)
+    mine = {(client.id, hashable(split.parts[k].select)): k for k in with_data}
+    for key in [key for key in kept if key[0] == client.id and key not in mine]:
+        del kept[key]  # another cut's
+    hits = {k: kept[key] for key, k in mine.items() if key in kept and kept[key][0].status == "finished"}
+    used = {where for _, where in hits.values()}
+    if len(hits) == len(with_data) and used <= set(live) and len(used) == min(len(live), len(with_data)):
+        return hits
     load = dict.fromkeys(live, 0.0)
-    out: dict[int, tuple[Any, str]] = {}
-    for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
-        hit = kept.get((client.id, hashable(split.parts[k].select)))
-        if hit is not None and hit[0].status == "finished" and hit[1] in load:
-            out[k] = hit
-            load[hit[1]] += split.parts[k].cost
     new: dict[str, list[int]] = {}
-    for k in sorted(set(with_data) - set(out), key=lambda k: -split.parts[k].cost):
+    for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
         where = min(load, key=load.__getitem__)
         load[where] += split.parts[k].cost
         new.setdefault(where, []).append(k)
+    out: dict[int, tuple[Any, str]] = {}
     for where, ks in new.items():
         futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
         for k, fut in zip(ks, futures):
@@ -139,13 +146,33 @@ def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tu
     return out
 
 
-def data_lost(client: Any, split: Split) -> bool:
-    """Whether some part's data sent before is gone (its worker left); forgets those."""
+WAIT_FOR_WORKERS = 30.0  # seconds a call waits for a worker when there is none (restarting)
+
+
+def _waited_workers(client: Any) -> list[str]:
+    from graphops.errors import InputError
+
+    try:
+        client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
+    except TimeoutError:
+        raise InputError(f"the Dask cluster has no workers (none came within {WAIT_FOR_WORKERS:g} s); start some "
+                         f"and call again") from None
+    return list(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def data_lost(client: Any, split: Split, cancelled: bool = False) -> set[str]:
+    """The workers that held some of this split's part data and lost it (they left); those
+    entries forgotten. Empty: nothing of this call's was lost. ``cancelled``: Dask cancelled a
+    part for its lost data, which this client may not have heard of yet: all of this split's
+    data is forgotten (sent again), the workers named as far as known."""
     kept = kept_data(client, split)
-    lost = [key for key, (fut, _) in kept.items() if key[0] == client.id and fut.status != "finished"]
+    keys = [(client.id, hashable(p.select)) for p in split.parts if p.data is not None]
+    lost = {key: kept[key][1] for key in keys if key in kept and kept[key][0].status != "finished"}
+    if cancelled and not lost:
+        lost = {key: "" for key in keys if key in kept}
     for key in lost:
         del kept[key]
-    return bool(lost)
+    return set(lost.values())
 
 
 def on_workers(client: Any, obj: Any) -> bool:

@@ -250,11 +250,17 @@ def _entries(adjacency: tuple[Any, Any]) -> int:
 
 
 def _room(adjacency: tuple[Any, Any]) -> int:
-    """Bytes of memory where the slice lives: its GPU's, or the host's."""
+    """Bytes of memory where the slice lives: its GPU's, or the worker's memory limit on the host
+    (the host's when it has none)."""
     if device_of(adjacency[0]) is Device.GPU:
         import cupy
 
         return int(cupy.cuda.runtime.memGetInfo()[1])
+    from distributed import get_worker
+
+    limit = get_worker().memory_manager.memory_limit  # a worker's share of the host (None: no limit)
+    if limit:
+        return int(limit)
     import psutil
 
     return int(psutil.virtual_memory().total)

@@ -215,6 +215,13 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     settings = cluster_settings(loaded, cluster, cluster_timeout)
     if settings is None:
         need_no_cluster(loaded)
+    elif isinstance(settings.get("workers"), list):
+        from graphops.errors import InputError
+
+        sizes = settings["workers"]
+        raise InputError(f"{loaded.file}: cluster.workers: {sizes} is a list of cluster sizes, which graphops bench "
+                         f"sweeps; a run uses one cluster: give one count (workers: {max(sizes)}), or time the "
+                         f"sizes with graphops bench {loaded.file}")
     return _run_all(loaded, backend, out, keep_going, settings)
 
 

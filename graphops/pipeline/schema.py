@@ -260,13 +260,26 @@ class ClusterSettings(_Model):
 
     _lower_kind = field_validator("kind", "protocol", mode="before")(_lower)
 
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _one_count_or_a_sweep(cls, value: Any) -> Any:
+        """One line for any bad ``workers`` (the union's own errors name pydantic's branches)."""
+        if value is None or not isinstance(value, (int, list)) or isinstance(value, bool):
+            return value  # text, decimals, true/false: the numbers rule's own messages
+        counts = value if isinstance(value, list) else [value]
+        fine = all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 4096 for c in counts)
+        if not fine or not counts or len(counts) > 64:
+            raise ValueError(f"give a count of workers from 1 to 4096 (workers: 4), or for graphops bench a list of "
+                             f"up to 64 distinct counts to sweep (workers: [1, 2, 4]); got {value!r}")
+        if len(set(counts)) != len(counts):
+            raise ValueError(f"a sweep lists each count once (workers: [1, 2, 4]); got {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _one_way(self) -> "ClusterSettings":
         if (self.kind is None) == (self.address is None):
             raise ValueError("give either kind (local | local-cuda) or address (e.g. tcp://host:8786), not both "
                              "and not neither")
-        if isinstance(self.workers, list) and len(set(self.workers)) != len(self.workers):
-            raise ValueError(f"workers lists each count once (the bench's sweep); got {self.workers}")
         if self.address is not None and self.workers is not None:
             raise ValueError("workers applies to a local cluster (kind: local or local-cuda), not to a running "
                              "scheduler's address")
