@@ -10,7 +10,6 @@ from typing import Any, Mapping
 from graphops.base.device import gpu_status, module_available
 from graphops.errors import BackendUnavailableError, InputError, choices, did_you_mean
 from graphops.host.algorithm import Algorithm, Backend
-from graphops.host.manager import call_hook
 
 log = logging.getLogger("graphops")
 
@@ -102,8 +101,8 @@ def _auto(algo: Algorithm, inputs: Mapping[str, Any], params: Any, pm: Any,
     if not runnable:
         tried = "; ".join(f"{n}: {why}" for n, (_, why) in status.items())
         raise BackendUnavailableError(f"{algo.name}: no backend can run here ({tried})")
-    hint = None if pm is None else call_hook(pm, "graphops_choose_backend", first=True, algorithm=algo,
-                                             inputs=dict(inputs), params=params, offered=runnable)
+    hint = None if pm is None else pm.hook.graphops_choose_backend(algorithm=algo, inputs=dict(inputs), params=params,
+                                                                   offered=runnable)
     if hint in runnable:
         return hint, "auto: chosen by a graphops_choose_backend hook"
     if hint is not None:

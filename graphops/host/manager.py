@@ -6,7 +6,17 @@ plugins). Each plugin is registered and checked on its own: one that fails to im
 implements a hook graphops does not have (a misspelt name), or implements one with
 arguments the spec lacks is unregistered and recorded as a :class:`PluginError` naming the
 plugin, its distribution, the reason and the hook it may have meant; a warning is logged
-and every other plugin keeps working. :func:`call_hook` isolates failures at call time too.
+and every other plugin keeps working.
+
+Hooks are called through pluggy itself (``pm.hook.graphops_step_start(...)``): its order, its
+``firstresult``, and plugins' wrappers (``@hookimpl(wrapper=True)`` and the older
+``hookwrapper=True``) run around the other implementations as anyone who knows pluggy expects.
+Each plugin is isolated at call time by a host wrapper put around each of its plain
+implementations when it is registered (:func:`isolated`): one that raises is logged as a warning
+naming the plugin and the hook, counts as having answered ``None``, and the others still run. The
+``graphops_register_*`` hooks are collected plugin by plugin through pluggy's own
+``subset_hook_caller`` (:mod:`graphops.host.registry`), so each item knows its plugin and a plugin
+whose registration fails is left out whole.
 
 A plugin that raises ``SystemExit`` (or any ``BaseException`` but ``KeyboardInterrupt``) while it
 is imported or its hooks are called has failed like one raising an ``Exception``: it is reported
@@ -33,7 +43,7 @@ from graphops.errors import PluginError, choices, did_you_mean
 log = logging.getLogger("graphops")
 
 __all__ = ["GraphopsPluginManager", "get_plugin_manager", "make_plugin_manager", "ENTRY_POINT_GROUP",
-           "call_hook", "register_plugin", "plugin_fault", "OWN_DISTRIBUTION"]
+           "register_plugin", "plugin_fault", "isolated", "OWN_DISTRIBUTION"]
 
 ENTRY_POINT_GROUP = "graphops"
 OWN_DISTRIBUTION = "graphops"  # the distribution whose plugins are graphops' own
@@ -56,6 +66,18 @@ class GraphopsPluginManager(pluggy.PluginManager):
         self.failures: dict[str, PluginError] = {}
         self.distributions: dict[str, str] = {}
         self.own: set[str] = set()  # plugins shipped by graphops itself: they keep their names in a conflict
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's ``register``, then each plain implementation of a hook other than the
+        ``graphops_register_*`` ones put in its :func:`isolated` wrapper (a plugin's failure is its own)."""
+        registered = super().register(plugin, name)
+        for caller in self.get_hookcallers(plugin) or ():
+            if caller.name.startswith("graphops_register_"):
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
+                    impl.function = isolated(impl.function, impl.plugin_name, caller.name)
+        return registered
 
     def fail(self, name: str, dist: str, reason: str) -> PluginError:
         """Record (and log) that plugin ``name`` is not usable, and why."""
@@ -119,6 +141,23 @@ def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str
     return True
 
 
+def isolated(function: Any, plugin: str, hook: str) -> Any:
+    """A plugin's implementation of ``hook`` as pluggy calls it, its failure its own: an
+    exception (any but Ctrl-C, :func:`plugin_fault`) is logged as a warning naming the plugin and
+    the hook and counts as the answer ``None``, so the other implementations still run."""
+    @functools.wraps(function)
+    def call(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too (plugin_fault)
+            if not plugin_fault(exc):
+                raise
+            log.warning("plugin %r: its %s hook raised %s: %s; ignored", plugin, hook, type(exc).__name__, exc)
+            return None
+
+    return call
+
+
 def _load_one(pm: GraphopsPluginManager, item: Any) -> None:
     if isinstance(item, str):  # a module name given in GRAPHOPS_PLUGINS
         name, dist, load, own = item, "not an installed entry point", lambda: importlib.import_module(item), False
@@ -157,29 +196,6 @@ def make_plugin_manager(autoload: bool | None = None, plugins: list[str] | None 
     if autoload or plugins:
         load_entry_points(pm, plugins)
     return pm
-
-
-def call_hook(pm: GraphopsPluginManager, hook: str, *, first: bool = False, **kwargs: Any) -> Any:
-    """Call every implementation of ``hook`` (pluggy's order, keyword arguments), each on its own.
-
-    An implementation that raises is logged as a warning naming its plugin and skipped, so
-    one faulty plugin cannot stop a run. ``first=True`` returns the first non-None result
-    (and stops there); otherwise the list of results.
-    """
-    results = []
-    for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):
-        try:
-            value = impl.function(*(kwargs[a] for a in impl.argnames))
-        except BaseException as exc:  # noqa: BLE001 - SystemExit too (plugin_fault)
-            if not plugin_fault(exc):
-                raise
-            log.warning("plugin %r: its %s hook raised %s: %s; ignored", impl.plugin_name, hook,
-                        type(exc).__name__, exc)
-            continue
-        if first and value is not None:
-            return value
-        results.append(value)
-    return None if first else results
 
 
 @functools.lru_cache(maxsize=1)

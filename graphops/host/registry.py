@@ -32,13 +32,17 @@ BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench", "datasets")
 
 
 def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
-    """Call ``hook`` on each plugin separately so every item knows its plugin."""
+    """Call ``hook`` on each plugin separately (pluggy's ``subset_hook_caller``) so every item knows
+    its plugin, and a plugin whose answer is bad is left out whole."""
     items = []
-    for impl in getattr(pm.hook, hook).get_hookimpls():
+    impls = getattr(pm.hook, hook).get_hookimpls()
+    answering = [i for i in impls if not (i.wrapper or i.hookwrapper)]  # a wrapper answers nothing of its own
+    for impl in answering:
         name = impl.plugin_name
         dist = pm.distributions.get(name, "?")
-        try:
-            got = list(impl.function() or ())
+        try:  # this plugin's implementation alone, through pluggy, inside every plugin's wrappers of the hook
+            others = [i.plugin for i in answering if i.plugin is not impl.plugin]
+            got = [x for answer in pm.subset_hook_caller(hook, others)() for x in (answer or ())]
         except BaseException as exc:  # noqa: BLE001 - SystemExit too: the plugin failed, the process goes on
             if not plugin_fault(exc):
                 raise

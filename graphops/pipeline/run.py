@@ -29,7 +29,6 @@ from typing import Any, Callable
 from graphops.engine.dispatch import execute
 from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError, error_line
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
-from graphops.host.manager import call_hook
 from graphops.host.registry import Registry
 from graphops.pipeline.arguments import check_path, check_run_arguments
 from graphops.pipeline.confine import (OWN_FOLDER, Claims, leaves, output_dir_leaves, picture_of, summary_name,
@@ -114,12 +113,12 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
         if here:
             rec.reason += ("; here, not on the cluster: " + ("the step says cluster: false" if algo.distributes
                                                              else "the algorithm does not split its work"))
-        call_hook(loaded.registry.pm, "graphops_step_start", pipeline=loaded.model, step=step, backend=planned.backend)
+        loaded.registry.pm.hook.graphops_step_start(pipeline=loaded.model, step=step, backend=planned.backend)
 
     done = execute(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry,
                    client=None if here else client, started=started)
-    call_hook(loaded.registry.pm, "graphops_step_end", pipeline=loaded.model, step=step, backend=done.backend,
-              result=done.result, seconds=done.seconds)
+    loaded.registry.pm.hook.graphops_step_end(pipeline=loaded.model, step=step, backend=done.backend,
+                                              result=done.result, seconds=done.seconds)
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
     if done.details.get("cluster"):  # whether the cluster paid: "cluster not used: ..." or "cluster used: ..."
         rec.reason += f"; {done.details['cluster']}"

@@ -1,0 +1,141 @@
+"""Hooks are called through pluggy itself: plugins' wrappers run around the step, firstresult
+stops at the first answer, and a raising implementation is that plugin's failure alone (a warning
+naming it; the others still run)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import graphops as go
+from graphops.host.manager import make_plugin_manager
+from graphops.host.registry import Registry
+from graphops.plugin import hookimpl
+
+PIPELINE = ("version: 1\ngraphs: {g: {path: g.txt}}\n"
+            "steps: [{id: s, algorithm: describe, inputs: {graph: g}, backend: cpu}]\n")
+
+
+@pytest.fixture
+def pm():
+    return make_plugin_manager(autoload=False, plugins=["describe"])
+
+
+def _run(tmp_path, pm) -> None:
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n")
+    (tmp_path / "p.yaml").write_text(PIPELINE)
+    go.run_pipeline(tmp_path / "p.yaml", registry=Registry(pm), out=tmp_path / "out")
+
+
+def test_a_wrapper_runs_around_the_step_observers(tmp_path, pm):
+    seen = []
+
+    class Observer:
+        @staticmethod
+        @hookimpl
+        def graphops_step_start(step):
+            seen.append(("observer", step.id))
+
+    class Timer:
+        @staticmethod
+        @hookimpl(wrapper=True)
+        def graphops_step_start(step, backend):
+            seen.append(("before", step.id, backend))
+            result = yield
+            seen.append(("after", step.id))
+            return result
+
+    class OldStyle:
+        @staticmethod
+        @hookimpl(hookwrapper=True)
+        def graphops_step_end(step, seconds):
+            seen.append(("old before", step.id))
+            outcome = yield
+            outcome.get_result()
+            seen.append(("old after", seconds >= 0))
+
+    for name, plugin in (("observer", Observer()), ("timer", Timer()), ("oldstyle", OldStyle())):
+        pm.register(plugin, name=name)
+    _run(tmp_path, pm)
+    assert seen == [("before", "s", "cpu"), ("observer", "s"), ("after", "s"), ("old before", "s"),
+                    ("old after", True)]
+
+
+def test_a_raising_observer_is_reported_with_its_plugins_name(tmp_path, pm, caplog):
+    seen = []
+
+    class Faulty:
+        @staticmethod
+        @hookimpl
+        def graphops_step_end(step):
+            raise RuntimeError("broken observer")
+
+    class Fine:
+        @staticmethod
+        @hookimpl
+        def graphops_step_end(step):
+            seen.append(step.id)
+
+    class Wrapper:
+        @staticmethod
+        @hookimpl(wrapper=True)
+        def graphops_step_end():
+            seen.append("wrapper saw no error")
+            return (yield)
+
+    pm.register(Fine(), name="fine")
+    pm.register(Faulty(), name="faulty")
+    pm.register(Wrapper(), name="wrapper")
+    _run(tmp_path, pm)
+    assert seen == ["wrapper saw no error", "s"]
+    assert any("plugin 'faulty': its graphops_step_end hook raised RuntimeError: broken observer; ignored"
+               in r.getMessage() for r in caplog.records)
+
+
+def test_choose_backend_is_pluggys_firstresult(pm, caplog):
+    asked = []
+
+    class First:
+        @staticmethod
+        @hookimpl(tryfirst=True)
+        def graphops_choose_backend(offered):
+            asked.append("first")
+            return None  # defers
+
+    class Second:
+        @staticmethod
+        @hookimpl
+        def graphops_choose_backend(offered):
+            asked.append("second")
+            return "cpu"
+
+    class Never:
+        @staticmethod
+        @hookimpl(trylast=True)
+        def graphops_choose_backend():
+            asked.append("never")
+            return "cpu"
+
+    for name, plugin in (("first", First()), ("second", Second()), ("never", Never())):
+        pm.register(plugin, name=name)
+    reg = Registry(pm)
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0], "dst": [1]}))
+    out = go.execute(reg.algorithm("describe"), {"graph": g}, "auto", {}, reg)
+    assert out.reason == "auto: chosen by a graphops_choose_backend hook"
+    assert asked == ["first", "second"]
+
+
+def test_a_register_hook_wrapper_does_not_break_collection(pm):
+    """A plugin wrapping graphops_register_algorithms sees the call; every algorithm still knows
+    its own plugin."""
+    seen = []
+
+    class Wrapper:
+        @staticmethod
+        @hookimpl(wrapper=True)
+        def graphops_register_algorithms():
+            seen.append("around")
+            return (yield)
+
+    pm.register(Wrapper(), name="wrapper")
+    reg = Registry(pm)
+    assert reg.algorithm("describe").plugin == "describe" and seen
