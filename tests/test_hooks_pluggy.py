@@ -139,3 +139,62 @@ def test_a_register_hook_wrapper_does_not_break_collection(pm):
     pm.register(Wrapper(), name="wrapper")
     reg = Registry(pm)
     assert reg.algorithm("describe").plugin == "describe" and seen
+
+
+def _claims(kind: str, name: str):
+    from graphops.plugin import Algorithm, Params, Reader
+
+    class Claims:
+        @staticmethod
+        @hookimpl
+        def graphops_register_algorithms():
+            return [Algorithm(name=name, params=Params, inputs=("graph",),
+                              backends={"cpu": "graphops_describe.cpu:run"})] if kind == "algorithm" else []
+
+        @staticmethod
+        @hookimpl
+        def graphops_register_readers():
+            return [Reader(name=name, suffixes=(".zz",), target="graphops.io.textio:read_text")] \
+                if kind == "reader" else []
+
+    return Claims()
+
+
+def test_a_name_left_out_of_one_kind_does_not_answer_for_another(pm):
+    """Two plugins claiming the algorithm 'pairs2' leave it out, under (algorithm, pairs2): asking
+    for a reader of that name is still 'Unknown graph format', and the other way round."""
+    from graphops.errors import InputError, PluginError
+
+    pm.register(_claims("algorithm", "pairs2"), name="a1")
+    pm.register(_claims("algorithm", "pairs2"), name="a2")
+    pm.register(_claims("reader", "twin"), name="r1")
+    pm.register(_claims("reader", "twin"), name="r2")
+    reg = Registry(pm)
+    with pytest.raises(PluginError, match="algorithm 'pairs2' is registered by"):
+        reg.algorithm("pairs2")
+    with pytest.raises(InputError, match="Unknown graph format 'pairs2'"):
+        reg.reader("pairs2")
+    with pytest.raises(PluginError, match="reader format 'twin' is registered by"):
+        reg.reader("twin")
+    with pytest.raises(InputError, match="Unknown algorithm 'twin'"):
+        reg.algorithm("twin")
+    assert {"algorithm pairs2", "reader twin"} <= set(reg.failures)
+
+
+def test_a_pipeline_reads_its_data_sets_through_its_own_registry(tmp_path, monkeypatch):
+    """A data set named in a pipeline loaded with a registry is read by that registry's readers."""
+    from graphops.io import datasets
+
+    seen = []
+    real = datasets.load
+
+    def spy(name, device="cpu", registry=None, **options):
+        seen.append(registry)
+        return real(name, device=device, registry=registry, **options)
+
+    monkeypatch.setattr(datasets, "load", spy)
+    reg = Registry(make_plugin_manager(autoload=False, plugins=["describe"]))
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {k: {dataset: karate}}\n"
+                                     "steps: [{id: s, algorithm: describe, inputs: {graph: k}, backend: cpu}]\n")
+    go.run_pipeline(tmp_path / "p.yaml", registry=reg, out=tmp_path / "o")
+    assert seen == [reg]

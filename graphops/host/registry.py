@@ -29,6 +29,7 @@ from graphops.host.targets import Sources, TargetError, sentence
 __all__ = ["Registry", "get_registry", "BUILTIN_COMMANDS"]
 
 BUILTIN_COMMANDS = ("run", "validate", "plugins", "bench", "datasets")
+_WORDS = {"reader": "reader format", "suffix": "file suffix"}  # a kind as messages name it
 
 
 def _collect(pm: GraphopsPluginManager, hook: str, kind: type) -> list[Any]:
@@ -65,16 +66,18 @@ class Registry:
 
     def __init__(self, pm: GraphopsPluginManager):
         self.pm = pm
-        self.conflicts: dict[str, PluginError] = {}
+        # (kind, name) -> why that name of that kind is not used: kinds algorithm, backend, reader,
+        # suffix, command, generator; looked up with the same key
+        self.conflicts: dict[tuple[str, str], PluginError] = {}
         self.estimator_classes: dict[str, type] = {}  # graphops.kernels' classes, made on first use
         sources = Sources()  # each module's source read once while this registry is built
         self.algorithms: dict[str, Algorithm] = self._index(
             self._usable_backends(_collect(pm, "graphops_register_algorithms", Algorithm), sources), "algorithm",
             lambda a: (a.name,))
         self.readers: dict[str, Reader] = self._index(
-            self._keeping_contract(_collect(pm, "graphops_register_readers", Reader), sources), "reader format",
+            self._keeping_contract(_collect(pm, "graphops_register_readers", Reader), sources), "reader",
             lambda r: (r.name,))
-        self._by_suffix = self._index(list(self.readers.values()), "file suffix",
+        self._by_suffix = self._index(list(self.readers.values()), "suffix",
                                       lambda r: tuple(s.lower() for s in r.suffixes))
         self.commands: dict[str, Command] = self._commands(self._resolved(
             _collect(pm, "graphops_register_commands", Command), sources, "command", lambda c: (c.target,)))
@@ -105,10 +108,10 @@ class Registry:
             except ValueError:  # none left, or only backends that need a Dask cluster
                 left = "no backend of it can be used" if not good else "the backends left all need a Dask cluster"
                 why = " ".join(f"Backend {n!r}: {p}." for n, p in problems.items())
-                self.conflicts[algo.name] = self._plugin_error(
+                self.conflicts[("algorithm", algo.name)] = self._plugin_error(
                     algo.plugin, f"algorithm {algo.name!r} is not registered, as {left}. {why}")
                 continue
-            self.conflicts.update({f"backend {algo.name}.{name}": self._plugin_error(
+            self.conflicts.update({("backend", f"{algo.name}.{name}"): self._plugin_error(
                 algo.plugin, f"algorithm {algo.name!r}: backend {name!r} is not offered: {problem}")
                 for name, problem in problems.items()})
         return kept
@@ -124,7 +127,7 @@ class Registry:
                     except TargetError as exc:
                         raise TargetError(f"{target}: {exc}") from None
             except TargetError as exc:
-                self.conflicts[f"{what} {item.name}"] = self._plugin_error(
+                self.conflicts[(what, item.name)] = self._plugin_error(
                     item.plugin, f"{what} {item.name!r} is not used: {sentence(exc)} Fix the target in the plugin's "
                                  f"graphops.{type(item).__name__}(...)")
                 continue
@@ -135,7 +138,7 @@ class Registry:
         out = self._index(items, "command", lambda c: (c.name,))
         for name in [n for n in out if n in BUILTIN_COMMANDS]:
             cmd = out.pop(name)
-            self.conflicts[f"command {name}"] = PluginError(
+            self.conflicts[("command", name)] = PluginError(
                 f"plugin {cmd.plugin!r} ({self.pm.distributions.get(cmd.plugin, '?')}) adds a command "
                 f"{name!r}, which is graphops' own; it is not used. Rename it in the plugin", plugin=cmd.plugin)
         return out
@@ -148,16 +151,18 @@ class Registry:
             try:
                 r.check_contract(sources)
             except ValueError as exc:
-                self.conflicts[f"reader {r.name}"] = self._plugin_error(
+                self.conflicts[("reader", r.name)] = self._plugin_error(
                     r.plugin, f"{exc}; it is not used. Fix the target or the function's signature in the plugin")
                 continue
             kept.append(r)
         return kept
 
-    def _index(self, items: list[Any], what: str, keys: Any) -> dict[str, Any]:
+    def _index(self, items: list[Any], kind: str, keys: Any) -> dict[str, Any]:
         """Items by each of their keys. A key claimed by graphops' own plugin and third-party ones stays
         graphops'; a key claimed only by third-party plugins, or twice by graphops, goes to neither.
-        Each loser is recorded, naming both sides."""
+        Each loser is recorded under ``(kind, key)`` (a third-party loser to graphops' own under
+        ``(kind, "key of plugin")``), naming both sides."""
+        what = _WORDS.get(kind, kind)
         owners: dict[str, list[Any]] = {}
         for item in items:
             for key in keys(item):
@@ -168,27 +173,28 @@ class Registry:
             if len(claimed) == 1 or len(own) == 1:
                 out[key] = own[0] if own else claimed[0]
                 for other in (c for c in claimed if c is not out[key]):
-                    self.conflicts[f"{what} {key} of {other.plugin}"] = self._plugin_error(
+                    self.conflicts[(kind, f"{key} of {other.plugin}")] = self._plugin_error(
                         other.plugin, f"{what} {key!r} is not used: it is graphops' own, registered by "
                                       f"{self._who(own[0].plugin)}, which keeps it. Rename it in the plugin")
                 continue
             who = " and ".join(self._who(c.plugin) for c in claimed)
-            self.conflicts[key] = PluginError(
+            self.conflicts[(kind, key)] = PluginError(
                 f"{what} {key!r} is registered by {who}, so neither is used. Uninstall one, or "
                 f"choose plugins with GRAPHOPS_PLUGINS=<names>", plugin=claimed[-1].plugin)
         return out
 
     @property
     def failures(self) -> dict[str, PluginError]:
-        """Plugins that failed to load or register, and names claimed by more than one plugin."""
-        return {**self.pm.failures, **self.conflicts}
+        """Plugins that failed to load or register (by plugin name), and the names left out (by
+        ``"kind name"``: ``algorithm twice``, ``reader old``, ``suffix .xx``)."""
+        return {**self.pm.failures, **{f"{kind} {name}": err for (kind, name), err in self.conflicts.items()}}
 
     def algorithm(self, name: str) -> Algorithm:
         """The algorithm called ``name``; a clear error naming the installed ones otherwise."""
         if name in self.algorithms:
             return self.algorithms[name]
-        if name in self.conflicts:
-            raise self.conflicts[name]
+        if ("algorithm", name) in self.conflicts:
+            raise self.conflicts[("algorithm", name)]
         if name in self.pm.failures:
             raise self.pm.failures[name]
         raise InputError(self.unknown_algorithm(name))
@@ -204,7 +210,7 @@ class Registry:
 
     def _refusal(self, kind: str, name: str) -> PluginError | None:
         """Why a ``kind`` called ``name`` was left out (claimed twice, or its target or contract broken)."""
-        return next((self.conflicts[k] for k in (name, f"{kind} {name}") if k in self.conflicts), None)
+        return self.conflicts.get((kind, name))
 
     def reader(self, name: str) -> Reader:
         if name in self.readers:

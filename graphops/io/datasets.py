@@ -266,10 +266,11 @@ class _DownloadBar:
             self.bar = None
 
 
-def load(name: str, device: str = "cpu", **options: Any) -> Any:
+def load(name: str, device: str = "cpu", registry: Any = None, **options: Any) -> Any:
     """The data set as a :class:`Graph` or :class:`GraphSet` (pandas/NumPy, or cuDF/CuPy on ``gpu``).
 
-    ``options`` override the catalogue's reading options (``directed``, ``dedupe``, ...).
+    ``options`` override the catalogue's reading options (``directed``, ``dedupe``, ...);
+    ``registry``: whose readers read its file (a pipeline's own registry; default the process's).
     """
     ds = _known(name)
     where = path(ds.name)
@@ -279,7 +280,7 @@ def load(name: str, device: str = "cpu", **options: Any) -> Any:
         return read_tu(where).to(device)
     from graphops.io import read_graph
 
-    return read_graph(where, device=device, **{"directed": ds.directed, **ds.read, **options})
+    return read_graph(where, device=device, registry=registry, **{"directed": ds.directed, **ds.read, **options})
 
 
 def list() -> Any:  # noqa: A001 - the catalogue's natural name, as in cugraph.datasets

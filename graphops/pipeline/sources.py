@@ -320,7 +320,7 @@ class Sources:
         if src.generate is not None:
             return self._generate(name, device)
         if src.dataset is not None:
-            return datasets.load(src.dataset, device=device, **_read_options(src))
+            return datasets.load(src.dataset, device=device, registry=self.registry, **_read_options(src))
         if src.partitioned:
             from graphops.io.partitioned import read_edge_files
 
