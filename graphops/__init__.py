@@ -35,14 +35,15 @@ _LAZY = {
     "graphops.pipeline": ("load_pipeline", "run_pipeline"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
-_MODULES = {"datasets": "graphops.io.datasets", "generate": "graphops.io.generate"}
+_MODULES = {"datasets": "graphops.io.datasets", "generate": "graphops.io.generate",
+            "functions": "graphops.host.functions"}  # what plugins publish: loads them on first use
 
 __all__ = [
     "Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Params", "Reader", "ReadOptions", "Result",
     "Device", "Graph", "GraphSet", "DaskGraph",
     "GraphopsError", "ConfigError", "InputError", "PipelineError", "PluginError", "BackendUnavailableError",
     "hookimpl", "run", "execute", "execute_call", "run_pipeline", "load_pipeline", "read_graph", "read_tu", "read_smiles",
-    "gpu_available", "rapids_available", "generate", "datasets", "__version__",
+    "gpu_available", "rapids_available", "generate", "datasets", "functions", "__version__",
 ]
 
 # Modules of graphops 0.1's flat layout, now in the layer packages: importing an old name still
@@ -91,19 +92,9 @@ def __getattr__(name: str):
         return importlib.import_module(_MODULES[name])
     if name in MOVED:  # graphops.registry as an attribute, as 0.1's flat modules were
         return importlib.import_module(f"graphops.{name}")
-    if name.startswith("_"):
-        raise AttributeError(f"module 'graphops' has no attribute {name!r}")
-    from graphops.host.algorithm import load_target
-    from graphops.host.registry import get_registry
-
-    if name.startswith("read_"):  # a plugin reader's convenience function, e.g. read_appclass
-        reader = get_registry().readers.get(name[len("read_"):])
-        if reader is not None and reader.function is not None:
-            return load_target(reader.function)
-    for algo in get_registry().algorithms.values():  # what an algorithm publishes: is_euler_circuit, NotEulerianError
-        if name in algo.functions:
-            return load_target(algo.functions[name])
-    raise AttributeError(f"module 'graphops' has no attribute {name!r}")
+    raise AttributeError(f"module 'graphops' has no attribute {name!r}. What plugins publish (a reader's read_<format>, "
+                         f"an algorithm's helpers such as is_euler_circuit) is graphops.functions.<name>; algorithms "
+                         f"are run by name: graphops.run('<algorithm>', ...)")
 
 
 def _meet_dask() -> None:

@@ -198,3 +198,22 @@ def test_a_pipeline_reads_its_data_sets_through_its_own_registry(tmp_path, monke
                                      "steps: [{id: s, algorithm: describe, inputs: {graph: k}, backend: cpu}]\n")
     go.run_pipeline(tmp_path / "p.yaml", registry=reg, out=tmp_path / "o")
     assert seen == [reg]
+
+
+def test_graphops_itself_loads_no_plugin():
+    """import graphops and hasattr(graphops, ...) load no plugin; what plugins publish is
+    graphops.functions.<name>, which does."""
+    import subprocess
+    import sys
+
+    code = ("import sys, graphops as go\n"
+            "assert not hasattr(go, 'is_euler_circuit') and not hasattr(go, 'read_appclass')\n"
+            "assert not hasattr(go, 'jaccard') and not any(m.startswith('graphops_') for m in sys.modules), "
+            "sorted(m for m in sys.modules if m.startswith('graphops_'))\n"
+            "try:\n    go.is_euler_circuit\nexcept AttributeError as e:\n    assert 'graphops.functions.<name>' in str(e)\n"
+            "assert callable(go.functions.is_euler_circuit) and callable(go.functions.read_appclass)\n"
+            "assert 'is_euler_circuit' in dir(go.functions)\n"
+            "try:\n    go.functions.is_euler_circut\nexcept AttributeError as e:\n"
+            "    assert \"Did you mean 'is_euler_circuit'\" in str(e), str(e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -87,7 +87,7 @@ def features(graph: Any) -> ACGraph:
     def build() -> ACGraph:
         if graph.nodes is None:
             raise InputError("appclass needs node features: build the graph with nodes=<frame with an "
-                             "'id' column and feature columns>, or read it with graphops.read_appclass("
+                             "'id' column and feature columns>, or read it with graphops.functions.read_appclass("
                              "vertex_file, edge_file) (YAML: nodes: <vertex file>)")
         node_cols = [str(c) for c in graph.nodes.columns if str(c) != "id"]
         edge_cols = [str(c) for c in graph.edges.columns if str(c) not in ("src", "dst")]

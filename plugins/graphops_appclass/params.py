@@ -43,7 +43,7 @@ class AppclassParams(Params):
             if not g.directed:
                 raise ValueError(f"appclass needs directed graphs and the {role} graph is undirected; build "
                                  f"it with directed=True (YAML: directed: true) or read it with "
-                                 f"graphops.read_appclass(vertex_file, edge_file)")
+                                 f"graphops.functions.read_appclass(vertex_file, edge_file)")
 
     def check_inputs(self, data: Any, pattern: Any) -> None:
         problem = pair_problem(data, pattern)

@@ -1,5 +1,5 @@
-"""Validators of Euler tours, published as ``graphops.is_euler_circuit`` and
-``graphops.is_euler_path``; :func:`tour_problem` says what is wrong with a tour."""
+"""Validators of Euler tours, published as ``graphops.functions.is_euler_circuit`` and
+``graphops.functions.is_euler_path``; :func:`tour_problem` says what is wrong with a tour."""
 from __future__ import annotations
 
 from typing import Any

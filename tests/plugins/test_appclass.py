@@ -49,8 +49,8 @@ def _host(a):
 # --- the public case, byte for byte -------------------------------------------------------------
 def test_printed_output_is_byte_identical(shared_data, backend):
     folder = _ac(shared_data)
-    data = go.read_appclass(folder / FILES[0], folder / FILES[1])
-    pattern = go.read_appclass(folder / FILES[2], folder / FILES[3])
+    data = go.functions.read_appclass(folder / FILES[0], folder / FILES[1])
+    pattern = go.functions.read_appclass(folder / FILES[2], folder / FILES[3])
     mu = go.run("appclass", data, pattern, backend=backend)
     from graphops_appclass.cli import format_mu
 
@@ -177,8 +177,8 @@ def test_cudf_graph_gives_cupy_and_cudf(shared_data):
     import cupy
 
     folder = _ac(shared_data)
-    data = go.read_appclass(folder / FILES[0], folder / FILES[1], device="gpu")
-    pattern = go.read_appclass(folder / FILES[2], folder / FILES[3], device="gpu")
+    data = go.functions.read_appclass(folder / FILES[0], folder / FILES[1], device="gpu")
+    pattern = go.functions.read_appclass(folder / FILES[2], folder / FILES[3], device="gpu")
     mu = go.run("appclass", data, pattern, backend="gpu")
     assert isinstance(mu, cupy.ndarray)
     top = go.run("appclass", data, pattern, backend="cpu", top_k=3)
@@ -240,13 +240,13 @@ GOOD_E = "2 4\n0 1 1.0 2.0\n1 2 0.5 0.25\n"
 def test_reader_errors_name_file_and_line(tmp_path, vertex, edges, message):
     v, e = _write(tmp_path, "v.csv", vertex), _write(tmp_path, "e.csv", edges)
     with pytest.raises(InputError, match=message):
-        go.read_appclass(v, e)
+        go.functions.read_appclass(v, e)
 
 
 def test_rows_broken_across_lines_are_read_as_tokens(tmp_path):
     v = _write(tmp_path, "v.csv", "3 3\n0 1.0\n2.0 1 2.0 3.0\n2\n0.5 0.5\n")
     e = _write(tmp_path, "e.csv", GOOD_E)
-    g = go.read_appclass(v, e)
+    g = go.functions.read_appclass(v, e)
     assert g.nodes.shape == (3, 3) and g.nodes["f1"].tolist() == [2.0, 3.0, 0.5]
 
 
@@ -257,8 +257,8 @@ def test_rows_broken_across_lines_are_read_as_tokens(tmp_path):
     ("4 3\n0 1 2\n1 2 3\n2 3 4\n3 4 5\n", "1 4\n0 1 1.0 2.0\n", r"the pattern \(4 nodes\) is larger"),
 ])
 def test_pairing_errors(tmp_path, pattern_v, pattern_e, message):
-    data = go.read_appclass(_write(tmp_path, "v.csv", GOOD_V), _write(tmp_path, "e.csv", GOOD_E))
-    pattern = go.read_appclass(_write(tmp_path, "pv.csv", pattern_v), _write(tmp_path, "pe.csv", pattern_e))
+    data = go.functions.read_appclass(_write(tmp_path, "v.csv", GOOD_V), _write(tmp_path, "e.csv", GOOD_E))
+    pattern = go.functions.read_appclass(_write(tmp_path, "pv.csv", pattern_v), _write(tmp_path, "pe.csv", pattern_e))
     with pytest.raises(InputError, match=message):
         go.run("appclass", data, pattern, backend="cpu")
 

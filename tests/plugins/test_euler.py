@@ -37,7 +37,7 @@ def run(name, g, backend="cpu", **params):
 
 def valid(g, tour, kind="circuit", source=None):
     """The tour is one by the published validator and by the slow reference (integer ids)."""
-    problem = go.euler_tour_problem(g, tour, kind, source)
+    problem = go.functions.euler_tour_problem(g, tour, kind, source)
     assert problem is None, problem
     if g.ids.kind != "string":
         edges = g.edges.to_pandas() if hasattr(g.edges, "to_pandas") else g.edges  # cuDF: on the host
@@ -146,7 +146,7 @@ def test_the_validator_agrees_with_the_reference_on_broken_tours(case, change, a
     else:
         source = steps[i][0]
     frame = pd.DataFrame(steps, columns=["src", "dst", "edge_id"], dtype="int64")
-    mine = go.euler_tour_problem(g, frame, "circuit", source)
+    mine = go.functions.euler_tour_problem(g, frame, "circuit", source)
     want = reference.tour_problem(src, dst, directed, steps, "circuit", source)
     assert (mine is None) == (want is None), (mine, want, steps)
 
@@ -180,14 +180,14 @@ def test_edge_ids_trace_multi_edges_and_undirected_reversals(backend):
 def test_validator_rejects_broken_tours():
     g = graph([0, 1, 2, 0], [1, 2, 0, 0])
     t = go.run("euler", g)
-    assert go.is_euler_circuit(g, t) and go.is_euler_path(g, t)
+    assert go.functions.is_euler_circuit(g, t) and go.functions.is_euler_path(g, t)
     swapped = t.iloc[[1, 0, 2, 3]].reset_index(drop=True).assign(step=range(4))
-    assert not go.is_euler_circuit(g, swapped)
-    assert "not consecutive" in go.euler_tour_problem(g, swapped)
+    assert not go.functions.is_euler_circuit(g, swapped)
+    assert "not consecutive" in go.functions.euler_tour_problem(g, swapped)
     twice = t.assign(edge_id=[t["edge_id"][0]] * 4)
-    assert "used 2 times" in go.euler_tour_problem(g, twice) or "used 4 times" in go.euler_tour_problem(g, twice)
-    assert "not at source" in go.euler_tour_problem(g, t, source=99)
-    assert "3 steps" in go.euler_tour_problem(g, t.iloc[:3])
+    assert "used 2 times" in go.functions.euler_tour_problem(g, twice) or "used 4 times" in go.functions.euler_tour_problem(g, twice)
+    assert "not at source" in go.functions.euler_tour_problem(g, t, source=99)
+    assert "3 steps" in go.functions.euler_tour_problem(g, t.iloc[:3])
 
 
 # --- errors ------------------------------------------------------------------------------------------
