@@ -53,7 +53,7 @@ MOVED = {
     "cuda": "base.cuda", "stats": "base.stats", "ids": "model.ids", "frames": "model.frames", "csr": "model.csr",
     "graph": "model.graph", "graphset": "model.graphset", "pairs": "model.pairs", "convert": "model.convert",
     "daskgraph": "model.daskgraph", "algorithm": "host.algorithm", "hookspecs": "host.hookspecs",
-    "plugins": "host.manager", "registry": "host.registry", "builtins": "host.builtins",
+    "plugins": "host.manager", "registry": "host.registry", "builtins": "io.builtins",
     "validation": "host.validation", "textio": "io.textio", "tu": "io.tu", "outputs": "io.outputs",
     "generate": "io.generate", "plots": "io.plots", "dispatch": "engine.dispatch", "cluster": "engine.cluster",
     "wire": "engine.wire", "gram": "engine.gram", "testing": "engine.testing", "basekernels": "kernels",

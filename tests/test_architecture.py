@@ -3,6 +3,7 @@ circle, and plugins (graphops' own and the example) import only the plugin API."
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,21 @@ def imported(source: str, module: str, is_package: bool = False) -> list[tuple[i
     return out
 
 
+TARGET = re.compile(r"^(graphops[\w.]*\w)(?::[\w.]+)?$")  # "module:function" or a module, as registered
+
+
+def named_targets(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` for every string in ``source`` that names a graphops module (a registered
+    ``"module:function"`` target, or a module a target is made from): an import made by string."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = TARGET.match(node.value)
+            if match and "." in match.group(1):
+                out.append((node.lineno, match.group(1)))
+    return out
+
+
 def layer_of(module: str) -> str | None:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == "graphops" and parts[1] in LAYERS else None
@@ -48,7 +64,7 @@ def layer_violations(source: str, module: str, known: set[str], is_package: bool
     """Imports of ``module`` (in a layer) that point at a later layer or at the top."""
     mine = LAYERS.index(layer_of(module))
     bad = []
-    for line, name in imported(source, module, is_package):
+    for line, name in [*imported(source, module, is_package), *named_targets(source)]:
         target = _real(name, known) if name.startswith("graphops") else ""
         if not target or target in FLOOR or target == module:
             continue
@@ -61,7 +77,7 @@ def layer_violations(source: str, module: str, known: set[str], is_package: bool
 def plugin_violations(source: str, module: str) -> list[str]:
     """Imports of graphops modules other than the plugin API from a plugin's module."""
     bad = []
-    for line, name in imported(source, module):
+    for line, name in [*imported(source, module), *named_targets(source)]:
         head = name.split(".")
         if head[0] == "graphops" and ".".join(head[:2]) not in PLUGIN_API and name not in PLUGIN_API:
             if not (len(head) == 2 and head[1][:1].isupper()):  # from graphops import Graph: a public name
@@ -173,6 +189,9 @@ def test_every_plugin_api_name_resolves():
     ("graphops.host.registry", "from ..pipeline import schema\n", "layers"),
     ("graphops_jaccard.cpu", "from graphops.model.csr import CSR\n", "plugins"),
     ("graphops_jaccard.cpu", "def f():\n    import graphops.base.work\n", "plugins"),
+    ("graphops.host.registry", 'TEXT = "graphops.io.textio:read_text"\n', "layers"),  # a target names a module
+    ("graphops.base.device", 'spec = {"target": "graphops.engine.gram"}\n', "layers"),
+    ("graphops_jaccard", 'Backend(target="graphops.engine.gram:gram_rows")\n', "plugins"),
 ])
 def test_the_checks_catch_a_wrong_import(module, source, rule):
     known = set(_core_modules())

@@ -159,7 +159,7 @@ def test_a_third_party_plugin_cannot_take_graphops_own_names(third_party, tmp_pa
     from graphops.cli import main
 
     assert third_party.algorithm("describe").plugin == "describe"
-    assert third_party.reader("csv").plugin == "graphops.host.builtins"
+    assert third_party.reader("csv").plugin == "graphops.io.builtins"
     assert third_party.reader_for_suffix(".csv").name == "csv"
     assert third_party.reader_for_suffix(".greedy").name == "greedy"
     who = "plugin 'greedy' (greedy-graphops-plugin 0.4)"
@@ -168,9 +168,9 @@ def test_a_third_party_plugin_cannot_take_graphops_own_names(third_party, tmp_pa
         f"{who}: algorithm 'describe' is not used: it is graphops' own, registered by plugin 'describe' "
         f"(graphops 0.1.0), which keeps it. Rename it in the plugin",
         f"{who}: reader format 'csv' is not used: it is graphops' own, registered by plugin "
-        f"'graphops.host.builtins' (graphops (built in)), which keeps it. Rename it in the plugin",
+        f"'graphops.io.builtins' (graphops (built in)), which keeps it. Rename it in the plugin",
         f"{who}: file suffix '.csv' is not used: it is graphops' own, registered by plugin "
-        f"'graphops.host.builtins' (graphops (built in)), which keeps it. Rename it in the plugin"}
+        f"'graphops.io.builtins' (graphops (built in)), which keeps it. Rename it in the plugin"}
     (tmp_path / "x.csv").write_text("1,2\n2,3\n")
     assert go.read_graph(tmp_path / "x.csv", registry=third_party).n_edges == 2
     g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))

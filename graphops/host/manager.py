@@ -22,7 +22,8 @@ A plugin that raises ``SystemExit`` (or any ``BaseException`` but ``KeyboardInte
 is imported or its hooks are called has failed like one raising an ``Exception``: it is reported
 and left out, and the process goes on (:data:`PLUGIN_FAULTS`, :func:`plugin_fault`).
 
-The plugins of graphops' own distribution (the in-tree plugins and :mod:`graphops.host.builtins`)
+The plugins of graphops' own distribution (the in-tree plugins and the built-in formats and
+generators, the entry point ``builtins``: :mod:`graphops.io.builtins`, always loaded)
 are listed in :attr:`GraphopsPluginManager.own`: a name they register is not taken from them by a
 third-party plugin (:mod:`graphops.host.registry`).
 """
@@ -37,7 +38,7 @@ from typing import Any
 
 import pluggy
 
-from graphops.host import builtins, hookspecs
+from graphops.host import hookspecs
 from graphops.errors import PluginError, choices, did_you_mean
 
 log = logging.getLogger("graphops")
@@ -173,9 +174,27 @@ def _load_one(pm: GraphopsPluginManager, item: Any) -> None:
     register_plugin(pm, plugin, name, dist, own)
 
 
+BUILTINS = "builtins"  # graphops' own entry point of its file formats and generators (in the io layer)
+
+
+def _is_builtins(ep: metadata.EntryPoint) -> bool:
+    return ep.name == BUILTINS and _is_own(ep)
+
+
+def _load_builtins(pm: GraphopsPluginManager) -> None:
+    """graphops' built-in formats and generators: the ``builtins`` entry point of its own
+    distribution, registered whatever the plugin switches say."""
+    ep = next((ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if _is_builtins(ep)), None)
+    if ep is None:
+        pm.fail(BUILTINS, "graphops (built in)", "was not found: graphops' own entry points are missing, so it is "
+                "not installed; install it (pip install -e .) to read files by suffix")
+        return
+    register_plugin(pm, ep.load(), ep.value, "graphops (built in)", own=True)  # named by its module
+
+
 def load_entry_points(pm: GraphopsPluginManager, wanted: list[str] | None = None) -> None:
     """Register plugins from entry points in group ``graphops`` (all, or the named ones)."""
-    eps = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    eps = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if not _is_builtins(ep)]
     for item in _selected(eps, wanted):
         if isinstance(item, str) and "." not in item and importlib.util.find_spec(item) is None:
             raise PluginError(
@@ -188,7 +207,7 @@ def load_entry_points(pm: GraphopsPluginManager, wanted: list[str] | None = None
 def make_plugin_manager(autoload: bool | None = None, plugins: list[str] | None = None) -> GraphopsPluginManager:
     """A fresh plugin manager; ``None`` arguments follow the environment switches."""
     pm = GraphopsPluginManager()
-    register_plugin(pm, builtins, "graphops.host.builtins", "graphops (built in)", own=True)
+    _load_builtins(pm)
     if plugins is None and os.environ.get("GRAPHOPS_PLUGINS"):
         plugins = [p.strip() for p in os.environ["GRAPHOPS_PLUGINS"].split(",") if p.strip()]
     if autoload is None:

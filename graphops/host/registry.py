@@ -5,7 +5,7 @@ other than the declared objects is recorded as failed (with its distribution) an
 out, and the others are registered. A name (or file suffix) claimed by two third-party plugins is
 given to neither: using it raises a :class:`PluginError` that names both plugins and how to choose.
 A name claimed by graphops' own plugins (the distribution ``graphops``: the in-tree plugins and
-:mod:`graphops.host.builtins`) and by a third-party one stays graphops': the third-party one is
+:mod:`graphops.io.builtins`) and by a third-party one stays graphops': the third-party one is
 recorded, naming both, and left out, so no plugin can take ``describe`` or ``.csv`` from everyone.
 
 Every ``"module:function"`` target is resolved from its source as the registry is built (nothing
