@@ -259,3 +259,19 @@ def test_every_algorithm_has_a_reference_and_an_example():
     names = sorted(get_registry().algorithms)
     assert not [n for n in names if not (ROOT / "tests" / "reference" / f"{n}.py").exists()]
     assert not [n for n in names if not (ROOT / "configs" / f"{n}_example.yaml").exists()]
+
+
+def test_every_plugin_api_name_is_used_in_tree_or_documented():
+    """A name in graphops.plugin earns its place: an in-tree plugin imports it, or the plugin
+    guide (docs/plugins.md) describes it for third-party plugins."""
+    import graphops.plugin as api
+
+    used = set()
+    for path in _plugin_modules().values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "graphops.plugin":
+                used |= {a.name for a in node.names}
+    guide = (ROOT / "docs" / "plugins.md").read_text()
+    quoted = set(re.findall(r"\w+", " ".join(re.findall(r"`([^`]*)`", guide))))  # words in `code`
+    idle = [n for n in api.__all__ if n not in used and n not in quoted]
+    assert idle == [], f"in graphops.plugin, used by no in-tree plugin and not in docs/plugins.md: {idle}"
