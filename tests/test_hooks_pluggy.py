@@ -217,3 +217,31 @@ def test_graphops_itself_loads_no_plugin():
             "    assert \"Did you mean 'is_euler_circuit'\" in str(e), str(e)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_steps_params_are_built_and_checked_once(tmp_path, monkeypatch):
+    """The meaning pass builds a step's Params and checks them against the graphs' declarations;
+    the run hands that instance to dispatch, which neither builds nor checks them again."""
+    from graphops_jaccard.params import JaccardParams
+
+    built, declared = [], []
+    real_init, real_check = JaccardParams.__init__, JaccardParams.check_declared
+
+    def init(self, **data):
+        built.append(data)
+        real_init(self, **data)
+
+    def check(self, *args, **kwargs):
+        declared.append(args or kwargs)
+        return real_check(self, *args, **kwargs)
+
+    monkeypatch.setattr(JaccardParams, "__init__", init)
+    monkeypatch.setattr(JaccardParams, "check_declared", check)
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {path: g.txt}}\nsteps: [{id: s, algorithm: jaccard, "
+                                     "inputs: {graph: g}, backend: cpu, params: {use_weight: false}}]\n")
+    reg = Registry(make_plugin_manager(autoload=False, plugins=["jaccard"]))
+    loaded = go.load_pipeline(tmp_path / "p.yaml", reg)
+    assert len(declared) == 1 and isinstance(loaded.params["s"], JaccardParams)
+    go.run_pipeline(loaded, out=tmp_path / "o")
+    assert len(declared) == 1 and len(built) <= 1  # model_validate builds without __init__; nothing built again

@@ -144,8 +144,10 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
     planned: list[Any] = []
     try:
         inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
+        params, checked = _params(loaded, step)
         for _ in range(settings.warmup if warmup is None else warmup):
-            execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
+            execute(algo, inputs, name, params, loaded.registry, client=client, started=planned.append,
+                    declared_checked=checked)
         with _peaks(client) as peaks:
             timings = [_timed_call(algo, inputs, name, step, loaded, client, planned)
                        for _ in range(settings.repeat if repeat is None else repeat)]
@@ -199,12 +201,20 @@ def _peaks(client: Any) -> Any:
             peaks.clear()
 
 
+def _params(loaded: LoadedPipeline, step: Any) -> tuple[Any, bool]:
+    """A step's Params as the meaning pass built and checked them (or its raw dict), and which."""
+    checked = loaded.params.get(step.id)
+    return (step.params, False) if checked is None else (checked, True)
+
+
 def _timed_call(algo: Any, inputs: dict, name: str, step: Any, loaded: LoadedPipeline, client: Any,
                 planned: list) -> tuple[float, dict]:
     """One timed call: its seconds and details. Its result is dropped before the next call, as a
     loop over calls drops it, so a call may reuse the memory the last one freed (device pools,
     page-locked host buffers) instead of every call getting new memory."""
-    outcome = execute(algo, inputs, name, step.params, loaded.registry, client=client, started=planned.append)
+    params, checked = _params(loaded, step)
+    outcome = execute(algo, inputs, name, params, loaded.registry, client=client, started=planned.append,
+                      declared_checked=checked)
     return outcome.seconds, outcome.details
 
 

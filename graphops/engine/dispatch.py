@@ -62,21 +62,25 @@ def execute_call(algorithm: str, *inputs: Any, backend: str = "auto", registry: 
 
 def execute(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
             registry: Registry | None = None, *, client: Any = None,
-            started: Callable[[Plan], None] | None = None) -> Outcome:
+            started: Callable[[Plan], None] | None = None, declared_checked: bool = False) -> Outcome:
     """Validate, choose, (``started(plan)``: e.g. a pipeline's step hook), run on this device or on
-    ``client``'s workers, wrap. ``params`` may be a dict or a Params instance."""
-    planned = plan(algo, inputs, backend, params, registry, client=client)
+    ``client``'s workers, wrap. ``params`` may be a dict or a Params instance; ``declared_checked``:
+    that instance's ``check_declared`` already passed for these inputs' declarations (a pipeline's
+    meaning pass), so it is not run again."""
+    planned = plan(algo, inputs, backend, params, registry, client=client, declared_checked=declared_checked)
     if started is not None:
         started(planned)
     return execute_plan(planned)
 
 
-def validate(algo: Algorithm, inputs: Mapping[str, Any], params: Mapping[str, Any] | Any) -> tuple[dict, Any]:
+def validate(algo: Algorithm, inputs: Mapping[str, Any], params: Mapping[str, Any] | Any,
+             declared_checked: bool = False) -> tuple[dict, Any]:
     """Bound inputs and the Params instance, checked on the host (nothing runs, no backend yet)."""
     inputs = bind_inputs(algo, [], inputs)  # by slot name; a pairs slot may hold a frame or Graph
     p = params if isinstance(params, algo.params) else build_params(algo, dict(params))
     try:
-        p.check_declared(**inputs)
+        if not (declared_checked and p is params):
+            p.check_declared(**inputs)
         p.check_inputs(**inputs)
     except GraphopsError:
         raise
@@ -86,13 +90,13 @@ def validate(algo: Algorithm, inputs: Mapping[str, Any], params: Mapping[str, An
 
 
 def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
-         registry: Registry | None = None, *, client: Any = None) -> Plan:
+         registry: Registry | None = None, *, client: Any = None, declared_checked: bool = False) -> Plan:
     """Validate parameters and inputs on the host and choose the backend (for every worker of
     ``client`` when given); nothing runs yet. The registry's hook is asked only for ``auto``."""
     if client is not None and not algo.distributes:
         raise InputError(f"{algo.name} does not run on a Dask cluster (it declares no split of its work); "
                          f"leave client out to run it on one device")
-    inputs, p = validate(algo, inputs, params)
+    inputs, p = validate(algo, inputs, params, declared_checked)
     workers = None
     if client is not None:
         from graphops.engine.cluster import worker_status

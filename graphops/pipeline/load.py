@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ class LoadedPipeline:
     registry: Registry
     step_indices: tuple[int, ...] = ()  # each step's position in the file
     declared: tuple[str, ...] = ()  # every graph name in the file, valid or not
+    # step id -> its Params, built and checked against the graphs' declarations by the meaning pass
+    # (they travel with the step into dispatch: a step is checked once)
+    params: dict = field(default_factory=dict, compare=False)
 
     @functools.cached_property
     def sources(self) -> Sources:

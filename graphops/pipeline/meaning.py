@@ -125,7 +125,9 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _
     params = yield from _param_problems(step, algo)
     inputs_ok = yield from _input_problems(loaded, step, algo)
     if params is not None and inputs_ok:
-        yield from _declared_problems(loaded, step, algo, params)
+        fine = yield from _declared_problems(loaded, step, algo, params)
+        if fine and seen.get(step.id) == i:  # built and checked here: dispatch takes them as they are
+            loaded.params[step.id] = params
     yield from _output_problems(loaded, step, algo, outs, params)
 
 
@@ -192,14 +194,17 @@ def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
     return ok
 
 
-def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Found:
+def _declared_problems(loaded: Any, step: Any, algo: Any, params: Any) -> Any:
+    """Yield what the graphs' declarations refuse; return whether they were checked and passed."""
     if any(g not in loaded.model.graphs for g in step.inputs.values()):
-        return  # a graph source with problems of its own (reported there)
+        return False  # a graph source with problems of its own (reported there)
     declared = {slot: loaded.sources.declared(g) for slot, g in step.inputs.items()}
     try:
         params.check_declared(**declared)
     except ValueError as exc:
         yield "inputs", str(exc)
+        return False
+    return True
 
 
 def _plot_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs) -> Found:

@@ -115,8 +115,10 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
                                                              else "the algorithm does not split its work"))
         loaded.registry.pm.hook.graphops_step_start(pipeline=loaded.model, step=step, backend=planned.backend)
 
-    done = execute(algo, inputs, step_backend(loaded, step, backend), step.params, loaded.registry,
-                   client=None if here else client, started=started)
+    checked = loaded.params.get(step.id)  # built and checked by the meaning pass: not again
+    done = execute(algo, inputs, step_backend(loaded, step, backend), step.params if checked is None else checked,
+                   loaded.registry, client=None if here else client, started=started,
+                   declared_checked=checked is not None)
     loaded.registry.pm.hook.graphops_step_end(pipeline=loaded.model, step=step, backend=done.backend,
                                               result=done.result, seconds=done.seconds)
     rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
