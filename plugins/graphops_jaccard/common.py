@@ -8,6 +8,7 @@ view and cached on it, with each row's weight sum for the weighted variant.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,22 @@ from graphops.plugin import CSR, Shipped, gini
 THREAD_MAX = 32
 # Pairs whose shorter list is longer than this get a whole GPU block; between, a warp.
 WARP_MAX = 4096
+
+
+class Mode(enum.IntEnum):
+    """What the kernels compute for a pair, named once: the CPU kernels compare with these values
+    and the CUDA source receives them as ``-D`` macros (``MODE_SETS``, ...)."""
+
+    SETS = 0      # J of the set adjacency
+    WEIGHTED = 1  # weighted J
+    SHARED = 2    # the shared count |N(u) ∩ N(v)| itself (exact in a double; column slices add them up)
+
+    @classmethod
+    def of(cls, weighted: bool, shared: bool) -> "Mode":
+        return cls.SHARED if shared else cls.WEIGHTED if weighted else cls.SETS
+
+
+MODE_DEFINES = {f"MODE_{m.name}": int(m) for m in Mode}  # the macros kernels/jaccard.cu is built with
 
 
 @dataclass(frozen=True)

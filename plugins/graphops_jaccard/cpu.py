@@ -15,7 +15,9 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, njit, prange
 
-from .common import Adjacency, adjacency, pair_costs, result
+from .common import Adjacency, Mode, adjacency, pair_costs, result
+
+WEIGHTED, SHARED = int(Mode.WEIGHTED), int(Mode.SHARED)  # plain ints: constants to Numba
 from .params import JaccardParams
 
 # First chunk's work (Σ d_u + d_v + 1) before any timing: about 0.1 s on one core.
@@ -42,9 +44,9 @@ def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
 
 def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray, shared: bool = False) -> None:
     """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs); with
-    ``shared``, the shared counts (mode 2, as in kernels/jaccard.cu)."""
+    ``shared``, the shared counts (:class:`Mode`)."""
     weighted = adj.weights is not None
-    mode = 2 if shared else int(weighted)
+    mode = int(Mode.of(weighted, shared))
     w = adj.weights if weighted else np.zeros(1)
     wdeg = adj.wdeg if weighted else np.zeros(1)
     if len(out):
@@ -65,9 +67,9 @@ def _lower_bound(indices, lo, hi, x):
 
 @njit
 def jaccard_pair(indptr, indices, w, wdeg, u, v, mode):
-    """J(u, v) on the set adjacency (mode 0; weighted: 1), or the shared count (mode 2); the same
+    """J(u, v) on the set adjacency (``Mode.SETS``; ``WEIGHTED``), or the shared count (``SHARED``); the same
     visiting order as the GPU's per-thread path."""
-    weighted = mode == 1
+    weighted = mode == WEIGHTED
     a0, a1, b0, b1 = indptr[u], indptr[u + 1], indptr[v], indptr[v + 1]
     na, nb = a1 - a0, b1 - b0
     if na > nb:
@@ -102,7 +104,7 @@ def jaccard_pair(indptr, indices, w, wdeg, u, v, mode):
                     i += 1
                 else:
                     j += 1
-    if mode == 2:
+    if mode == SHARED:
         return float(shared)
     if weighted:
         union = wdeg[u] + wdeg[v] - wmin

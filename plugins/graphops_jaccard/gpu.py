@@ -19,7 +19,7 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, grid, load_module, wait_idle
 
-from .common import THREAD_MAX, WARP_MAX, Adjacency, adjacency, result
+from .common import MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Mode, adjacency, result
 from .params import JaccardParams
 
 _THREADS = 256
@@ -34,7 +34,7 @@ BITMAP_BYTES = 1 << 30
 # hub's pairs spread over many blocks.
 TASK_WORK = 32768
 TASK_PAIRS = 1024
-_MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS})
+_MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS, **MODE_DEFINES})
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
@@ -67,7 +67,7 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1,
     if n == 0:
         return
     weighted = adj.weights is not None
-    mode = 2 if shared else int(weighted)
+    mode = int(Mode.of(weighted, shared))
     w = adj.weights if weighted else cp.zeros(1, cp.float64)
     wdeg = adj.wdeg if weighted else w
     light = adj.max_degree <= THREAD_MAX  # no list is long: jaccard_thread scores every pair, lists nothing

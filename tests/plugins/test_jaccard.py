@@ -381,3 +381,18 @@ def test_sweep_without_a_gpu_offers_an_option_it_has(tmp_path, capsys, monkeypat
     data = __import__("json").loads((tmp_path / "jaccard_sweep.json").read_text())
     assert data["backend"] == "cpu" and set(data["graphs"]) == {"karate", "grid"}
     assert all(g["ms"] > 0 for g in data["graphs"].values())
+
+
+def test_the_kernels_modes_are_named_once():
+    """common.Mode names what the kernels compute; the CUDA source compares only with the macros
+    made from it (no bare numbers), and the CPU twin with the same values."""
+    import re
+    from importlib import resources
+
+    from graphops_jaccard.common import MODE_DEFINES, Mode
+
+    source = resources.files("graphops_jaccard").joinpath("kernels/jaccard.cu").read_text()
+    assert not re.search(r"mode\s*==\s*\d", source)
+    assert set(re.findall(r"MODE_[A-Z]+", source)) == set(MODE_DEFINES)
+    assert MODE_DEFINES == {"MODE_SETS": 0, "MODE_WEIGHTED": 1, "MODE_SHARED": 2}
+    assert Mode.of(weighted=True, shared=True) is Mode.SHARED and Mode.of(True, False) is Mode.WEIGHTED

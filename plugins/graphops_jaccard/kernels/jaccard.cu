@@ -9,11 +9,16 @@
 // two work lists (warp pairs from the front of `lists`, block pairs from the back), so
 // binning costs no extra pass; jaccard_warp / jaccard_block then run with grids sized
 // for the device and read the list lengths on the device (no host round trip).
-// mode: 0 = J of the set adjacency, 1 = weighted J, 2 = the shared count |N(u) ∩ N(v)| itself
-// (exact in a double), which a graph cut into column slices adds up over its slices.
+// mode (common.py's Mode, given as macros): MODE_SETS = J of the set adjacency, MODE_WEIGHTED =
+// weighted J, MODE_SHARED = the shared count |N(u) ∩ N(v)| itself (exact in a double), which a
+// graph cut into column slices adds up over its slices.
 // Pairs of the CPU share (hybrid backend) are skipped: key = d_u + d_v below cpu_key, or equal
 // to it at a position below cpu_cut (ties split by position, so any share can be asked for).
 
+
+#if !defined(MODE_SETS) || !defined(MODE_WEIGHTED) || !defined(MODE_SHARED)
+#error "define MODE_SETS, MODE_WEIGHTED and MODE_SHARED (gpu.py passes common.Mode)"
+#endif
 
 typedef long long i64;
 
@@ -27,8 +32,8 @@ __device__ __forceinline__ i64 lower_bound(const int* __restrict__ idx, i64 lo, 
 
 __device__ __forceinline__ double finish(i64 na, i64 nb, i64 shared, double wmin,
                                          const double* __restrict__ wdeg, i64 u, i64 v, int mode) {
-    if (mode == 2) return (double)shared;
-    if (mode == 1) {
+    if (mode == MODE_SHARED) return (double)shared;
+    if (mode == MODE_WEIGHTED) {
         double uni = wdeg[u] + wdeg[v] - wmin;
         return uni <= 0.0 ? 0.0 : wmin / uni;
     }
@@ -79,7 +84,7 @@ extern "C" __global__ void jaccard_thread(
             else lists[n_pairs - 1 - (i64)atomicAdd(&counts[1], 1ULL)] = i;
             continue;
         }
-        const bool weighted = mode == 1;
+        const bool weighted = mode == MODE_WEIGHTED;
         i64 shared = 0;
         double wmin = 0.0;
         if (na > 0 && !weighted && nb <= 8) {  // the longer list has at most 8 entries
@@ -153,7 +158,7 @@ extern "C" __global__ void jaccard_warp(
         order_lists(indptr, u, v, a0, a1, b0, b1);
         i64 shared = 0;
         double wmin = 0.0;
-        strided_search(idx, w, a0, a1, b0, b1, lane, 32, mode == 1, shared, wmin);
+        strided_search(idx, w, a0, a1, b0, b1, lane, 32, mode == MODE_WEIGHTED, shared, wmin);
         warp_sum(shared, wmin);
         if (lane == 0) out[i] = finish(a1 - a0, b1 - b0, shared, wmin, wdeg, u, v, mode);
     }
@@ -175,7 +180,7 @@ extern "C" __global__ void jaccard_block(
         order_lists(indptr, u, v, a0, a1, b0, b1);
         i64 shared = 0;
         double wmin = 0.0;
-        strided_search(idx, w, a0, a1, b0, b1, threadIdx.x, blockDim.x, mode == 1, shared, wmin);
+        strided_search(idx, w, a0, a1, b0, b1, threadIdx.x, blockDim.x, mode == MODE_WEIGHTED, shared, wmin);
         warp_sum(shared, wmin);
         if (lane == 0) { s_shared[warp] = shared; s_wmin[warp] = wmin; }
         __syncthreads();
