@@ -92,7 +92,7 @@ def pipelines(draw) -> dict:
             "plot": st.booleans()}))
         steps.append({**step, **extra})
     top = draw(st.fixed_dictionaries({}, optional={
-        "name": st.sampled_from(["p", "Bad Name"]), "device": st.sampled_from(["auto", "cpu", "gpu", "Cpu", "x"]),
+        "name": st.sampled_from(["p", "Bad Name"]), "backend": st.sampled_from(["auto", "cpu", "gpu", "Cpu", "x"]),
         "output_dir": st.sampled_from(["out", "out/deeper", "g.txt"]),
         "bench": st.fixed_dictionaries({"repeat": st.integers(0, 2)}),
         "cluster": st.sampled_from([{"kind": "nosuch"}, {"address": "x", "kind": "local"}, {"workers": 2}]),

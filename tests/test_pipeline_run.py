@@ -182,8 +182,21 @@ def test_a_replaced_output_keeps_its_mode(tmp_path):
 
 
 def test_backend_names_are_case_insensitive_in_yaml(tmp_path):
-    text = ONE.replace("OUTPUT", "x.csv").replace("backend: cpu", "backend: CPU").replace("name: p\n", "name: p\ndevice: CPU\n")
+    text = ONE.replace("OUTPUT", "x.csv").replace("backend: cpu", "backend: CPU").replace("name: p\n", "name: p\nbackend: CPU\n")
     assert go.run_pipeline(write(tmp_path, text)).steps[0].backend == "cpu"
+
+
+def test_the_top_level_device_key_is_now_backend(tmp_path):
+    """device: at the top of a file (the steps' default backend) is read as backend:, with a
+    deprecation warning naming the new key; both at once is an error naming them."""
+    from graphops.errors import ConfigError
+
+    base = ONE.replace("OUTPUT", "x.csv").replace("    backend: cpu\n", "")
+    with pytest.warns(DeprecationWarning, match="the pipeline key device: is now backend:"):
+        loaded = go.load_pipeline(write(tmp_path, base.replace("name: p\n", "name: p\ndevice: cpu\n")))
+    assert loaded.model.backend == "cpu"
+    with pytest.raises(ConfigError, match="give backend: .* alone; device: at the top of a file is its former name"):
+        go.load_pipeline(write(tmp_path, base.replace("name: p\n", "name: p\ndevice: cpu\nbackend: cpu\n")))
 
 
 def test_validate_catches_a_directed_graph_for_an_undirected_algorithm(tmp_path):

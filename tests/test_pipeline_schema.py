@@ -95,7 +95,7 @@ def test_missing_file(tmp_path):
 def test_structure_and_meaning_errors_are_collected_in_file_order(folder, describe_only):
     text = """\
     version: 1
-    device: gpux
+    backend: gpux
     graphs:
       web: {path: g.txt, diected: true}
       other: {path: g.txt}
@@ -115,7 +115,7 @@ def test_structure_and_meaning_errors_are_collected_in_file_order(folder, descri
     """
     assert errors_of(folder, text, describe_only) == """\
 p.yaml is invalid (11 errors)
-==> At key: device
+==> At key: backend
 =====> Input should be 'auto', 'cpu' or 'gpu' (got 'gpux'). Did you mean 'gpu'?
 ==> At graphs.web
 ==> At key: diected
@@ -250,7 +250,7 @@ def test_pipeline_device_not_offered_by_algorithm(folder, fresh_pm):
     fresh_pm.register(_CpuOnly(), name="cpu-only-plugin")
     text = """\
     version: 1
-    device: gpu
+    backend: gpu
     graphs: {web: {path: g.txt}}
     steps: [{id: a, algorithm: cpu_only, inputs: {graph: web}}]
     """
@@ -260,7 +260,7 @@ def test_pipeline_device_not_offered_by_algorithm(folder, fresh_pm):
         go.load_pipeline(path, Registry(fresh_pm))
     assert str(info.value).endswith(
         "==> At steps[0] (id='a', algorithm='cpu_only')\n==> At key: backend\n=====> The pipeline's "
-        "device 'gpu' is not offered by cpu_only (offered: auto, cpu); set backend: on this step")
+        "backend 'gpu' is not offered by cpu_only (offered: auto, cpu); set backend: on this step")
 
 
 def test_yaml_booleans_are_only_true_and_false():

@@ -94,10 +94,10 @@ def _partial(data: dict) -> tuple[Pipeline, tuple[int, ...]]:
     good = {k: g for k, g in ((k, _valid(GraphSource, v)) for k, v in graphs.items()) if g is not None}
     raw_steps = data.get("steps") if isinstance(data.get("steps"), list) else []
     steps = [(i, s) for i, s in ((i, _valid(Step, v)) for i, v in enumerate(raw_steps)) if s is not None]
-    device = str(data.get("device", "auto")).lower()
-    device = device if device in ("auto", "cpu", "gpu") else "auto"
+    backend = str(data.get("backend", data.get("device", "auto"))).lower()  # device: its former name
+    backend = backend if backend in ("auto", "cpu", "gpu") else "auto"
     output_dir = data.get("output_dir", "out")  # one that is no path is not looked at (check_meaning)
-    model = Pipeline.model_construct(version=SCHEMA_VERSION, device=device, graphs=good,
+    model = Pipeline.model_construct(version=SCHEMA_VERSION, backend=backend, graphs=good,
                                      steps=[s for _, s in steps], bench=None, name=None,
                                      output_dir=output_dir if path_problem(output_dir) is None else "out",
                                      allow_outside_output_dir=data.get("allow_outside_output_dir") is True)

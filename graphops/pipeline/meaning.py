@@ -133,15 +133,15 @@ def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _
 
 def _backend_problems(loaded: Any, step: Any, algo: Any) -> Found:
     allowed = ["auto", *algo.backends]
-    asked = step.backend if step.backend is not None else loaded.model.device
+    asked = step.backend if step.backend is not None else loaded.model.backend
     if asked in algo.unusable:  # declared by the plugin, left out by the registry
         yield "backend", (f"Backend {asked!r} of {algo.name} is not offered: {algo.unusable[asked]}. Offered: "
                           f"{choices(allowed)}")
     elif step.backend is not None and step.backend not in allowed:
         yield "backend", (f"Unknown backend {step.backend!r} for {algo.name}. Allowed: "
                           f"{choices(allowed)}.{did_you_mean(step.backend, allowed)}")
-    elif step.backend is None and loaded.model.device not in allowed:
-        yield "backend", (f"The pipeline's device {loaded.model.device!r} is not offered by "
+    elif step.backend is None and loaded.model.backend not in allowed:
+        yield "backend", (f"The pipeline's backend {loaded.model.backend!r} is not offered by "
                           f"{algo.name} (offered: {choices(allowed)}); set backend: on this step")
 
 

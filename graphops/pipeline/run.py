@@ -85,8 +85,8 @@ class RunSummary:
 
 
 def step_backend(loaded: LoadedPipeline, step: Any, override: str | None) -> str:
-    """The backend a step asks for: the override, else its own, else the pipeline's device."""
-    return (override or step.backend or loaded.model.device).lower()
+    """The backend a step asks for: the override, else its own, else the pipeline's backend."""
+    return (override or step.backend or loaded.model.backend).lower()
 
 
 def _shape(result: Any) -> list[int]:

@@ -4,7 +4,7 @@ A pipeline file is a YAML mapping::
 
     version: 1                  # schema version; newer files ask for a newer graphops
     name: karate                # optional; names the run summary
-    device: auto                # default backend of every step: auto | cpu | gpu
+    backend: auto               # default backend of every step: auto | cpu | gpu (device: its former name)
     output_dir: out             # outputs and the run summary go here (inside this file's folder)
     allow_outside_output_dir: false   # output_dir and outputs may not be absolute, climb out with '..'
                                 #   or pass a symbolic link leading out (graphops.pipeline.confine); true
@@ -298,7 +298,7 @@ class Pipeline(_Model):
     version: int = Field(ge=1)
     name: str | None = Field(None, pattern=NAME_PATTERN)
     description: str | None = None
-    device: Literal["auto", "cpu", "gpu"] = "auto"
+    backend: Literal["auto", "cpu", "gpu"] = "auto"  # every step's default backend (a step's backend: wins)
     output_dir: PathText = "out"
     allow_outside_output_dir: bool = False
     graphs: dict[Name, GraphSource] = Field(min_length=1)
@@ -306,4 +306,23 @@ class Pipeline(_Model):
     bench: BenchSettings | None = None
     cluster: ClusterSettings | None = None
 
-    _lower_device = field_validator("device", mode="before")(_lower)
+    _lower_backend = field_validator("backend", mode="before")(_lower)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_device(cls, data: Any) -> Any:
+        """``device:`` at the top of a file was this key's name (it meant the steps' default backend,
+        not where a graph lives, which a graph's own ``device:`` says): still read, with a warning."""
+        if not isinstance(data, dict) or "device" not in data:
+            return data
+        if "backend" in data:
+            raise ValueError("give backend: (the default backend of every step) alone; device: at the top of a "
+                             "file is its former name")
+        import warnings
+
+        warnings.warn("the pipeline key device: is now backend: (the default backend of every step; a graph's own "
+                      "device: says where it lives); device: is read until graphops 0.3", DeprecationWarning,
+                      stacklevel=2)
+        data = dict(data)
+        data["backend"] = data.pop("device")
+        return data
