@@ -286,3 +286,12 @@ def test_the_default_connect_timeout_is_at_most_ten_seconds():
     from graphops.engine.cluster import CONNECT_TIMEOUT, connect
 
     assert CONNECT_TIMEOUT <= 10 and inspect.signature(connect).parameters["timeout"].default is None
+
+
+def test_the_command_line_says_a_key_is_deprecated(tmp_path, capsys):
+    from graphops.cli import main
+
+    text = ONE.replace("OUTPUT", "x.csv").replace("name: p\n", "name: p\ndevice: cpu\n")
+    assert main(["validate", str(write(tmp_path, text))]) == 0
+    err = capsys.readouterr().err
+    assert "graphops: deprecated: the pipeline key device: is now backend:" in err and "\n" == err[-1:]

@@ -361,8 +361,27 @@ class _Held(logging.Filter):
         return False
 
 
+def _show_deprecations() -> None:
+    """graphops' own deprecations (a renamed pipeline key or input, a moved module: each says the
+    release the old name goes in) are shown on the command line, once each, as one line; Python
+    hides a library's DeprecationWarning from a program's user."""
+    import warnings
+
+    warnings.filterwarnings("default", category=DeprecationWarning, message=r".*(goes in|until graphops) 0\.3")
+    shown = warnings.showwarning
+
+    def one_line(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - warnings' API
+        if category is DeprecationWarning and "0.3" in str(message):
+            print(f"graphops: deprecated: {message}", file=sys.stderr)
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = one_line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    _show_deprecations()
     log, held = logging.getLogger("graphops"), _Held()
     log.addFilter(held)
     try:
