@@ -61,15 +61,26 @@ MOVED = {
 }
 
 
+# Public module names that live in a layer: graphops.functions (what plugins publish) is importable
+# by that name too (``from graphops.functions import read_appclass``), without a warning.
+ALIASES = {"functions": "host.functions"}
+
+
 class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``graphops.<old>`` as the module now at ``graphops.<new>`` (with a DeprecationWarning)."""
+    """Finds ``graphops.<old>`` as the module now at ``graphops.<new>`` (with a DeprecationWarning),
+    and ``graphops.<alias>`` as its module (:data:`ALIASES`)."""
 
     def find_spec(self, name, path, target=None):  # noqa: ANN001 - importlib's protocol
         old = name[len("graphops."):] if name.startswith("graphops.") else None
-        return importlib.util.spec_from_loader(name, self) if old in MOVED else None
+        return importlib.util.spec_from_loader(name, self) if old in MOVED or old in ALIASES else None
 
     def create_module(self, spec):  # noqa: ANN001
-        new = f"graphops.{MOVED[spec.name[len('graphops.'):]]}"
+        short = spec.name[len("graphops."):]
+        if short in ALIASES:
+            module = importlib.import_module(f"graphops.{ALIASES[short]}")
+            self._spec = module.__spec__
+            return module
+        new = f"graphops.{MOVED[short]}"
         warnings.warn(f"{spec.name} moved to {new} in graphops 0.2 (plugins: import from graphops.plugin); the old "
                       f"name goes in 0.3", DeprecationWarning, stacklevel=3)
         module = importlib.import_module(new)

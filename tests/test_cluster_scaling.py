@@ -337,3 +337,47 @@ def test_a_run_names_the_file_and_key_of_a_sweep(tmp_path):
     with pytest.raises(InputError, match=r"p\.yaml: cluster\.workers: \[1, 2\] is a list of cluster sizes"):
         run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o")
     assert not (tmp_path / "o").exists()  # refused before anything was made
+
+
+def test_a_client_that_is_not_one_or_is_closed_is_one_line():
+    from graphops.errors import InputError, InputTypeError
+
+    g = rmat(6, 4, seed=1)
+    with pytest.raises(InputTypeError, match="client must be a dask.distributed.Client .* got str"):
+        go.run("jaccard", g, backend="cpu", client="tcp://x:1")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cl:
+        c = distributed.Client(cl)
+        c.close()
+        with pytest.raises(InputError, match="the Dask client given is closed"):
+            go.run("jaccard", g, backend="cpu", client=c)
+
+
+@pytest.mark.parametrize("address, said", [
+    ("nonsense", "is not a Dask scheduler's address"), ("tcp://", "is not a Dask scheduler's address"),
+    ("foo://x:1", "is not a Dask scheduler's address"), ("tls://127.0.0.1:1", "For tls:// pass a Client")])
+def test_a_bad_scheduler_address_is_one_line(address, said):
+    from graphops.engine.cluster import connect
+    from graphops.errors import ClusterUnavailableError
+
+    with pytest.raises(ClusterUnavailableError, match=said):
+        with connect(address=address, timeout=2):
+            pass
+
+
+def test_old_and_new_backend_keys_together_name_the_fix(tmp_path):
+    from graphops.errors import ConfigError
+    from graphops.pipeline import load_pipeline
+
+    base = SWEEP.replace("cluster: {kind: local, workers: [1, 2]}\n", "")
+    (tmp_path / "a.yaml").write_text(base.replace("version: 1\n", "version: 1\nbackend: cpu\ndevice: cpu\n"))
+    with pytest.raises(ConfigError) as caught:
+        load_pipeline(tmp_path / "a.yaml")
+    assert "both backend: and device: (its former name); remove device:" in str(caught.value)
+    assert "'graphs'" not in str(caught.value)  # no dump of the whole file
+    (tmp_path / "b.yaml").write_text(base.replace("version: 1\n", "version: 1\ndevice: cuda\n"))
+    with pytest.raises(ConfigError, match="device: 'cuda' .* write backend:"):
+        load_pipeline(tmp_path / "b.yaml")
+    (tmp_path / "c.yaml").write_text(SWEEP.replace("workers: [1, 2]", "workers: {a: 1}"))
+    with pytest.raises(ConfigError) as caught:
+        load_pipeline(tmp_path / "c.yaml")
+    assert "constrained-int" not in str(caught.value) and "give a count of workers" in str(caught.value)

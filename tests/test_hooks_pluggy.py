@@ -245,3 +245,61 @@ def test_a_steps_params_are_built_and_checked_once(tmp_path, monkeypatch):
     assert len(declared) == 1 and isinstance(loaded.params["s"], JaccardParams)
     go.run_pipeline(loaded, out=tmp_path / "o")
     assert len(declared) == 1 and len(built) <= 1  # model_validate builds without __init__; nothing built again
+
+
+@pytest.mark.parametrize("fault", ["before", "after", "exit", "never yields"])
+def test_a_failing_wrapper_is_that_plugins_failure_alone(tmp_path, pm, caplog, fault):
+    """A wrapper=True implementation that raises (SystemExit too) before or after its yield, or
+    never yields, is a warning naming the plugin; the step and the other observers still run."""
+    import sys
+
+    seen = []
+
+    class Observer:
+        @staticmethod
+        @hookimpl
+        def graphops_step_start(step):
+            seen.append(step.id)
+
+    class Broken:
+        @staticmethod
+        @hookimpl(wrapper=True)
+        def graphops_step_start():
+            if fault == "before":
+                raise RuntimeError("broken before")
+            if fault == "exit":
+                sys.exit(5)
+            if fault == "never yields":
+                return None
+            result = yield
+            if fault == "after":
+                raise RuntimeError("broken after")
+            return result
+
+    pm.register(Observer(), name="observer")
+    pm.register(Broken(), name="broken")
+    _run(tmp_path, pm)
+    assert seen == ["s"]
+    assert any(r.getMessage().startswith("plugin 'broken': its graphops_step_start hook raised") for r in caplog.records)
+
+
+def test_a_misspelt_hook_is_refused_however_the_plugin_is_registered(pm):
+    import pluggy
+
+    class Typo:
+        @staticmethod
+        @hookimpl
+        def graphops_step_begin(step):
+            pass
+
+    with pytest.raises(pluggy.PluginValidationError, match="'graphops_step_begin', which is not a graphops hook"):
+        pm.register(Typo(), name="typo")
+    assert pm.get_plugin("typo") is None
+
+
+def test_graphops_functions_is_importable_by_name():
+    from graphops.functions import is_euler_circuit
+
+    import graphops.functions as published
+
+    assert callable(is_euler_circuit) and published.is_euler_circuit is is_euler_circuit

@@ -195,7 +195,7 @@ def test_the_top_level_device_key_is_now_backend(tmp_path):
     with pytest.warns(DeprecationWarning, match="the pipeline key device: is now backend:"):
         loaded = go.load_pipeline(write(tmp_path, base.replace("name: p\n", "name: p\ndevice: cpu\n")))
     assert loaded.model.backend == "cpu"
-    with pytest.raises(ConfigError, match="give backend: .* alone; device: at the top of a file is its former name"):
+    with pytest.raises(ConfigError, match=r"the file gives both backend: and device: \(its former name\); remove device:"):
         go.load_pipeline(write(tmp_path, base.replace("name: p\n", "name: p\ndevice: cpu\nbackend: cpu\n")))
 
 

@@ -483,8 +483,21 @@ def _client(distributed: Any, address: str, timeout: float) -> Any:
     """A client of the scheduler at ``address``; one line naming it and the fix when it does not answer."""
     from graphops.errors import ClusterUnavailableError
 
+    scheme, sep, rest = address.partition("://")
+    if (not rest or scheme not in ("tcp", "ucx", "tls", "ws", "wss", "inproc")) if sep else ":" not in address:
+        raise ClusterUnavailableError(
+            f"{address!r} is not a Dask scheduler's address: write scheme://host:port, e.g. tcp://host:8786 "
+            f"(or ucx://host:8786 with distributed-ucxx installed)")
+    if scheme == "ucx":
+        from graphops.base.device import require
+
+        require("distributed_ucxx", f"a scheduler at a ucx:// address ({address})")
     try:
         return distributed.Client(address, timeout=timeout)
+    except TypeError as exc:  # the protocol needs what was not given (tls: a security context)
+        raise ClusterUnavailableError(
+            f"cannot connect to {address!r}: {exc}. For tls:// pass a Client you made with its security "
+            f"settings (go.run(..., client=Client(address, security=...))), or use a tcp:// address") from None
     except (OSError, TimeoutError, ValueError) as exc:
         raise ClusterUnavailableError(
             f"cannot reach a Dask scheduler at {address!r} within {timeout:g} s ({type(exc).__name__}: {exc}). "

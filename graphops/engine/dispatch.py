@@ -89,10 +89,25 @@ def validate(algo: Algorithm, inputs: Mapping[str, Any], params: Mapping[str, An
     return inputs, p
 
 
+def _check_client(client: Any) -> None:
+    """``client=`` must be a running ``dask.distributed.Client`` (one line otherwise)."""
+    from graphops.errors import InputTypeError
+
+    if not hasattr(client, "scheduler_info") or not hasattr(client, "submit"):
+        raise InputTypeError(f"client must be a dask.distributed.Client (e.g. Client(LocalCluster()) or "
+                             f"Client('tcp://host:8786')); got {type(client).__name__} {client!r:.80}")
+    status = getattr(client, "status", "running")
+    if status != "running":
+        raise InputError(f"the Dask client given is {status} (closed, or its cluster stopped): make a new one, or "
+                         f"leave client out to run here")
+
+
 def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mapping[str, Any] | Any,
          registry: Registry | None = None, *, client: Any = None, declared_checked: bool = False) -> Plan:
     """Validate parameters and inputs on the host and choose the backend (for every worker of
     ``client`` when given); nothing runs yet. The registry's hook is asked only for ``auto``."""
+    if client is not None:
+        _check_client(client)
     if client is not None and not algo.distributes:
         raise InputError(f"{algo.name} does not run on a Dask cluster (it declares no split of its work); "
                          f"leave client out to run it on one device")

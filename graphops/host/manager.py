@@ -69,15 +69,24 @@ class GraphopsPluginManager(pluggy.PluginManager):
         self.own: set[str] = set()  # plugins shipped by graphops itself: they keep their names in a conflict
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
-        """pluggy's ``register``, then each plain implementation of a hook other than the
-        ``graphops_register_*`` ones put in its :func:`isolated` wrapper (a plugin's failure is its own)."""
+        """pluggy's ``register``; a plugin implementing a hook graphops does not have (a misspelt name)
+        is refused (``pluggy.PluginValidationError``, naming the hook it may have meant); then each
+        implementation of a hook other than the ``graphops_register_*`` ones is put in its
+        :func:`isolated` wrapper (a plugin's failure is its own)."""
         registered = super().register(plugin, name)
+        unknown = _unknown_hooks(self, plugin)
+        if unknown:  # a misspelt hook is refused here, however the plugin is registered
+            self.unregister(plugin)
+            hints = "".join(did_you_mean(h, _SPECS) for h in unknown)
+            raise pluggy.PluginValidationError(plugin, f"it implements {', '.join(map(repr, unknown))}, which is not "
+                                                       f"a graphops hook.{hints} Hooks: {choices(_SPECS)}")
         for caller in self.get_hookcallers(plugin) or ():
             if caller.name.startswith("graphops_register_"):
                 continue
             for impl in caller.get_hookimpls():
-                if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
-                    impl.function = isolated(impl.function, impl.plugin_name, caller.name)
+                if impl.plugin is plugin and not impl.hookwrapper:
+                    wrap = isolated_wrapper if impl.wrapper else isolated
+                    impl.function = wrap(impl.function, impl.plugin_name, caller.name)
         return registered
 
     def fail(self, name: str, dist: str, reason: str) -> PluginError:
@@ -129,17 +138,51 @@ def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str
             reason = f"{type(exc).__name__}: {reason}"
         pm.fail(name, dist, f"was not loaded: {reason}")
         return False
-    unknown = _unknown_hooks(pm, plugin)
-    if unknown:
-        pm.unregister(plugin)
-        hints = "".join(did_you_mean(h, _SPECS) for h in unknown)
-        pm.fail(name, dist, f"was not loaded: it implements {', '.join(map(repr, unknown))}, which is not "
-                            f"a graphops hook.{hints} Hooks: {choices(_SPECS)}")
-        return False
     pm.distributions[name] = dist
     if own:
         pm.own.add(name)
     return True
+
+
+def _ignored(plugin: str, hook: str, exc: BaseException) -> None:
+    if not plugin_fault(exc):
+        raise exc
+    log.warning("plugin %r: its %s hook raised %s: %s; ignored", plugin, hook, type(exc).__name__, exc)
+
+
+def isolated_wrapper(function: Any, plugin: str, hook: str) -> Any:
+    """A plugin's ``wrapper=True`` implementation, its own failures its own (as :func:`isolated`):
+    one raised before its ``yield`` (or a wrapper that never yields) leaves the inner
+    implementations to run without it; one raised after it leaves the inner result as the
+    answer. The inner implementations' own error still reaches the wrapper, as pluggy passes it."""
+    @functools.wraps(function)
+    def call(*args: Any) -> Any:
+        gen = function(*args)
+        try:
+            next(gen)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too (plugin_fault); StopIteration: never yielded
+            _ignored(plugin, hook, exc if not isinstance(exc, StopIteration) else
+                     RuntimeError("the wrapper returned without yielding"))
+            return (yield)
+        try:
+            result = yield
+        except BaseException as inner:  # the inner implementations' error: the wrapper sees it
+            try:
+                gen.throw(inner)
+            except StopIteration as stop:
+                return stop.value
+            raise RuntimeError(f"plugin {plugin!r}: its {hook} wrapper yielded twice") from inner
+        try:
+            gen.send(result)
+        except StopIteration as stop:
+            return stop.value
+        except BaseException as exc:  # noqa: BLE001
+            _ignored(plugin, hook, exc)
+            return result
+        _ignored(plugin, hook, RuntimeError("the wrapper yielded twice"))
+        return result
+
+    return call
 
 
 def isolated(function: Any, plugin: str, hook: str) -> Any:
@@ -151,9 +194,7 @@ def isolated(function: Any, plugin: str, hook: str) -> Any:
         try:
             return function(*args)
         except BaseException as exc:  # noqa: BLE001 - SystemExit too (plugin_fault)
-            if not plugin_fault(exc):
-                raise
-            log.warning("plugin %r: its %s hook raised %s: %s; ignored", plugin, hook, type(exc).__name__, exc)
+            _ignored(plugin, hook, exc)
             return None
 
     return call

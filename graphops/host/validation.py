@@ -72,8 +72,9 @@ def explain(err: dict[str, Any], model: type[pydantic.BaseModel] | None = None) 
         return f"Unknown kind {tag!r}. Allowed: {choices(expected)}.{did_you_mean(tag, expected)}"
     if kind.startswith("value_error"):
         message = message.removeprefix("Value error, ")
-    if f"got {err['input']!r}" in message:
-        return message
+    whole_file = not loc and model is not None and "steps" in getattr(model, "model_fields", {})
+    if f"got {err['input']!r}" in message or whole_file:
+        return message  # (a rule of the whole file's: the file itself is not a value to show)
     return f"{message} (got {shown(err['input'])})"
 
 

@@ -82,7 +82,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 from graphops.host.numbers import lax_locations
-from graphops.host.validation import NAME_PATTERN
+from graphops.host.validation import NAME_PATTERN, shown
 from graphops.io.outputs import name_problem
 from graphops.pipeline.yamlfile import load_yaml
 
@@ -264,7 +264,7 @@ class ClusterSettings(_Model):
     @classmethod
     def _one_count_or_a_sweep(cls, value: Any) -> Any:
         """One line for any bad ``workers`` (the union's own errors name pydantic's branches)."""
-        if value is None or not isinstance(value, (int, list)) or isinstance(value, bool):
+        if value is None or isinstance(value, (str, float, bool)):
             return value  # text, decimals, true/false: the numbers rule's own messages
         counts = value if isinstance(value, list) else [value]
         fine = all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 4096 for c in counts)
@@ -316,8 +316,11 @@ class Pipeline(_Model):
         if not isinstance(data, dict) or "device" not in data:
             return data
         if "backend" in data:
-            raise ValueError("give backend: (the default backend of every step) alone; device: at the top of a "
-                             "file is its former name")
+            raise ValueError("the file gives both backend: and device: (its former name); remove device:")
+        value = data["device"]
+        if not isinstance(value, str) or value.lower() not in ("auto", "cpu", "gpu"):
+            raise ValueError(f"device: {shown(value)} (the former name of backend:) must be auto, cpu or gpu; "
+                             f"write backend: auto | cpu | gpu instead")
         import warnings
 
         warnings.warn("the pipeline key device: is now backend: (the default backend of every step; a graph's own "
