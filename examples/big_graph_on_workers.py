@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import graphops as go
-from graphops.plugin import bounded, cuda_protocol, peak_device_memory
+from graphops.plugin import add_up, bounded, cuda_protocol, peak_device_memory
 
 
 def rmat_share(scale: int, samples: int, seed: int) -> Any:  # on a worker: its share of the edges
@@ -36,13 +36,6 @@ def degree_counts(part: Any, n: int) -> Any:  # on a worker: each vertex's disti
 
     ends = cp.concatenate([part["first"].values, part["second"].values])
     return cp.bincount(ends, minlength=n).astype(cp.int64)
-
-
-def added(*arrays: Any) -> Any:
-    out = arrays[0].copy()
-    for a in arrays[1:]:
-        out += a
-    return out
 
 
 def min_degree_sum(part: Any, degrees: Any) -> int:  # on a worker: Σ min(d_u, d_v) of a partition's edges
@@ -85,7 +78,7 @@ def main() -> None:
                 times.append(time.perf_counter() - t0)
         scored = int(out.shape[0].compute())
         n = 1 << args.scale
-        degrees = client.compute(dask.delayed(added)(*[dask.delayed(degree_counts)(p, n) for p in out.to_delayed()]))
+        degrees = client.compute(dask.delayed(add_up)(*[dask.delayed(degree_counts)(p, n) for p in out.to_delayed()]))
         work = sum(client.gather(client.compute([dask.delayed(min_degree_sum)(p, degrees) for p in out.to_delayed()])))
         best = min(times)
         print(f"R-MAT {args.scale}: {rows / 1e6:,.0f} M edge rows drawn on {len(peaks)} worker(s) "

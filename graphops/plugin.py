@@ -35,7 +35,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   ``column_slices``, ``whole_adjacency`` (the slices put together on each slice's worker, when
   that fits), ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
   client graphops opened closes); ``cuda_protocol`` (ucx where installed, else tcp);
-  ``peak_device_memory`` (each worker's peak device memory during a
+  ``Kept`` (what is kept with an object while it lives, found by identity: e.g. a sent object's copy
+  on a worker's device); ``peak_device_memory`` (each worker's peak device memory during a
   block).
 * **Calls, files and tests**: ``run``, ``execute_call``, ``Sources`` (a pipeline file's graphs),
   ``check_algorithm``, ``check_signatures``, ``tiny_graphs``.
@@ -84,6 +85,7 @@ _WHERE = {
     "graphops.engine.local": ("run_part", "run_kernel"),
     "graphops.engine.cluster": ("when_closing", "cuda_protocol"),
     "graphops.engine.devmem": ("peak_device_memory",),
+    "graphops.engine.placing": ("Kept",),
     "graphops.engine.slices": ("column_slices", "whole_adjacency", "add_up", "frame_on", "in_input_order"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),

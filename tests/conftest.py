@@ -75,3 +75,12 @@ def fresh_pm(monkeypatch):
     monkeypatch.delenv("GRAPHOPS_PLUGINS", raising=False)
     monkeypatch.delenv("GRAPHOPS_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     return make_plugin_manager()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two CPU worker processes, no GPU visible to them (also on a GPU host): a Dask client for the
+    tests of cluster calls, one cluster per test module."""
+    from tests.clusters import cpu_client
+
+    yield from cpu_client(2)

@@ -32,16 +32,6 @@ def _the_cluster_pays(monkeypatch):
     monkeypatch.setattr(gramcost, "PAYS_BY", 0.0)  # tk * 0 < t1: the cluster is always used
 
 
-@pytest.fixture(scope="module")
-def client():
-    """Two CPU worker processes, no GPU visible to them (also on a GPU host)."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       env={"CUDA_VISIBLE_DEVICES": ""})
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
 
 def test_jaccard_pairs_in_parts_equal_one_process(client):
     g = rmat(11, 8, seed=3)
@@ -594,7 +584,7 @@ def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client,
     on_gpu = go.run("sp_kernel", test.to("gpu"), train.to("gpu"), backend="gpu", client=cuda_client, normalize=True)
     assert isinstance(on_gpu, cp.ndarray)
     np.testing.assert_array_equal(on_gpu.get(), ref)
-    monkeypatch.setattr(cluster, "_usable_gpu_here", lambda: False)
+    monkeypatch.setattr(cluster, "gpu_available", lambda: False)  # a caller without a GPU
     got = go.run("mg_kernel", test, train, backend="gpu", client=cuda_client, node_kernel=KD, edge_kernel=KD,
                  normalize=True)
     assert isinstance(got, np.ndarray)

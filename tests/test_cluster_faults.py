@@ -153,15 +153,6 @@ def _fault_registry():
     return Registry(pm)
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       env={"CUDA_VISIBLE_DEVICES": ""})
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
 
 @pytest.mark.parametrize("fault, said", [("cupy", "GPU memory .* asked for 1,073,741,824 bytes"),
                                          ("rmm", "GPU memory .*std::bad_alloc"),

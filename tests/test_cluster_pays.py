@@ -22,16 +22,6 @@ distributed = pytest.importorskip("distributed")
 MG = {"node_kernel": {"kronecker_delta": {"h": 0.5, "on": "label"}}, "edge_kernel": {"constant": {"c": 1.0}}}
 
 
-@pytest.fixture(scope="module")
-def client():
-    """Two CPU worker processes, no GPU visible to them (also on a GPU host)."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       env={"CUDA_VISIBLE_DEVICES": ""})
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
 
 def test_a_small_sp_kernel_call_runs_here(client):
     gs = go.datasets.load("MUTAG")[:40]

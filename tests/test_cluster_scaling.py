@@ -14,15 +14,6 @@ from graphops.io.generate import rmat
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       env={"CUDA_VISIBLE_DEVICES": ""})
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
 
 def _held(dask_worker) -> list[tuple[str, int]]:  # on a worker: what it holds, by class, with lengths
     out = []

@@ -19,12 +19,9 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def client():
     """One CPU worker process, no GPU visible to it (also on a GPU host)."""
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       env={"CUDA_VISIBLE_DEVICES": ""})
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    from tests.clusters import cpu_client
+
+    yield from cpu_client(1)
 
 
 class _FakeReader:

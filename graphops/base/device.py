@@ -199,6 +199,15 @@ def to_device(arr: Any, device: "Device | str") -> Any:
     return device.xp.asarray(arr) if device is Device.GPU else arr.get()
 
 
+def free_pooled_device_memory() -> None:
+    """Give back to the device what CuPy's memory pool holds unused here, if CuPy is in use and a
+    device is visible (e.g. before a cluster call: the first worker of a local GPU cluster shares
+    this process's GPU); a no-op otherwise."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and gpu_available():
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def synchronize() -> None:
     """Wait for queued GPU work, if CuPy is already in use; a no-op otherwise."""
     cupy = sys.modules.get("cupy")

@@ -319,22 +319,12 @@ def _time_on_cluster(loaded: LoadedPipeline, settings: BenchSettings, repeat: in
             client, _ = open_cluster(stack, loaded, cluster)
         except (GraphopsError, OSError) as exc:  # no Dask here, or no scheduler answering
             return [_skipped(loaded, s, f"the file's cluster: {str(exc).splitlines()[0]}") for s in steps]
-        _free_device_cache()
         return [_time_step(loaded, s, settings, repeat, warmup, client) for s in steps]
 
 
 def _skipped(loaded: LoadedPipeline, step: Any, why: str) -> BenchRow:
     return BenchRow(loaded.file, _case(step), step.id, step_backend(loaded, step, None), False, "-",
                     note=f"skipped: {why}")
-
-
-def _free_device_cache() -> None:
-    """Before a cluster's steps: this process's unused pooled device memory given back, so a worker
-    sharing its GPU finds it free."""
-    import sys
-
-    if "cupy" in sys.modules and gpu_available():
-        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
 
 
 def _check_workers(workers: Any) -> list[int] | None:

@@ -234,13 +234,15 @@ def _builtin_parsers(sub: Any) -> None:
 
 
 def _worker_counts(text: str) -> list[int]:
-    """``--workers 1,2,4``: distinct counts from 1 to 4096."""
+    """``--workers 1,2,4``: cluster sizes, by the rule of the file key ``cluster.workers``."""
+    from graphops.pipeline.schema import MAX_WORKERS, worker_counts_problem
+
     words = [w.strip() for w in text.split(",")]
-    if not all(w.isascii() and w.isdigit() for w in words) or not all(1 <= int(w) <= 4096 for w in words) or \
-            len(set(map(int, words))) != len(words):
-        raise argparse.ArgumentTypeError(f"--workers {text!r}: give distinct cluster sizes from 1 to 4096, separated "
-                                         f"by commas (e.g. --workers 1,2,4)")
-    return [int(w) for w in words]
+    counts = [int(w) if w.isascii() and w.isdigit() else w for w in words]
+    if worker_counts_problem(counts) is not None:
+        raise argparse.ArgumentTypeError(f"--workers {text!r}: give distinct cluster sizes from 1 to {MAX_WORKERS}, "
+                                         f"separated by commas (e.g. --workers 1,2,4)")
+    return counts
 
 
 class _HelpFormatter(argparse.HelpFormatter):

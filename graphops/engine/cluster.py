@@ -49,7 +49,7 @@ import uuid
 import weakref
 from typing import Any, Callable, Iterator, Mapping
 
-from graphops.base.device import Device
+from graphops.base.device import Device, free_pooled_device_memory, gpu_available
 from graphops.engine.parts import Distributed, Here, Split
 from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
@@ -110,13 +110,6 @@ def _stop_event(client: Any) -> Any:
     return Event(f"graphops-stop-{uuid.uuid4().hex}", client=client)
 
 
-def _usable_gpu_here() -> bool:
-    """Whether this process can take the workers' device arrays (else parts send host arrays)."""
-    from graphops.base.device import gpu_status
-
-    return gpu_status()[0]
-
-
 def run_on_cluster(planned: Plan) -> Outcome:
     """Run a validated plan's parts on its client's workers (its backend was chosen for every
     worker): the algorithm's ``gram`` declaration or its ``split`` cuts the work."""
@@ -133,7 +126,7 @@ def run_on_cluster(planned: Plan) -> Outcome:
         _split(algo, inputs, params, n_workers, name)
     if isinstance(split, Here):  # the cluster would not pay: this process runs the call
         return _instead_here(planned, split)
-    _free_cached_device_memory()  # what this process's pool keeps is not held from a worker sharing its GPU
+    free_pooled_device_memory()  # what this process's pool keeps is not held from a worker sharing its GPU
     progress = getattr(params, "progress", None)
     t_split = _synchronized() - t0
     if isinstance(split, Distributed):
@@ -177,17 +170,6 @@ def _instead_here(planned: Plan, here: Here) -> Outcome:
                           f"here too", plugin=algo.plugin)
     done = run_here(dataclasses.replace(planned, client=None, workers=0, reason=f"{planned.reason}; {line}"))
     return dataclasses.replace(done, details={**done.details, "cluster": line})
-
-
-def _free_cached_device_memory() -> None:
-    """Give back the device memory CuPy's pool holds unused here (this process may share its GPU
-    with the first worker of a local cluster: an earlier call's cached blocks would be out of that
-    worker's reach)."""
-    import sys
-
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and _usable_gpu_here():
-        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: str) -> Any:
@@ -239,7 +221,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     sent, where_ran = send(client, inputs if split.sent is None else split.sent, moved), placed(client, inputs)
     data = place_data(client, split, moved)
     t1 = time.perf_counter()
-    host = algo.backends[name].device != "gpu" or not _usable_gpu_here()
+    host = algo.backends[name].device != "gpu" or not gpu_available()  # the workers' device arrays: host copies
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}

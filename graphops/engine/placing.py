@@ -26,8 +26,8 @@ __all__ = ["Kept", "send", "placed", "hashable", "nbytes", "place_data", "data_l
 
 class Kept:
     """What is kept with an object while it lives, the object found by identity (a frozen
-    dataclass of arrays hashes its fields, which arrays refuse). ``setdefault`` raises TypeError
-    for an object that cannot be weakly referenced."""
+    dataclass of arrays hashes its fields, which arrays refuse, so a WeakKeyDictionary cannot hold
+    it). ``setdefault`` raises TypeError for an object that cannot be weakly referenced."""
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Any, Any]] = {}

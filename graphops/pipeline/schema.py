@@ -246,14 +246,29 @@ class BenchSettings(_Model):
     reads: dict[Name, ReadCase] | None = None
 
 
+MAX_WORKERS, MAX_SWEEP = 4096, 64  # a cluster's workers; the sizes one bench sweeps
+
+
+def worker_counts_problem(counts: list[Any]) -> str | None:
+    """What is wrong with cluster sizes (one, or a bench's sweep), or ``None``: the one rule of the
+    file key ``cluster.workers``, ``run_bench(workers=)`` and ``graphops bench --workers``."""
+    fine = all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= MAX_WORKERS for c in counts)
+    if not fine or not counts or len(counts) > MAX_SWEEP:
+        return (f"give a count of workers from 1 to {MAX_WORKERS} (workers: 4), or for graphops bench a list of up "
+                f"to {MAX_SWEEP} distinct counts to sweep (workers: [1, 2, 4])")
+    if len(set(counts)) != len(counts):
+        return "a sweep lists each count once (workers: [1, 2, 4])"
+    return None
+
+
 class ClusterSettings(_Model):
     """Where the steps that split their work run (``graphops.engine.cluster``): a local cluster started
     for the run, or a running scheduler's address."""
 
     kind: Literal["local", "local-cuda"] | None = None
     # a list: the worker counts ``graphops bench`` sweeps (a cluster of each size in turn); a run takes one
-    workers: Annotated[int, Field(ge=1, le=4096)] | Annotated[list[Annotated[int, Field(ge=1, le=4096)]],
-                                                              Field(min_length=1, max_length=64)] | None = None
+    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] | Annotated[
+        list[Annotated[int, Field(ge=1, le=MAX_WORKERS)]], Field(min_length=1, max_length=MAX_SWEEP)] | None = None
     address: str | None = Field(None, min_length=1)
     protocol: Literal["auto", "tcp", "ucx"] | None = None
     timeout: float | None = Field(None, gt=0, le=3600)  # seconds a running scheduler has to answer (10)
@@ -266,13 +281,9 @@ class ClusterSettings(_Model):
         """One line for any bad ``workers`` (the union's own errors name pydantic's branches)."""
         if value is None or isinstance(value, (str, float, bool)):
             return value  # text, decimals, true/false: the numbers rule's own messages
-        counts = value if isinstance(value, list) else [value]
-        fine = all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 4096 for c in counts)
-        if not fine or not counts or len(counts) > 64:
-            raise ValueError(f"give a count of workers from 1 to 4096 (workers: 4), or for graphops bench a list of "
-                             f"up to 64 distinct counts to sweep (workers: [1, 2, 4]); got {value!r}")
-        if len(set(counts)) != len(counts):
-            raise ValueError(f"a sweep lists each count once (workers: [1, 2, 4]); got {value!r}")
+        problem = worker_counts_problem(value if isinstance(value, list) else [value])
+        if problem is not None:
+            raise ValueError(f"{problem}; got {value!r}")
         return value
 
     @model_validator(mode="after")

@@ -19,11 +19,10 @@
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.plugin import (DaskGraph, Device, Distributed, InputError, PARTS_PER_WORKER, PairIndex, Pairs, Part,
+from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
                              Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
@@ -97,7 +96,7 @@ def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, se
     return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
 
 
-_MOVED: dict[int, tuple[Any, Any]] = {}  # id(sent object) -> (a weak reference to it, its copy here)
+_MOVED = Kept()  # on a worker: a sent object -> its copy on this worker's device, while the object lives
 
 
 def _on(obj: Any, device: Device) -> Any:
@@ -106,13 +105,12 @@ def _on(obj: Any, device: Device) -> Any:
     first = obj.indptr if hasattr(obj, "indptr") else obj.first
     if device_of(first) is device:
         return obj
-    hit = _MOVED.get(id(obj))
-    if hit is None or hit[0]() is not obj:
+    moved = _MOVED.get(obj)
+    if moved is None:
         fields = {f.name: None if getattr(obj, f.name) is None else to_device(getattr(obj, f.name), device)
                   for f in dataclasses.fields(obj) if f.name not in ("digest", "ids", "extra")}
-        key = id(obj)
-        hit = _MOVED[key] = (weakref.ref(obj, lambda _: _MOVED.pop(key, None)), dataclasses.replace(obj, **fields))
-    return hit[1]
+        moved = _MOVED.setdefault(obj, dataclasses.replace(obj, **fields))
+    return moved
 
 
 @dataclass(frozen=True)
