@@ -15,8 +15,10 @@ the client but the vertex count and the slice bounds):
 2. the column bounds, cut so that the slices hold about equal numbers of entries;
 3. each edge partition cuts its entries (both directions) by slice; each slice puts its pieces
    together, drops repeated entries and builds a CSR of all ``n`` rows over its columns, plus
-   the distinct edges ``{u, v}`` whose larger end is in its range (each edge thus has one home),
-   with the position of its first stored row and its stored orientation.
+   the distinct edges ``{u, v}`` homed in its range (each edge has one home: its larger end when
+   ``u + v`` is even, its smaller end when odd, so that every slice gets about ``1/k`` of the
+   edges; homing every edge at its larger end gave the last slice ``(2k - 1)/k²`` of them), with
+   the position of its first stored row and its stored orientation.
 
 :func:`in_input_order` turns values per slice's edges back into a Dask frame with one
 partition per input partition, rows in the input's order: the same rows, in the same order,
@@ -220,8 +222,9 @@ def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any
 
 def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any, Any], Any]:
     """A slice's set adjacency (CSR of all ``n`` rows over its columns), its distinct edges
-    ``{u, v}`` (those with ``u <= v`` entries here, i.e. whose larger end is in the slice) as
-    stored first, and those first rows' positions."""
+    ``{u, v}`` homed here (see the module docstring: the entry ``(r, c)`` with ``r <= c`` when
+    ``r + c`` is even, ``r >= c`` when odd; a self-loop's one entry) as stored first, and those
+    first rows' positions."""
     xp = _xp(pieces[0][0])
     rows, cols, pos, flipped = (xp.concatenate([p[c] for p in pieces]) for c in range(4))
     small = rows.dtype
@@ -239,7 +242,7 @@ def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any
     if n:
         xp.cumsum(xp.bincount(r, minlength=n), out=indptr[1:])
     adjacency = (indptr, xp.ascontiguousarray(c.astype(xp.int32)))
-    edge = r <= c
+    edge = (r <= c) == (((r ^ c) & 1) == 0)  # each edge's home: one of its two entries (module docstring)
     u, v, pos, flipped = r[edge], c[edge], pos[edge], flipped[edge].astype(bool)
     first_end, second_end = xp.where(flipped, v, u), xp.where(flipped, u, v)  # as first stored
     return adjacency, (first_end, second_end), pos

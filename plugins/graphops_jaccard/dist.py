@@ -1,7 +1,7 @@
 """jaccard on a Dask cluster (:mod:`graphops.engine.cluster`).
 
 * A :class:`Graph`: the pairs (every distinct edge, or those given) are made once, here, and cut
-  into ranges of about equal work (d_u + d_v + 1 per pair); each range's internal indices go to
+  into ranges of about equal work (:func:`.common.pair_work`: the kernels' list entries read); each range's internal indices go to
   one worker only (kept there for the next call), which scores them. With graphops' own kernels
   (``cpu``, ``gpu``) the workers are sent only the set adjacency the kernels read (indptr and
   sorted, duplicate-free indices: about 4 bytes an edge end), not the graph with its edge frame
@@ -26,7 +26,7 @@ from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, P
                              Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
-from .common import result
+from .common import pair_work, result
 
 __all__ = ["split"]
 
@@ -52,10 +52,12 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
                                  "vertex ids. Give the pairs as those integers")
         return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
-    key = ("cluster parts", workers * PARTS_PER_WORKER)
+    gpu = backend != "cpu"  # the kernels whose work the parts are balanced by
+    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu)
     if key not in index.extra:  # the same cut for the next call with as many workers
-        deg = graph.device.xp.diff(graph.csr().indptr)
-        work = deg[index.first] + deg[index.second] + 1.0  # cut where it is (a GPU's pairs: on the GPU)
+        xp = graph.device.xp
+        deg = xp.diff(graph.csr().indptr)
+        work = pair_work(xp, deg[index.first], deg[index.second], gpu)  # where it is (a GPU's: on the GPU)
         index.extra[key] = [Part(p.select, p.cost, PairIndex(index.first[p.select[0]:p.select[1]],
                                                              index.second[p.select[0]:p.select[1]],
                                                              f"{index.digest}{p.select}"))
