@@ -592,6 +592,41 @@ def test_gram_blocks_on_gpu_workers_come_back_in_the_callers_family(cuda_client,
                                               normalize=True))
 
 
+# distributed leaves a socket of the killed worker's connection to be collected: its affair
+@pytest.mark.rapids
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_gpu_worker_killed_during_an_rmat24_jaccard_changes_nothing():
+    """A worker per GPU; one is killed while every edge of R-MAT 24 is scored: the parts it held
+    are sent again and run elsewhere, and the coefficients equal one GPU's, bit for bit."""
+    dask_cuda = pytest.importorskip("dask_cuda")
+    import cupy as cp
+
+    from graphops.engine.cluster import cuda_protocol
+
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs a host with two or more GPUs")
+    g = rmat(24, 16, seed=42, device="gpu")
+    ref = go.run("jaccard", g, backend="gpu")
+    killed: list[float] = []
+    with dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=cuda_protocol()) as cl, \
+            distributed.Client(cl) as c:
+        go.run("jaccard", g, backend="gpu", client=c)  # the adjacency and each part's pairs sent
+        victim = sorted(c.scheduler_info()["workers"])[-1]
+
+        def kill() -> None:
+            time.sleep(0.15)
+            killed.append(time.perf_counter())
+            c.run(os._exit, 1, workers=[victim], on_error="ignore")
+
+        threading.Thread(target=kill, daemon=True).start()
+        out = go.run("jaccard", g, backend="gpu", client=c)
+        finished = time.perf_counter()
+        assert killed and killed[0] < finished, "the worker was not killed while the call ran"
+    assert list(out.columns) == list(ref.columns) and len(out) == len(ref)
+    for col in ref.columns:
+        assert bool(cp.array_equal(out[col].values, ref[col].values)), col
+
+
 @pytest.mark.rapids
 def test_a_gpu_graph_travels_as_device_buffers():
     """Over ucx (Dask's "cuda" family) a GPU graph's frame and arrays, a GPU graph set's arrays
