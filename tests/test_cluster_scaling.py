@@ -39,7 +39,8 @@ def test_jaccard_workers_hold_the_adjacency_and_their_own_pairs(client, weighted
     pairs = sum(n for items in held.values() for name, n in items if name == "PairIndex")
     assert pairs == len(ref)  # each pair on one worker only
     assert all(any(name == "PairIndex" for name, _ in items) for items in held.values())  # both got parts
-    assert first.details["gathered_from_workers_bytes"] == 8 * len(ref)
+    # unweighted, the shared counts come back as 2 bytes a pair (none of these reach 65,535)
+    assert first.details["gathered_from_workers_bytes"] == (8 if weighted else 2) * len(ref)
     assert first.details["sent_to_workers_bytes"] > 16 * len(ref)  # the pairs' indices and the adjacency
     again = go.execute_call("jaccard", g, backend="cpu", client=client, **params)
     pd.testing.assert_frame_equal(again.result, ref)
@@ -95,7 +96,7 @@ def test_bench_sweeps_cluster_sizes(tmp_path):
     for row in (one, two):
         assert row.speedup == pytest.approx(here.median / row.median)
         assert row.efficiency == pytest.approx(row.speedup / row.workers)
-        assert row.moved_bytes == 8 * pairs  # the coefficients came back; the inputs went during the warm-up
+        assert row.moved_bytes == 2 * pairs  # the shared counts came back; the inputs went during the warm-up
         assert row.peak_device_bytes is None  # CPU workers
     table = rows_as_table(report)
     assert table[0][4:7] == ["efficiency", "peak GiB/worker", "moved GB"]
@@ -413,3 +414,18 @@ def test_slices_share_the_edges_evenly():
     assert counts.sum() == len(frame)
     assert np.all(np.abs(counts / counts.mean() - 1) < 0.1), counts
     assert np.all(np.abs(work / work.mean() - 1) < 0.15), work
+
+
+@given(counts=st.lists(st.integers(0, 200_000), max_size=60))
+@settings(max_examples=60, deadline=None)
+def test_shared_counts_travel_packed_and_come_back_exact(counts):
+    """A part's shared counts go back as uint16 with the ones that do not fit listed apart (a pair
+    of hubs can share more than 65,535 neighbours); unpacked they are the counts, exactly."""
+    from graphops_jaccard.dist import Counts
+    from graphops.plugin import Device
+
+    shared = np.asarray(counts, dtype=np.float64)
+    packed = Counts.of(shared)
+    assert packed.low.dtype == np.uint16
+    assert len(packed.at) == int((shared >= 65535).sum())
+    np.testing.assert_array_equal(packed.shared(Device.CPU), shared)

@@ -5,8 +5,9 @@
   one worker only (kept there for the next call), which scores them. With graphops' own kernels
   (``cpu``, ``gpu``) the workers are sent only the set adjacency the kernels read (indptr and
   sorted, duplicate-free indices: about 4 bytes an edge end), not the graph with its edge frame
-  and ids; another backend's workers get the whole graph. Only the coefficients come back; the
-  frame is made here, beside the pairs this process holds.
+  and ids; another backend's workers get the whole graph. Only the shared counts come back
+  (about 2 bytes a pair; weighted, or another backend: the coefficients, 8), and J and the frame
+  are made here, beside the pairs this process holds.
 * A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker. When the whole set adjacency fits a worker (4 bytes an entry, a
   share of its memory: :data:`graphops.engine.slices.WHOLE_SHARE`), the slices are put together
@@ -19,11 +20,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
+                             Shipped, Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import pair_work, result
@@ -63,7 +65,8 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
                                                              f"{index.digest}{p.select}"))
                             for p in rows_by_cost(work, key[1])]
     sent = {"adjacency": _adjacency(graph, params)} if backend in OWN_KERNELS else None
-    return Split(index.extra[key], run, _Merge(index), views=(index,), sent=sent, keep_with=index)
+    merge = _Merge(index, sent and sent["adjacency"])
+    return Split(index.extra[key], run, merge, views=(index,), sent=sent, keep_with=index)
 
 
 def _adjacency(graph: Any, params: Any) -> Any:
@@ -87,15 +90,48 @@ def _module(device: Device) -> Any:
 
 def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int],
         data: PairIndex) -> Any:
-    """On a worker: the coefficients of the part's pairs (``data``: their internal indices; the
-    client has the pairs), by jaccard's kernels on the set adjacency sent, or by the backend on
-    the whole graph."""
+    """On a worker: what the client needs to form the coefficients of the part's pairs (``data``:
+    their internal indices; the client has the pairs): by jaccard's kernels on the set adjacency
+    sent, their shared counts (:class:`Counts`, about 2 bytes a pair) or, weighted, their
+    coefficients; by another backend on the whole graph, the coefficients."""
     if "adjacency" not in inputs:
         return run_part(algorithm, {"graph": inputs["graph"], "pairs": data}, params, backend,
                         wrap=False)["jaccard_coeff"]
     device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
     adj, pairs = (_on(obj, device) for obj in (inputs["adjacency"], data))
-    return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
+    if adj.weights is not None:
+        return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
+    shared = run_kernel(algorithm, backend, functools.partial(_module(device).coefficients, shared=True), adj,
+                        pairs.first, pairs.second)
+    return Counts.of(shared)
+
+
+@dataclass(frozen=True)
+class Counts(Shipped):
+    """A part's shared counts |N(u) ∩ N(v)|, packed to travel: as uint16, with the few counts
+    that do not fit (a pair of hubs) listed apart by position. Unweighted J is formed from them
+    where the pairs are, as the kernels form it: c / (d_u + d_v - c), or 0 when that is 0. A
+    :class:`Shipped` object: over ucx its arrays go GPU to GPU."""
+
+    low: Any        # uint16: the count, or COUNT_MAX where it does not fit
+    at: Any         # int64: the positions whose count is COUNT_MAX or more
+    high: Any       # float64: their counts
+
+    COUNT_MAX = 65535  # (a class constant: not a field)
+
+    @classmethod
+    def of(cls, shared: Any) -> "Counts":
+        xp = device_of(shared).xp
+        big = shared >= cls.COUNT_MAX
+        at = xp.flatnonzero(big)
+        return cls(xp.minimum(shared, cls.COUNT_MAX).astype(xp.uint16), at, shared[at])
+
+    def shared(self, device: Device) -> Any:
+        """The counts as float64 on ``device``."""
+        out = to_device(self.low, device).astype(device.xp.float64)
+        if len(self.at):
+            out[to_device(self.at, device)] = to_device(self.high, device)
+        return out
 
 
 _MOVED = Kept()  # on a worker: a sent object -> its copy on this worker's device, while the object lives
@@ -118,14 +154,23 @@ def _on(obj: Any, device: Device) -> Any:
 @dataclass(frozen=True)
 class _Merge:
     """The parts' coefficients in pair order beside the pairs the client already holds: only
-    4 or 8 bytes a pair come back from the workers, not the pair columns."""
+    their shared counts (about 2 bytes a pair; weighted: the coefficients, 8) come back from the
+    workers, not the pair columns."""
 
     index: PairIndex
+    adjacency: Any = None  # the set adjacency sent (its degrees turn counts into coefficients)
 
     def __call__(self, values: list[Any]) -> dict[str, Any]:
         home = device_of(self.index.first)
         xp = home.xp
-        coeff = xp.concatenate([to_device(v, home) for v in values]) if values else xp.empty(0, xp.float64)
+        if values and isinstance(values[0], Counts):
+            shared = xp.concatenate([v.shared(home) for v in values])
+            deg = to_device(self.adjacency.degrees(), home)
+            union = (deg[self.index.first] + deg[self.index.second]).astype(xp.float64) - shared
+            empty = union == 0
+            coeff = xp.where(empty, 0.0, shared / xp.where(empty, 1.0, union))
+        else:
+            coeff = xp.concatenate([to_device(v, home) for v in values]) if values else xp.empty(0, xp.float64)
         return result(self.index, coeff)  # (no pairs, no parts: every backend gives float64)
 
 
