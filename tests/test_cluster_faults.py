@@ -76,9 +76,11 @@ def test_parts_are_named_for_people():
 
     jaccard = get_registry().algorithm("jaccard")
     assert describe_part((1_000_000, 2_000_000), jaccard) == "pairs 1,000,000:2,000,000"
-    assert describe_part(("rows", "train", 0, 250)) == "Gram rows 0:250"
-    assert describe_part(("cols", "train", 16, 32)) == "Gram columns 16:32"
-    assert describe_part(("diagonal", "graphs", 0, 10)) == "Gram diagonal of 'graphs' 0:10"
+    assert describe_part(("rows", "train", ((0, 250),))) == "Gram rows 0:250"
+    assert describe_part(("cols", "train", ((16, 32), (96, 128)))) == "Gram columns 16:32, 96:128"
+    dealt = tuple((a, a + 32) for a in range(0, 6400, 128))
+    assert describe_part(("cols", "train", dealt)) == "Gram columns 0:32, 128:160, ... (50 ranges, 1,600 graphs)"
+    assert describe_part(("diagonal", "graphs", ((0, 10),))) == "Gram diagonal of 'graphs' 0:10"
     assert describe_part((0, 5)) == "part 0:5"
     assert describe_part({"block": 3}) == "part {'block': 3}"
 

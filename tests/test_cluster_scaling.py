@@ -429,3 +429,41 @@ def test_shared_counts_travel_packed_and_come_back_exact(counts):
     assert packed.low.dtype == np.uint16
     assert len(packed.at) == int((shared >= 65535).sum())
     np.testing.assert_array_equal(packed.shared(Device.CPU), shared)
+
+
+@given(n=st.integers(0, 500), parts=st.integers(1, 20), run=st.integers(1, 40))
+@settings(max_examples=80, deadline=None)
+def test_dealt_order_is_a_permutation_of_runs(n, parts, run):
+    """The dealt order visits every graph once, in runs of consecutive graphs dealt to the parts
+    in turn; contiguous ranges of it are given back as those runs."""
+    from graphops.engine.gram import dealt, runs_of
+
+    order = dealt(n, parts, run)
+    assert sorted(order.tolist()) == list(range(n))
+    runs = runs_of(order)
+    assert [i for a, b in runs for i in range(a, b)] == order.tolist()
+    starts = [a for a, _ in runs]
+    assert all(a % run == 0 for a in starts)
+    if n > run * parts:  # the first part's share starts with runs 0, parts, 2 parts, ...
+        assert order[run] == parts * run if run > 0 else True
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_test_by_train_parts_take_graphs_from_all_over_the_set(client, monkeypatch, normalize):
+    """A test x train Gram matrix in blocks of columns: each block's columns are runs of graphs
+    dealt from all over the training set (ordered by size here), put back in place by the merge;
+    the matrix equals one process's."""
+    from graphops.engine import gram, gramcost
+    from graphops.io.generate import gnp_set
+
+    monkeypatch.setattr(gramcost, "PAYS_BY", 0)  # always on the cluster
+    seen = []
+    real = gram._place
+    monkeypatch.setattr(gram, "_place", lambda K, kind, runs, block: (seen.append((kind, runs)), real(K, kind, runs, block)))
+    test, train = gnp_set({10: 15}, p=0.2, seed=3), gnp_set({6: 300, 12: 300, 18: 300}, p=0.2, seed=4)
+    done = go.execute_call("sp_kernel", test, train, backend="cpu", client=client, normalize=normalize)
+    np.testing.assert_array_equal(done.result, go.run("sp_kernel", test, train, backend="cpu", normalize=normalize))
+    assert len(seen) == done.details["parts"] == 8  # 2 workers, 4 parts each
+    for kind, runs in seen:
+        assert kind == "cols" and min(a for a, _ in runs) < 300 and max(b for _, b in runs) > 600  # small to large
+    assert sorted(i for _, runs in seen for a, b in runs for i in range(a, b)) == list(range(len(train)))

@@ -72,13 +72,20 @@ def _span(r0: Any, r1: Any) -> str:
     return f"{r0:,}:{r1:,}" if isinstance(r1, int) else f"{r0:,}:"
 
 
+def _are_runs(runs: Any) -> bool:
+    return isinstance(runs, tuple) and all(isinstance(r, tuple) and len(r) == 2 for r in runs)
+
+
 def describe_part(select: Any, algorithm: Any = None) -> str:
     """A part's ``select`` for people: ``Gram rows 0:250``, ``pairs 1,000,000:2,000,000`` (a
     range of an algorithm with a pairs slot), ``part 0:250``, else the select itself."""
-    if isinstance(select, tuple) and len(select) == 4 and isinstance(select[2], int):
-        kind, slot, r0, r1 = select
+    if isinstance(select, tuple) and len(select) == 3 and _are_runs(select[2]):
+        kind, slot, runs = select
         what = {"rows": "Gram rows", "cols": "Gram columns"}.get(kind, f"Gram {kind} of {slot!r}")
-        return f"{what} {_span(r0, r1)}"
+        if len(runs) <= 3:
+            return f"{what} {', '.join(_span(a, b) for a, b in runs)}"
+        graphs = sum(b - a for a, b in runs)
+        return f"{what} {_span(*runs[0])}, {_span(*runs[1])}, ... ({len(runs):,} ranges, {graphs:,} graphs)"
     if isinstance(select, tuple) and len(select) == 2 and all(isinstance(r, int) for r in select):
         slots = getattr(algorithm, "slot_names", ())
         return f"{'pairs' if 'pairs' in slots else 'part'} {_span(*select)}"

@@ -7,6 +7,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 __all__ = ["Part", "Split", "Distributed", "Here", "Shipped", "rows_by_cost", "kept_slice", "stoppable",
            "PARTS_PER_WORKER"]
 
@@ -103,19 +105,24 @@ PARTS_PER_WORKER = 4
 _SLICES: "weakref.WeakKeyDictionary[Any, dict[tuple, Any]]" = weakref.WeakKeyDictionary()
 
 
-def kept_slice(obj: Any, r0: int = 0, r1: int | None = None, device: str | None = None) -> Any:
-    """``obj[r0:r1]`` (moved to ``device`` when given), the same object for the same rows while
-    ``obj`` lives."""
+def kept_slice(obj: Any, runs: tuple[tuple[int, int], ...] | None = None, device: str | None = None) -> Any:
+    """The graphs of ``runs`` (ranges ``(a, b)`` of ``obj``, in order; ``None``: all of it), moved
+    to ``device`` when given: the same object for the same runs while ``obj`` lives."""
     def make() -> Any:
-        part = obj if (r0, r1) == (0, None) else obj[r0:r1]
+        if runs is None:
+            part = obj
+        elif len(runs) == 1:
+            part = obj[runs[0][0]:runs[0][1]]
+        else:
+            part = obj[np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs])]
         return part if device is None else part.to(device)
     try:
         kept = _SLICES.setdefault(obj, {})
     except TypeError:  # not weak-referenceable: a new slice
         return make()
-    if (r0, r1, device) not in kept:
-        kept[(r0, r1, device)] = make()
-    return kept[(r0, r1, device)]
+    if (runs, device) not in kept:
+        kept[(runs, device)] = make()
+    return kept[(runs, device)]
 
 
 def stoppable(stop: str, fn: Callable, *args: Any) -> Any:
