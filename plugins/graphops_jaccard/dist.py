@@ -190,7 +190,7 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     for s in range(workers):
         counts = [sub(stoppable, stop, _shared, adjacency, sl.edges[s], backend, pure=False)
                   for adjacency in ([whole[s]] if whole else sl.adjacency)]
-        scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, sl.ids, graph.device, *counts,
+        scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, *counts,
                           pure=False))
     futures, frame = in_input_order(sl, scored, _meta(graph.device))
     return futures, lambda: frame
@@ -230,10 +230,10 @@ def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _coefficients(pairs: tuple[Any, Any], degrees: Any, ids: Any, counts: tuple[Any, ...]) -> tuple:
+def _coefficients(pairs: tuple[Any, Any], degrees: Any, counts: tuple[Any, ...]) -> tuple:
     """On a worker: the per-slice shared counts of ``pairs`` (internal indices) summed, and J
-    formed as the kernels form it (shared / union, or 0); ``(first, second, J, ids)`` on the
-    counts' device."""
+    formed as the kernels form it (shared / union, or 0); ``(first, second, J)`` on the counts'
+    device."""
     device = device_of(counts[0])
     xp = device.xp
     c = add_up(*(to_device(x, device) for x in counts))
@@ -241,12 +241,13 @@ def _coefficients(pairs: tuple[Any, Any], degrees: Any, ids: Any, counts: tuple[
     deg = to_device(degrees, device)
     union = (deg[first] + deg[second]).astype(xp.float64) - c
     empty = union == 0
-    return first, second, xp.where(empty, 0.0, c / xp.where(empty, 1.0, union)), to_device(ids, device)
+    return first, second, xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))
 
 
 def _score_pairs(pairs: Pairs, index: tuple[Any, Any], degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
     """On a worker: the pairs with J, by the caller's ids (its own arrays when of the graph's family)."""
-    first, second, coeff, ids = _coefficients(index, degrees, ids, counts)
+    first, second, coeff = _coefficients(index, degrees, counts)
+    ids = to_device(ids, device_of(coeff))
     named = [col if device_of(col) is home else ids[i] for col, i in zip((pairs.first, pairs.second), (first, second))]
     return new_frame(home, {"first": named[0], "second": named[1], "jaccard_coeff": coeff})
 
@@ -267,8 +268,8 @@ def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) ->
     return cpu.coefficients(adj, first, second, shared=True)
 
 
-def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
-    """On a worker: the slice's edges as original ids with J and their input positions."""
-    first, second, coeff, ids = _coefficients(edges, degrees, ids, counts)
-    pos = to_device(positions, device_of(coeff))
-    return new_frame(home, {"first": ids[first], "second": ids[second], "jaccard_coeff": coeff, "position": pos})
+def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, *counts: Any) -> dict[str, Any]:
+    """On a worker: J of the slice's edges beside their input positions (their ids are taken
+    where the input partitions are: :func:`in_input_order`)."""
+    coeff = _coefficients(edges, degrees, counts)[2]
+    return {"position": to_device(positions, device_of(coeff)), "jaccard_coeff": coeff}
