@@ -271,3 +271,46 @@ def test_a_worker_lost_during_jaccard_on_a_graph_changes_nothing(tmp_path):
     assert victim not in out.details["workers"]  # its part ran elsewhere
     assert sum(w["tasks"] for w in out.details["workers"].values()) == out.details["parts"]
     pd.testing.assert_frame_equal(out.result, ref)
+
+
+class _DyingClient:
+    """A client whose worker ``gone`` dies between the listing of the workers and the scatter."""
+
+    id = "fake"
+
+    def __init__(self, gone: str | None, always: bool = False):
+        self.gone, self.always, self.workers = gone, always, ["w0", "w1"]
+
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": dict.fromkeys(self.workers)}
+
+    def scatter(self, data, workers, hash):
+        if self.always:  # every worker chosen dies (the nannies start new ones under the same names)
+            raise KeyError(workers[0])
+        if workers[0] == self.gone:
+            self.workers = [w for w in self.workers if w != self.gone]
+            raise KeyError(self.gone)  # what the scheduler raises for a worker it no longer has
+
+        class Done:
+            status = "finished"
+
+        return [Done() for _ in data]
+
+
+def test_a_worker_dying_while_part_data_is_sent_is_replaced_or_named():
+    """Part data goes to the other workers when one dies during the scatter; when the chosen
+    workers keep dying, one line names the last and the fix."""
+    from graphops.engine.placing import place_data
+    from graphops.engine.parts import Part, Split
+
+    class Keep:  # the split's keep_with (weak-referenceable)
+        pass
+
+    keep = Keep()
+    split = Split([Part((0, 1), 2.0, data=np.zeros(3)), Part((1, 2), 1.0, data=np.zeros(3))], None, None,
+                  keep_with=keep)
+    placed = place_data(_DyingClient("w0"), split, {"to_workers": 0})
+    assert sorted(placed) == [0, 1] and {where for _, where in placed.values()} == {"w1"}
+    with pytest.raises(ClusterWorkerLostError, match=r"died 3 times while it was being sent \(the last: w[01]\); check the workers' logs"):
+        place_data(_DyingClient("w0", always=True), Split(split.parts, None, None, keep_with=Keep()),
+                   {"to_workers": 0})

@@ -131,6 +131,26 @@ def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tu
     used = {where for _, where in hits.values()}
     if len(hits) == len(with_data) and used <= set(live) and len(used) == min(len(live), len(with_data)):
         return hits
+    for _ in range(PLACING_TRIES):
+        try:
+            return _scatter_parts(client, split, with_data, live, kept, moved)
+        except KeyError as exc:  # a worker died between the listing and the scatter (the scheduler's KeyError)
+            gone = str(exc.args[0]) if exc.args else ""
+            live = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w != gone] or _waited_workers(client)
+    from graphops.errors import ClusterWorkerLostError
+
+    raise ClusterWorkerLostError(
+        f"the parts' data could not be placed: the workers chosen died {PLACING_TRIES} times while it was being "
+        f"sent (the last: {gone or 'unknown'}); check the workers' logs (out of memory?) and call again",
+        worker=gone or None)
+
+
+PLACING_TRIES = 3  # placements tried when a chosen worker dies while the parts' data is sent to it
+
+
+def _scatter_parts(client: Any, split: Any, with_data: list[int], live: list[str], kept: dict,
+                   moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
+    """Each part's data sent to one of ``live``, costliest first to the least loaded."""
     load = dict.fromkeys(live, 0.0)
     new: dict[str, list[int]] = {}
     for k in sorted(with_data, key=lambda k: -split.parts[k].cost):

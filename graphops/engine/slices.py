@@ -137,7 +137,7 @@ def in_input_order(slices: Slices, values: list[Any], meta: Any, ends: tuple[str
     columns (R-MAT 25 on 4 GPUs: 12 bytes an edge for jaccard, where whole rows with both ids were
     32), so the columns are ``ends`` then the values', as in ``meta``."""
     sub = slices.client.submit
-    p = slices.graph.npartitions
+    p = len(slices.ends)  # the partitions as computed (dask-expr may fuse a file source's partitions)
     cut = [sub(_by_origin, v, p, pure=False) for v in values]
     out = [sub(_origin_frame, j, slices.offsets, slices.ends[j], ends, meta,
                *[sub(operator.getitem, c, j, pure=False) for c in cut], pure=False)
