@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Shipped, Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
+                             Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import pair_work, result
@@ -92,7 +92,7 @@ def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, se
         data: PairIndex) -> Any:
     """On a worker: what the client needs to form the coefficients of the part's pairs (``data``:
     their internal indices; the client has the pairs): by jaccard's kernels on the set adjacency
-    sent, their shared counts (:class:`Counts`, about 2 bytes a pair) or, weighted, their
+    sent, their shared counts (:func:`pack_counts`, about 2 bytes a pair) or, weighted, their
     coefficients; by another backend on the whole graph, the coefficients."""
     if "adjacency" not in inputs:
         return run_part(algorithm, {"graph": inputs["graph"], "pairs": data}, params, backend,
@@ -103,35 +103,38 @@ def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, se
         return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
     shared = run_kernel(algorithm, backend, functools.partial(_module(device).coefficients, shared=True), adj,
                         pairs.first, pairs.second)
-    return Counts.of(shared)
+    return pack_counts(shared)
 
 
-@dataclass(frozen=True)
-class Counts(Shipped):
-    """A part's shared counts |N(u) ∩ N(v)|, packed to travel: as uint16, with the few counts
-    that do not fit (a pair of hubs) listed apart by position. Unweighted J is formed from them
-    where the pairs are, as the kernels form it: c / (d_u + d_v - c), or 0 when that is 0. A
-    :class:`Shipped` object: over ucx its arrays go GPU to GPU."""
+# Shared counts of a part, packed to travel as one uint16 array (a bare device array: over ucx Dask
+# sends it GPU to GPU, as it sent the coefficients): a header (the number of counts that do not
+# fit in 16 bits, and of all counts: two int64), the counts (COUNT_MAX where they do not fit),
+# padded to 8 bytes, then the positions (int64) and counts (float64) of those that do not fit.
+COUNT_MAX = 65535
 
-    low: Any        # uint16: the count, or COUNT_MAX where it does not fit
-    at: Any         # int64: the positions whose count is COUNT_MAX or more
-    high: Any       # float64: their counts
 
-    COUNT_MAX = 65535  # (a class constant: not a field)
+def pack_counts(shared: Any) -> Any:
+    """``shared`` (float64 counts, exact) as one uint16 array, about 2 bytes a count."""
+    xp = device_of(shared).xp
+    at = xp.flatnonzero(shared >= COUNT_MAX)
+    n, m = len(shared), len(at)
+    low = xp.zeros(-(-n // 4) * 4, xp.uint16)
+    low[:n] = xp.minimum(shared, COUNT_MAX).astype(xp.uint16)
+    header = xp.asarray([m, n], dtype=xp.int64).view(xp.uint16)
+    return xp.concatenate([header, low, at.astype(xp.int64).view(xp.uint16),
+                           shared[at].astype(xp.float64).view(xp.uint16)])
 
-    @classmethod
-    def of(cls, shared: Any) -> "Counts":
-        xp = device_of(shared).xp
-        big = shared >= cls.COUNT_MAX
-        at = xp.flatnonzero(big)
-        return cls(xp.minimum(shared, cls.COUNT_MAX).astype(xp.uint16), at, shared[at])
 
-    def shared(self, device: Device) -> Any:
-        """The counts as float64 on ``device``."""
-        out = to_device(self.low, device).astype(device.xp.float64)
-        if len(self.at):
-            out[to_device(self.at, device)] = to_device(self.high, device)
-        return out
+def unpack_counts(packed: Any, device: Device) -> Any:
+    """The float64 counts of :func:`pack_counts`' array, on ``device``."""
+    xp = device.xp
+    packed = to_device(packed, device)
+    m, n = (int(x) for x in to_device(packed[:8].view(xp.int64), Device.CPU))
+    start = 8 + -(-n // 4) * 4
+    out = packed[8:8 + n].astype(xp.float64)
+    if m:
+        out[packed[start:start + 4 * m].view(xp.int64)] = packed[start + 4 * m:start + 8 * m].view(xp.float64)
+    return out
 
 
 _MOVED = Kept()  # on a worker: a sent object -> its copy on this worker's device, while the object lives
@@ -163,8 +166,8 @@ class _Merge:
     def __call__(self, values: list[Any]) -> dict[str, Any]:
         home = device_of(self.index.first)
         xp = home.xp
-        if values and isinstance(values[0], Counts):
-            shared = xp.concatenate([v.shared(home) for v in values])
+        if values and values[0].dtype == xp.uint16:  # shared counts (pack_counts)
+            shared = xp.concatenate([unpack_counts(v, home) for v in values])
             deg = to_device(self.adjacency.degrees(), home)
             union = (deg[self.index.first] + deg[self.index.second]).astype(xp.float64) - shared
             empty = union == 0
