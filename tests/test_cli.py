@@ -130,6 +130,26 @@ def test_bench_times_command_lines_each_in_a_fresh_process(tmp_path):
     assert "no-such-file.yaml" in rows["broken"].note
 
 
+def test_bench_setup_makes_the_commands_inputs_once(tmp_path):
+    """bench.setup: run once before the command lines, untimed, writing into {data}, which the
+    commands read; a setup that fails is every command's note, and nothing is timed."""
+    from graphops.cli.bench import run_bench
+
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n")
+    head = ("version: 1\ngraphs: {g: {path: g.txt}}\nsteps:\n"
+            "  - {id: a, algorithm: describe, inputs: {graph: g}, backend: cpu}\n"
+            "bench:\n  repeat: 2\n  warmup: 0\n")
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text(head + "  setup:\n    - graphops appclass-example {data}/case --nodes 30 --edges 90\n"
+                   "  commands:\n    appclass: graphops appclass --backend cpu {data}/case/data.Vertex.csv "
+                   "{data}/case/data.Edges.csv {data}/case/pattern.Vertex.csv {data}/case/pattern.Edges.csv\n")
+    rows = {r.step: r for r in run_bench([cfg], commands=True).rows}
+    assert len(rows["appclass"].times) == 2, rows["appclass"].note
+    cfg.write_text(head + "  setup: [graphops run no-such-file.yaml]\n  commands:\n    help: graphops --help\n")
+    row = {r.step: r for r in run_bench([cfg], commands=True).rows}["help"]
+    assert row.median is None and row.note.startswith("failed: the setup command 'graphops run no-such-file.yaml'")
+
+
 def _registry_with(monkeypatch, plugin):
     from graphops.host.manager import make_plugin_manager
     from graphops.host.registry import Registry

@@ -351,43 +351,62 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
                    warmup: int | None, run: bool = False) -> list[BenchRow]:
     """The file's ``bench.commands``, each run ``warmup`` times untimed (so disk caches are warm, as
     for a user's second call) and then ``repeat`` times in a fresh process: wall time from start to
-    exit. ``graphops ...`` runs with this interpreter (``python -m graphops``). Without ``run``, each
-    row shows its command line and says it was skipped (:data:`SKIPPED_COMMAND`)."""
+    exit. ``graphops ...`` runs with this interpreter (``python -m graphops``). The file's ``setup``
+    lines run first, once, untimed, with ``{data}`` a folder kept until the commands are done (a
+    setup that fails is every row's note). Without ``run``, nothing runs: each row shows its
+    command line and says it was skipped (:data:`SKIPPED_COMMAND`)."""
     import shlex
     import subprocess
     import sys
     import tempfile
     import time
 
-    rows = []
-    for name, line in (settings.commands or {}).items():
-        row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
-        if not run:
+    rows: list[BenchRow] = []
+    if not run:
+        for name, line in (settings.commands or {}).items():
+            row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
             row.note = SKIPPED_COMMAND
             rows.append(row)
-            continue
-        words = shlex.split(line)
-        if words and words[0] == "graphops":
-            words = [sys.executable, "-m", "graphops", *words[1:]]
-        times, failed = [], None
-        for k in range((warmup if warmup is not None else settings.warmup) +
-                       (repeat if repeat is not None else settings.repeat)):
-            with tempfile.TemporaryDirectory(prefix="graphops-bench-") as tmp:
-                start = time.perf_counter()
-                done = subprocess.run([w.replace("{tmp}", tmp) for w in words], cwd=loaded.base,
-                                      capture_output=True, text=True)
-                wall = time.perf_counter() - start
+        return rows
+    with tempfile.TemporaryDirectory(prefix="graphops-bench-data-") as data:
+        def run_line(line: str, tmp: str) -> subprocess.CompletedProcess:
+            words = shlex.split(line)
+            if words and words[0] == "graphops":
+                words = [sys.executable, "-m", "graphops", *words[1:]]
+            return subprocess.run([w.replace("{tmp}", tmp).replace("{data}", data) for w in words], cwd=loaded.base,
+                                  capture_output=True, text=True)
+
+        setup_failed = None
+        for line in settings.setup or []:
+            done = run_line(line, data)
             if done.returncode != 0:
-                failed = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+                last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+                setup_failed = f"failed: the setup command {line!r}: {last}"
                 break
-            if k >= (warmup if warmup is not None else settings.warmup):
-                times.append(wall)
-        if failed is not None:
-            row.note = f"failed: {failed}"
-        else:
-            row.times, row.median = times, statistics.median(times)
-            row.note = "fresh process each run"
-        rows.append(row)
+        for name, line in (settings.commands or {}).items():
+            row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
+            if setup_failed is not None:
+                row.note = setup_failed
+                rows.append(row)
+                continue
+            times, failed = [], None
+            for k in range((warmup if warmup is not None else settings.warmup) +
+                           (repeat if repeat is not None else settings.repeat)):
+                with tempfile.TemporaryDirectory(prefix="graphops-bench-") as tmp:
+                    start = time.perf_counter()
+                    done = run_line(line, tmp)
+                    wall = time.perf_counter() - start
+                if done.returncode != 0:
+                    failed = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+                    break
+                if k >= (warmup if warmup is not None else settings.warmup):
+                    times.append(wall)
+            if failed is not None:
+                row.note = f"failed: {failed}"
+            else:
+                row.times, row.median = times, statistics.median(times)
+                row.note = "fresh process each run"
+            rows.append(row)
     return rows
 
 

@@ -86,6 +86,8 @@ def cmd_validate(args: argparse.Namespace, out: Console) -> int:
         if note:
             print(f"warning: {note}", file=sys.stderr)
         commands = (loaded.model.bench.commands if loaded.model.bench else None) or {}
+        for line in (loaded.model.bench.setup if loaded.model.bench else None) or []:
+            out.print(f"  bench setup: {line}  (run by graphops bench only with --commands)")
         for name, line in commands.items():
             out.print(f"  bench command {name}: {line}  (run by graphops bench only with --commands)")
     return 1 if failed else 0

@@ -236,13 +236,15 @@ class ReadCase(_Model):
 class BenchSettings(_Model):
     """How ``graphops bench`` times the steps of this file; ``commands`` (name -> command line) are
     timed too, each run in a fresh process (cold start: imports, plugin discovery, kernel caches
-    loaded from disk), from the file's folder, ``{tmp}`` an empty folder per run; ``reads`` (name ->
-    :class:`ReadCase`) time reading a graph's file."""
+    loaded from disk), from the file's folder, ``{tmp}`` an empty folder per run; ``setup`` command
+    lines run once before them, untimed, to make their inputs in ``{data}`` (a folder kept while the
+    file's commands run); ``reads`` (name -> :class:`ReadCase`) time reading a graph's file."""
 
     repeat: int = Field(5, ge=1, le=1000)
     warmup: int = Field(1, ge=0, le=100)
     baseline: str | None = None
     commands: dict[Name, Annotated[str, StringConstraints(min_length=1)]] | None = None
+    setup: list[Annotated[str, StringConstraints(min_length=1)]] | None = None
     reads: dict[Name, ReadCase] | None = None
 
 

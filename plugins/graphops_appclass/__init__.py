@@ -49,10 +49,38 @@ def _arguments(parser) -> None:
     parser.add_argument("--times", action="store_true", help="print read/compute/print times to stderr")
 
 
+def _example_arguments(parser) -> None:
+    def count(text: str, least: int = 0) -> int:
+        value = int(text)
+        if value < least:
+            raise ValueError(text)
+        return value
+
+    def features(text: str) -> int:  # the reference files hold at least one feature a row
+        return count(text, 1)
+
+    parser.add_argument("folder", metavar="FOLDER", help="where to write data.Vertex.csv, data.Edges.csv, "
+                                                         "pattern.Vertex.csv and pattern.Edges.csv")
+    parser.add_argument("--nodes", type=count, default=5157, help="data graph vertices (default 5157)")
+    parser.add_argument("--edges", type=count, default=186572, help="data graph arcs, uniform at random (default 186572)")
+    parser.add_argument("--node-features", type=features, default=12, help="features a vertex, 1 or more (default 12)")
+    parser.add_argument("--edge-features", type=features, default=16, help="features an arc, 1 or more (default 16)")
+    parser.add_argument("--pattern-nodes", type=count, default=9,
+                        help="most neighbours of the pattern's sampled vertex (default 9)")
+    parser.add_argument("--seed", type=count, default=2, help="random seed (default 2)")
+    parser.add_argument("--digits", type=int, choices=range(1, 18), default=8, metavar="1..17",
+                        help="significant digits of the numbers written (default 8: an edge file of about 33 MB "
+                             "at the default size; 17 writes the generated doubles exactly)")
+
+
 @hookimpl
 def graphops_register_commands() -> list[Command]:
     return [Command(name="appclass", summary="print MU like the reference programs (%e, one value per line)",
-                    target="graphops_appclass.cli:main", arguments=_arguments)]
+                    target="graphops_appclass.cli:main", arguments=_arguments),
+            Command(name="appclass-example", summary="write a data graph and a pattern for graphops appclass "
+                                                     "(by default of JohnsHopkins' size: 5,157 vertices, 186,572 "
+                                                     "arcs, 12 and 16 features)",
+                    target="graphops_appclass.cli:example", arguments=_example_arguments)]
 
 
 @hookimpl

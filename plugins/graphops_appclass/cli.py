@@ -68,3 +68,29 @@ def main(args: Any) -> int:
         print(f"appclass: read {t1 - t0:.3f} s, compute {done.seconds:.3f} s on {done.backend} "
               f"({done.details.get('schedule')}), print {time.perf_counter() - t2:.3f} s", file=sys.stderr)
     return 0
+
+
+def example(args: Any) -> int:
+    """``graphops appclass-example FOLDER``: a data graph of uniform random arcs with features and
+    a pattern sampled from it, written as the four files ``graphops appclass`` reads."""
+    from pathlib import Path
+
+    from graphops.io.generate import gnm
+    from graphops.plugin import InputError
+
+    from .io import sample_pattern, write_appclass
+
+    folder = Path(args.folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"appclass-example: {str(folder)!r} is a file; give a folder to write the four files in")
+    folder.mkdir(parents=True, exist_ok=True)
+    data = gnm(args.nodes, args.edges, directed=True, seed=args.seed, node_features=args.node_features,
+               edge_features=args.edge_features)
+    pattern = sample_pattern(data, args.pattern_nodes, args.seed)
+    names = [folder / f"{g}.{kind}.csv" for g in ("data", "pattern") for kind in ("Vertex", "Edges")]
+    write_appclass(data, names[0], names[1], args.digits)
+    write_appclass(pattern, names[2], names[3], args.digits)
+    print(f"wrote a data graph of {data.n_vertices:,} vertices and {data.n_edges:,} arcs and a pattern of "
+          f"{pattern.n_vertices} vertices and {pattern.n_edges} arcs; run:\n  graphops appclass "
+          + " ".join(str(n) for n in names))
+    return 0

@@ -32,7 +32,7 @@ pd = host_pandas()  # the real pandas, also under cudf.pandas
 _EXACT = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 __all__ = ["read_appclass", "read_vertices", "read_edges", "read_vertex_frame", "read_edge_frame",
-           "Table", "sample_pattern"]
+           "Table", "sample_pattern", "write_appclass"]
 
 
 @dataclass(frozen=True)
@@ -216,6 +216,28 @@ def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
     x = read_vertices(vertex_path)
     edges = _edge_frame(*read_edges(edge_path, len(x)))
     return Graph.from_edgelist(edges, directed=True, nodes=_vertex_frame(x)).to(device)
+
+
+def write_appclass(graph: Graph, vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
+                   digits: int = 17) -> None:
+    """``graph`` in the reference programs' two files, as :func:`read_appclass` reads them back
+    (every number with ``digits`` significant digits, 1 to 17: with 17, the same doubles), a vertex row per vertex
+    (``id`` then its node feature columns; none without a node frame), an edge row per edge
+    (``src dst`` then its edge feature columns)."""
+    edges = graph.edges
+    ids = np.arange(graph.n_vertices, dtype=np.float64)[:, None]
+    node_cols = [c for c in graph.nodes.columns if c != "id"] if graph.nodes is not None else []
+    vertex = np.hstack([ids, to_device(graph.nodes[node_cols].to_numpy(np.float64), Device.CPU)]) if node_cols \
+        else ids
+    ends = np.stack([to_device(graph.src_index, Device.CPU), to_device(graph.dst_index, Device.CPU)], axis=1)
+    edge_cols = [c for c in edges.columns if c not in ("src", "dst")]
+    edge = np.hstack([ends.astype(np.float64), to_device(edges[edge_cols].to_numpy(np.float64), Device.CPU)])
+    if not (isinstance(digits, int) and 1 <= digits <= 17):
+        raise InputError(f"write_appclass: digits must be an integer from 1 to 17; got {digits!r}")
+    for path, rows in ((vertex_path, vertex), (edge_path, edge)):
+        with open(path, "w", encoding="ascii") as out:
+            out.write(f"{rows.shape[0]} {rows.shape[1]}\n")
+            np.savetxt(out, rows, fmt=f"%.{digits}g", delimiter=" ")
 
 
 def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:
