@@ -17,7 +17,7 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
 * **Devices**: ``Device``, ``device_of``, ``to_device``, ``host_pandas``, ``gpu_status``,
   ``gpu_attribute``, ``spare_one_core``.
 * **Compiling and running kernels**: ``njit``, ``prange`` (Numba, cached per user);
-  ``load_module``, ``grid``, ``THREADS``, ``interleave``, ``wait_idle``, ``counts_gram`` (CUDA through CuPy);
+  ``load_module``, ``grid``, ``THREADS``, ``interleave``, ``wait_idle`` (CUDA through CuPy);
   ``chunks``, ``even_ranges`` (chunked, interruptible work with progress); ``timed``; ``cache_dir``;
   ``gini``, ``gini_from_sums``.
 * **Gram matrices and kernels**: ``gram_rows``, ``normalize``, ``gram_picture``; the base-kernel
@@ -66,7 +66,7 @@ _WHERE = {
     "graphops.base.device": ("Device", "device_of", "to_device", "host_pandas", "gpu_status", "gpu_attribute",
                              "spare_one_core"),
     "graphops.base.jit": ("njit", "prange"),
-    "graphops.base.cuda": ("load_module", "grid", "THREADS", "interleave", "wait_idle", "counts_gram"),
+    "graphops.base.cuda": ("load_module", "grid", "THREADS", "interleave", "wait_idle"),
     "graphops.base.work": ("chunks", "even_ranges"),
     "graphops.base.timing": ("timed",),
     "graphops.base.dirs": ("cache_dir",),

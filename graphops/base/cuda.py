@@ -24,7 +24,7 @@ import numpy as np
 from graphops.base.device import gpu_attribute
 
 __all__ = ["load_module", "grid", "wait", "wait_idle", "interleave", "pooled_allocations", "random_read_rate",
-           "counts_gram", "gram_tile", "THREADS"]
+           "gram_tile", "THREADS"]
 
 THREADS = 256
 
@@ -144,21 +144,6 @@ def random_read_rate(table_bytes: int = 16 << 20, rounds: int = 256) -> float:
     return blocks * threads * rounds / best
 
 
-def counts_gram(a: Any, b: Any, out: Any) -> None:
-    """``out = a @ b.T`` for float16 ``a`` (r × k) and ``b`` (c × k), C-contiguous with k a multiple
-    of 8, into float32 ``out`` (r × c): one cuBLAS GEMM on the tensor cores, accumulating in float32.
-    Exact where every entry of ``a`` and ``b`` is an integer of at most 2048 and every entry of
-    the product is below 2**24 (counts: every partial sum is then a float32 integer too)."""
-    from cupy_backends.cuda.libs import cublas
-
-    r, k = a.shape
-    c = b.shape[0]
-    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
-    # row-major out (r × c) is column-major outᵀ (c × r) = b · aᵀ
-    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), _OP_T, _OP_N, c, r, k, one.ctypes.data, b.data.ptr, _R_16F,
-                  k, a.data.ptr, _R_16F, k, zero.ctypes.data, out.data.ptr, _R_32F, c, _COMPUTE_32F, _GEMM_DEFAULT)
-
-
 @functools.cache
 def _gram_tile_kernels() -> dict[Any, Any]:
     """kernels/gram.cu's two kernels, by the dtype of the tile they read."""
@@ -181,6 +166,3 @@ def gram_tile(src: Any, out: Any, drow: Any = None, dcol: Any = None) -> None:
                                                          cp.int64(out.strides[0] // 8), drow, dcol, cp.int32(rows),
                                                          cp.int32(cols)))
 
-
-# cuBLAS / CUDA enumerators (cublas_api.h, library_types.h)
-_OP_N, _OP_T, _R_16F, _R_32F, _COMPUTE_32F, _GEMM_DEFAULT = 0, 1, 2, 0, 68, -1

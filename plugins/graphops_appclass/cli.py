@@ -75,7 +75,7 @@ def example(args: Any) -> int:
     a pattern sampled from it, written as the four files ``graphops appclass`` reads."""
     from pathlib import Path
 
-    from graphops.io.generate import gnm
+    import graphops as go
     from graphops.plugin import InputError
 
     from .io import sample_pattern, write_appclass
@@ -84,7 +84,7 @@ def example(args: Any) -> int:
     if folder.exists() and not folder.is_dir():
         raise InputError(f"appclass-example: {str(folder)!r} is a file; give a folder to write the four files in")
     folder.mkdir(parents=True, exist_ok=True)
-    data = gnm(args.nodes, args.edges, directed=True, seed=args.seed, node_features=args.node_features,
+    data = go.generate.gnm(args.nodes, args.edges, directed=True, seed=args.seed, node_features=args.node_features,
                edge_features=args.edge_features)
     pattern = sample_pattern(data, args.pattern_nodes, args.seed)
     names = [folder / f"{g}.{kind}.csv" for g in ("data", "pattern") for kind in ("Vertex", "Edges")]

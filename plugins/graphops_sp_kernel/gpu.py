@@ -20,7 +20,7 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops.plugin import (CSR, Device, chunks, counts_gram, gpu_attribute, gram_rows, grid, load_module,
+from graphops.plugin import (CSR, Device, chunks, gpu_attribute, gram_rows, grid, load_module,
                              wait_idle)
 
 from .common import (CELL_COST, DENSE_KEYS, GPU_LENGTH_COST, GPU_WALK_STEP_COST, ROW_COST, TABLE_LIMIT, alphabet,
@@ -31,6 +31,25 @@ _MODULE = load_module(__package__, "sp_kernel", options=("--fmad=false",),  # ma
                       defines={"WALK_STEP_COST": GPU_WALK_STEP_COST, "LENGTH_COST": GPU_LENGTH_COST,
                                "CELL_COST": CELL_COST, "ROW_COST": ROW_COST})
 _THREADS = 128
+
+
+def counts_gram(a: Any, b: Any, out: Any) -> None:
+    """``out = a @ b.T`` for float16 ``a`` (r × k) and ``b`` (c × k), C-contiguous with k a multiple
+    of 8, into float32 ``out`` (r × c): one cuBLAS GEMM on the tensor cores, accumulating in float32.
+    Exact where every entry of ``a`` and ``b`` is an integer of at most 2048 and every entry of
+    the product is below 2**24 (counts: every partial sum is then a float32 integer too)."""
+    from cupy_backends.cuda.libs import cublas
+
+    r, k = a.shape
+    c = b.shape[0]
+    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+    # row-major out (r × c) is column-major outᵀ (c × r) = b · aᵀ
+    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), _OP_T, _OP_N, c, r, k, one.ctypes.data, b.data.ptr, _R_16F,
+                  k, a.data.ptr, _R_16F, k, zero.ctypes.data, out.data.ptr, _R_32F, c, _COMPUTE_32F, _GEMM_DEFAULT)
+
+
+# cuBLAS / CUDA enumerators (cublas_api.h, library_types.h)
+_OP_N, _OP_T, _R_16F, _R_32F, _COMPUTE_32F, _GEMM_DEFAULT = 0, 1, 2, 0, 68, -1
 
 
 def run(graphs: CSR, other: CSR | None, params: SPKernelParams) -> Any:
