@@ -303,3 +303,33 @@ def test_graphops_functions_is_importable_by_name():
     import graphops.functions as published
 
     assert callable(is_euler_circuit) and published.is_euler_circuit is is_euler_circuit
+
+
+def test_a_plugin_registered_after_the_registry_was_built_is_seen():
+    """A registry follows its plugin manager: a plugin registered later (or unregistered) is in
+    (or out of) the registry already held, as a late pluggy plugin sees historic calls."""
+    from graphops.host.manager import make_plugin_manager
+    from graphops.host.registry import Registry
+    from graphops.plugin import Algorithm, Params, hookimpl
+
+    class Late:
+        @hookimpl
+        def graphops_register_algorithms(self):
+            return [Algorithm(name="late_count", params=Params, inputs=("graph",), outputs=("n",),
+                              backends={"cpu": "tests.test_hooks_pluggy:_late_count"})]
+
+    pm = make_plugin_manager(autoload=False, plugins=["describe"])
+    registry = Registry(pm)
+    assert "late_count" not in registry.algorithms
+    pm.register(Late(), name="late")
+    assert "late_count" in registry.algorithms and registry.algorithms["late_count"].plugin == "late"
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))
+    assert go.run("late_count", g, registry=registry)["n"].tolist() == [3]
+    pm.unregister(name="late")
+    assert "late_count" not in registry.algorithms and "describe" in registry.algorithms
+
+
+def _late_count(csr, params):
+    import numpy as np
+
+    return {"n": np.asarray([csr.n_vertices], dtype=np.int64)}

@@ -33,6 +33,7 @@ import functools
 import importlib
 import logging
 import os
+import weakref
 from importlib import metadata
 from typing import Any
 
@@ -67,6 +68,30 @@ class GraphopsPluginManager(pluggy.PluginManager):
         self.failures: dict[str, PluginError] = {}
         self.distributions: dict[str, str] = {}
         self.own: set[str] = set()  # plugins shipped by graphops itself: they keep their names in a conflict
+        self._followers: weakref.WeakSet[Any] = weakref.WeakSet()  # registries built from this manager
+        self._changing = False
+
+    def follow(self, registry: Any) -> None:
+        """Have ``registry.refresh()`` called after every later register or unregister, so that a
+        registry built before a plugin came (or went) sees it, as pluggy's historic calls let a late
+        plugin see earlier events."""
+        self._followers.add(registry)
+
+    def _changed(self) -> None:
+        if self._changing:  # a registry's rebuild unregistering a plugin that failed: rebuilt already
+            return
+        self._changing = True
+        try:
+            for registry in list(self._followers):
+                registry.refresh()
+        finally:
+            self._changing = False
+
+    def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        """pluggy's ``unregister``; the registries built from this manager follow."""
+        gone = super().unregister(plugin, name)
+        self._changed()
+        return gone
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         """pluggy's ``register``; a plugin implementing a hook graphops does not have (a misspelt name)
@@ -87,6 +112,7 @@ class GraphopsPluginManager(pluggy.PluginManager):
                 if impl.plugin is plugin and not impl.hookwrapper:
                     wrap = isolated_wrapper if impl.wrapper else isolated
                     impl.function = wrap(impl.function, impl.plugin_name, caller.name)
+        self._changed()
         return registered
 
     def fail(self, name: str, dist: str, reason: str) -> PluginError:

@@ -65,6 +65,17 @@ class Registry:
     """Algorithms and readers by name, plus the plugins that failed and the names in conflict."""
 
     def __init__(self, pm: GraphopsPluginManager):
+        self._build(pm)
+        pm.follow(self)  # a plugin registered (or unregistered) later: refresh() rebuilds this registry
+
+    def refresh(self) -> None:
+        """Rebuild from the manager's plugins as they are now, in place (whoever holds this registry
+        sees a plugin registered after it was built: the manager calls this after each change)."""
+        fresh = Registry.__new__(Registry)
+        fresh._build(self.pm)
+        self.__dict__.update(fresh.__dict__)
+
+    def _build(self, pm: GraphopsPluginManager) -> None:
         self.pm = pm
         # (kind, name) -> why that name of that kind is not used: kinds algorithm, backend, reader,
         # suffix, command, generator; looked up with the same key
