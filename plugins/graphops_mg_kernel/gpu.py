@@ -80,7 +80,7 @@ FIRST_WORK = {"tiles": 2e7, "factored": 4e9}
 KEPT_SCHEDULE_PAIRS = 1 << 20
 KEPT_PAIRS = 1 << 24
 # Every column class (warps, rows a warp, column chunks) has a twin kernel that solves a pair on
-# colour 0 alone (mg_kernel.cu, MGK_COLUMNS_BIP), for pairs whose graph 1 has each colour in half
+# colour 0 alone (mg_kernel.cu, MGK_COLUMNS_ONE_COLOUR), for pairs whose graph 1 has each colour in half
 # the team's rows (lowrank.independent_split: no arc joins two nodes of colour 1). NCI1 on an H100
 # (kernels by CUDA events, plain alone -> plain + twin), float32 8 x 8 x 1 264.3 -> 11.5 + 187.1 ms,
 # 8 x 8 x 2 113.0 -> 0.8 + 91.1, 4 x 8 x 1 110.4 -> 1.3 + 80.7, 16 x 8 x 2 57.4 -> 45.8, 8 x 16 x 1
@@ -172,7 +172,7 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
                             for w, k, c, n in COLUMNS[real])
                     + ("" if params.nodewise else
-                       "".join(f"MGK_COLUMNS_BIP({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
+                       "".join(f"MGK_COLUMNS_ONE_COLOUR({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
                                for w, k, c, n in COLUMNS[real]))
                     + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
         "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
@@ -330,15 +330,15 @@ class _Plan:
         # twins of column classes for pairs whose graph 1 has each colour in half the team's rows
         # (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
         self.nodes = cp.asarray(self.A.key) if self.kind == "factored" else None  # graph 1's nodes
-        self.n_launch, self.bip = self.n_classes, None
+        self.n_launch, self.twins = self.n_classes, None
         if self.kind == "factored" and _one_colour(params, real):
             twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
             for c, (kind, w, s) in enumerate(specs):
                 if kind == "columns" and c in bound:
                     twin[c], cap[c] = self.n_launch, w * s[0] // 2
-                    self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], bip=True)
+                    self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], one_colour=True)
                     self.n_launch += 1
-            self.bip = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1])  # args end with half
+            self.twins = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1])  # args end with half
         if any(k.kind == "global" for k in self.classes.values()):
             self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
         self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
@@ -357,11 +357,11 @@ class _Plan:
         self.schedules = KeptSchedules(KEPT_PAIRS)
         self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
 
-    def _launch_class(self, spec: tuple, team_bytes: int, bip: bool = False) -> _Class:
+    def _launch_class(self, spec: tuple, team_bytes: int, one_colour: bool = False) -> _Class:
         kind, w, s = spec
         prim = self.params.primitive
         if kind == "columns":
-            name = f"mgk_c{'b' if bip else ''}_w{w}_k{s[0]}_i{s[1]}"
+            name = f"mgk_c{'o' if one_colour else ''}_w{w}_k{s[0]}_i{s[1]}"
         else:
             name = {"factored": f"mgk_f_w{w}_s{s}", "tiles": f"mgk_w{w}_s{s}_{prim}",
                     "global": f"mgk_global_w{w}_{prim}"}[kind]
@@ -413,8 +413,8 @@ class _Plan:
             turned, other = self._turned(i, j, cls)
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
-        if self.bip is not None:  # a graph 1 whose colours fit: the class's twin
-            twin, cap, half = self.bip
+        if self.twins is not None:  # a graph 1 whose colours fit: the class's twin
+            twin, cap, half = self.twins
             g1 = cp.where(first < 0, j, i)
             h, n, room = half[g1].astype(cp.int64), self.nodes[g1], cap[cls]
             cls = cp.where((twin[cls] >= 0) & (h > 0) & (h <= room) & (n - h <= room), twin[cls], cls)

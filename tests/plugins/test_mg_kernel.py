@@ -457,7 +457,7 @@ def test_gpu_every_column_shape_takes_pairs_and_matches_the_cpu(variant, edges, 
     assert out.details["terms"] == (1 if edges == "weights" else 3)
     real = np.float32 if variant == "gpu32" else np.float64
     shapes = {f"mgk_c_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
-    twins = {f"mgk_cb_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
+    twins = {f"mgk_co_w{w}_k{k}_i{c}" for w, k, c, _ in mg.COLUMNS[real]}
     others = {name[:6] for name in launched - shapes - twins}
     assert shapes | twins <= launched and others == {"mgk_f_", "mgk_gl"}, sorted(launched)
     np.testing.assert_allclose(np.asarray(out.result), run("cpu", a, b, node_kernel=nk, edge_kernel=ek, q=0.1),
@@ -508,7 +508,7 @@ def _class_counts(monkeypatch) -> dict:
 @pytest.mark.parametrize("variant", ["gpu32", "gpu64"])
 def test_gpu_pairs_solve_on_one_colour(variant, edges, monkeypatch):
     """A pair whose first graph has each colour of its independent split in half its team's rows
-    goes to the column class's twin (mgk_cb_*), which solves on colour 0 alone: bipartite graphs
+    goes to the column class's twin (mgk_co_*), which solves on colour 0 alone: bipartite graphs
     (paths, even cycles, grids, trees, a disconnected forest with an isolated node) and others
     (odd cycles, a lollipop, a complete graph, random graphs with self-loops), and graphs whose
     colours do not fit (a star), against each other in a square Gram. The twins get pairs and
@@ -528,7 +528,7 @@ def test_gpu_pairs_solve_on_one_colour(variant, edges, monkeypatch):
     gs = go.GraphSet.from_networkx(graphs, node_features=["element"], edge_features=["order"])
     counts = _class_counts(monkeypatch)
     got = run(variant, gs, node_kernel=nk, edge_kernel=ek, q=0.1)
-    twins = {name: n for name, n in counts.items() if name.startswith("mgk_cb_")}
+    twins = {name: n for name, n in counts.items() if name.startswith("mgk_co_")}
     assert sum(twins.values()) >= 40, counts
     np.testing.assert_allclose(got, run("cpu", gs, node_kernel=nk, edge_kernel=ek, q=0.1), rtol=rtol(variant))
 
@@ -548,7 +548,7 @@ def test_gpu_float32_solves_small_q_without_the_twins(variant, monkeypatch):
     counts = _class_counts(monkeypatch)
     one = {"node_kernel": Constant(1.0), "edge_kernel": Constant(1.0), "q": q}
     R = run(variant, gs, **one)
-    twins = sum(n for name, n in counts.items() if name.startswith("mgk_cb_"))
+    twins = sum(n for name, n in counts.items() if name.startswith("mgk_co_"))
     assert (twins == 0) if variant == "gpu32" else (twins > 0), counts
     np.testing.assert_allclose(R, run("cpu", gs, **one), rtol=rtol(variant))
 

@@ -761,7 +761,7 @@ __device__ void solve_factored(const Side& SA, const Side& SB, int terms, const 
 //   for z at the start = 21.1 against 19.46) but a pair does half the team sums, which cost more
 //   than their arithmetic. NCI1 kernels on an H100: float32 667.8 -> 630.7 ms, float64 2,537 ->
 //   2,315 ms. A third term (I − B³) took 10.7 iterations of three mat-vecs (NumPy, 400 pairs).
-// * The solve on one colour (BIP twins, one for every column class): graph 1's nodes are
+// * The solve on one colour (ONE_COLOUR twins, one for every column class): graph 1's nodes are
 //   split so that no arc joins two of colour 1 (lowrank.independent_split, numbered colour 0
 //   first; a bipartite graph's larger side is colour 1). Then N₁₁ = 0, and with N's blocks by
 //   colour (P − N) x = D is P₁ x₁ = D₁ + N₁₀ x₀ and the Schur system S x₀ = D₀ + N₀₁ P₁⁻¹ D₁,
@@ -842,9 +842,9 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
-// OWNER: the team may take the owner path (gpu.py's rule); BIP: the solve on one colour, every
+// OWNER: the team may take the owner path (gpu.py's rule); ONE_COLOUR: the solve on one colour, every
 // pair's graph 1 split with each colour in half the rows (gpu.py sends only those; see above)
-template <int W, int KS, int IS, bool OWNER, bool BIP>
+template <int W, int KS, int IS, bool OWNER, bool ONE_COLOUR>
 __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
                               double q, double tol, int max_iter, int lmin) {
     __shared__ double red[2][32][2];
@@ -862,8 +862,8 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
     // st_i p_t[i, k] for its rows i and the column k of chunk b, and K sums st'_k xs[b]: one
     // register a thread where x took one an entry
     constexpr bool KEEP_INV = sizeof(real) == 8, KEEP_X = MGK_NODEWISE;
-    constexpr int H = KS / 2;  // BIP: rows a warp of each colour
-    static_assert(!BIP || (!KEEP_X && KS % 2 == 0), "the solve on one colour: K alone, rows split in two");
+    constexpr int H = KS / 2;  // ONE_COLOUR: rows a warp of each colour
+    static_assert(!ONE_COLOUR || (!KEEP_X && KS % 2 == 0), "the solve on one colour: K alone, rows split in two");
     real xv[KEEP_X ? S : 1], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1], xs[IS];
     auto precondition = [&](int s, real v) -> real {
         if constexpr (KEEP_INV) return v * Iv[s];
@@ -890,17 +890,17 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
             const int* rb = GB.rptr + t * (n2 + 1);
             if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
         }
-        // bip: graph 1's nodes numbered colour 0 first (lowrank.py), no arc between two of colour 1,
+        // one_colour: graph 1's nodes numbered colour 0 first (lowrank.py), no arc between two of colour 1,
         // and each colour fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
         // n0 + warp + (a - H) W. Otherwise slot a holds row warp + a W.
-        const int n0 = BIP ? SA.half[ij.x] : 0;
-        constexpr bool bip = BIP;
-        if (BIP && !(n0 > 0 && n0 <= W * H && n1 - n0 <= W * H)) {  // not for this kernel: an error, not a value
+        const int n0 = ONE_COLOUR ? SA.half[ij.x] : 0;
+        constexpr bool one_colour = ONE_COLOUR;
+        if (ONE_COLOUR && !(n0 > 0 && n0 <= W * H && n1 - n0 <= W * H)) {  // not for this kernel: an error, not a value
             if (rank == 0) record(L, L.pairs[job], 0.0, 0, false);
             return;
         }
-        const int n0h = bip ? n0 - W * H : 0;  // the row of table row u >= W H: u + n0h
-        const int lim0 = bip ? n0 : n1;          // table rows u < W H hold a row when below lim0
+        const int n0h = one_colour ? n0 - W * H : 0;  // the row of table row u >= W H: u + n0h
+        const int lim0 = one_colour ? n0 : n1;          // table rows u < W H hold a row when below lim0
         for (int s = rank; s < W * KS * DA; s += T) {  // arc d of row i of graph 1, in every live term
             const int u = (s >> 1) % (W * KS);  // stored at ((d / 2) W KS + u) 2 + d % 2: table row u = warp + a W
             const int i = u < W * H ? (u < lim0 ? u : n1) : u + n0h;  // n1: no row
@@ -929,7 +929,7 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
         if constexpr (!KEEP_X) {
             for (int s = rank; s < n1; s += T) st_s(window + ST + s * R, GA.v.st[s]);
         }
-        if constexpr (BIP) {  // P and V zero: a padding arc (value 0, offset 0) reads row 0, which the
+        if constexpr (ONE_COLOUR) {  // P and V zero: a padding arc (value 0, offset 0) reads row 0, which the
             // start has not written (a NaN left there by another pair would survive the product by 0)
             const int words = (own ? align16(n1 * prow) : V - P + align16(n1 * vrow)) / 4;
             for (int s = rank; s < words; s += T) st_s<float>(window + P + 4 * s, 0.0f);
@@ -969,9 +969,9 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
                 }
         };
         const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
-        const int rows0 = min(H, max(0, (n0 - warp + W - 1) / W));  // bip: of colour 0 (slots a < H)
-        const int rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));  // bip: of colour 1 (slots H + a)
-        double DD = 0.0;  // bip: D·D
+        const int rows0 = min(H, max(0, (n0 - warp + W - 1) / W));  // one_colour: of colour 0 (slots a < H)
+        const int rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));  // one_colour: of colour 1 (slots H + a)
+        double DD = 0.0;  // one_colour: D·D
 #pragma unroll
         for (int b = 0; b < IS; ++b) xs[b] = 0;
 #pragma unroll
@@ -988,12 +988,12 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
                 Pv[s] = Pd;
                 if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
                 pv[s] = 0;
-                if (bip && a >= H) {  // colour 1 keeps D for x₁ in p, and x₀ of slot s - S / 2 in r
+                if (one_colour && a >= H) {  // colour 1 keeps D for x₁ in p, and x₀ of slot s - S / 2 in r
                     pv[s] = D;
                     rv[s] = 0;
                 }
                 DD += (double)D * D;
-                if (in && k < n2 && (!bip || a >= H))  // y = r / P; bip: y₁ = D₁ / P₁
+                if (in && k < n2 && (!one_colour || a >= H))  // y = r / P; one_colour: y₁ = D₁ / P₁
                     st_s((a < H ? pown : pown_hi) + a * W * prow + b * 32 * R, precondition(s, D));
             }
         }
@@ -1094,7 +1094,7 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
         double rz = 0.0, bound = 0.0;
         int its = 0;
         bool done = false;  // r = D > 0: ||r|| > tol ||D|| at the start (tol < 1)
-        if constexpr (!BIP) {
+        if constexpr (!ONE_COLOUR) {
             // two halves an iteration, each a mat-vec and a team sum: p's (then alpha, x, r and
             // y = r / P) and y's (then z, beta, p). The first half of all gives z at the start, so p = z.
             for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
@@ -1267,7 +1267,7 @@ __device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, in
             });
         }
         double total = 0.0;
-        if constexpr (BIP) {  // Σ p_i p'_k (x_ik − [lmin] V_ik) over both colours
+        if constexpr (ONE_COLOUR) {  // Σ p_i p'_k (x_ik − [lmin] V_ik) over both colours
             {
 #pragma unroll
                 for (int a = 0; a < H; ++a) {  // x₀ (kept in colour 1's r) and x₁ (in av)
@@ -1695,9 +1695,9 @@ __device__ void nodal_gradient_pairs(const GraphSet& SA, const GraphSet& SB, con
         MGK_FACTOR_SETUP                                                                                        \
         solve_columns<W, KS, IS, OWNER, false>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                   \
     }
-#define MGK_COLUMNS_BIP(W, KS, IS, RESIDENT, OWNER)                                                            \
+#define MGK_COLUMNS_ONE_COLOUR(W, KS, IS, RESIDENT, OWNER)                                                            \
     extern "C" __global__ void __launch_bounds__(MGK_THREADS(W), MGK_BLOCKS(RESIDENT, MGK_THREADS(W)))         \
-        mgk_cb_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                          \
+        mgk_co_w##W##_k##KS##_i##IS(MGK_FACTOR_ARGS) {                                                          \
         MGK_FACTOR_SETUP                                                                                        \
         solve_columns<W, KS, IS, OWNER, true>(SA, SB, terms, L, pn, q, tol, max_iter, lmin);                    \
     }
