@@ -202,3 +202,12 @@ def test_string_ids_are_numbered_in_sorted_order_and_looked_up(a, b, probe):
     pos, unknown = ids.lookup(pd.Series(probe, dtype=str))
     assert unknown.tolist() == [p not in ordered for p in probe]
     assert [ordered[k] for k, u in zip(pos.tolist(), unknown.tolist()) if not u] == [p for p in probe if p in ordered]
+
+
+def test_string_pairs_on_a_graph_of_integer_ids_is_one_line():
+    """Pairs naming vertices by strings on a graph whose ids are integers: an InputError naming
+    a few, not numpy's TypeError from comparing an int with a str."""
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}))
+    with pytest.raises(go.InputError, match=r"names vertices by strings \(e.g. 'a', 'b'\); the graph's vertex ids "
+                                            r"are integers"):
+        go.run("jaccard", g, pairs=pd.DataFrame({"first": ["a", "b"], "second": ["b", "c"]}), backend="cpu")

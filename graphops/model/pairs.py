@@ -145,12 +145,27 @@ class Pairs:
                          (self.first, self.second) if same_family else None)
 
     def _internal(self, graph: Any, ids: Any) -> Any:
+        if graph.ids.kind == "integer":
+            ids = self._as_integers(ids)
         ids = ids if hasattr(ids, "str") else to_device(ids, graph.device)
         if hasattr(ids, "str"):
             ids = to_family(ids.to_frame(), graph.device).iloc[:, 0]
         pos, unknown = graph.ids.lookup(ids)
         check_known(ids, unknown, self.what)
         return pos
+
+
+    def _as_integers(self, ids: Any) -> Any:
+        """Ids for a graph of integer vertex ids, as given when they are integers; strings (the
+        other kind a pairs column may hold) are an error naming a few, not numpy's comparison of an
+        int with a str."""
+        import numpy as np
+
+        if getattr(getattr(ids, "dtype", None), "kind", "O") in "iu":
+            return ids
+        shown = ", ".join(repr(v) for v in plain_values(ids, np.arange(min(len(ids), 3))))
+        raise InputError(f"the {self.what} names vertices by strings (e.g. {shown}); the graph's vertex ids are "
+                         f"integers: give the pairs as those integers")
 
 
 def check_known(ids: Any, unknown: Any, what: str) -> None:

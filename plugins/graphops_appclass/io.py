@@ -121,8 +121,14 @@ def _slow(path: str, body: str, rows: int, cols: int) -> Table:
 
 def _read(path: str | os.PathLike, min_columns: int, what: str) -> Table:
     path = str(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:  # missing, a folder, unreadable: one line naming the file and the fix
+        why = "is a folder" if os.path.isdir(path) else "does not exist" if not os.path.exists(path) else \
+            f"cannot be read ({exc.strerror or exc})"
+        raise InputError(f"{path}: the {what} file {why}; give the path of {'an' if what == 'edge' else 'a'} {what} file "
+                         f"(*.{'Vertex' if what == 'vertex' else 'Edges'}.csv)") from None
     cut = data.find(b"\n")
     if b"\r" in data[:cut].rstrip(b"\r"):  # lines ended by a bare CR: as Python's text mode reads them
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

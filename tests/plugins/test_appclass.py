@@ -350,3 +350,14 @@ def test_written_case_reads_back_as_the_same_graph(tmp_path, directed_features):
     assert main(["appclass-example", str(tmp_path / "case"), "--nodes", "50", "--edges", "200"]) == 0
     assert sorted(p.name for p in (tmp_path / "case").iterdir()) == [
         "data.Edges.csv", "data.Vertex.csv", "pattern.Edges.csv", "pattern.Vertex.csv"]
+
+
+def test_a_missing_or_folder_file_is_one_line_naming_it(tmp_path):
+    from graphops_appclass.io import read_appclass
+
+    with pytest.raises(go.InputError, match=r"nope.Vertex.csv: the vertex file does not exist; give the path of a "
+                                            r"vertex file \(\*.Vertex.csv\)"):
+        read_appclass(tmp_path / "nope.Vertex.csv", tmp_path / "nope.Edges.csv")
+    (tmp_path / "v.Vertex.csv").write_text("1 2\n0 1.5\n")
+    with pytest.raises(go.InputError, match=r"the edge file is a folder; give the path of an? edge file"):
+        read_appclass(tmp_path / "v.Vertex.csv", tmp_path)
