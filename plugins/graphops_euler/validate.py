@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphops.plugin import column_array, plain_values, to_device
+from graphops.plugin import Graph, InputTypeError, column_array, plain_values, to_device
 
 __all__ = ["is_euler_circuit", "is_euler_path", "tour_problem"]
 
@@ -24,6 +24,11 @@ def tour_problem(graph: Any, tour: Any, kind: str = "circuit", source: Any = Non
     Euler ``kind`` (circuit or path) of ``graph`` starting at ``source``; ``None`` when it is."""
     if kind not in ("circuit", "path"):
         raise ValueError(f"kind must be 'circuit' or 'path'; got {kind!r}")
+    if not isinstance(graph, Graph):
+        raise InputTypeError(f"graph must be a graphops.Graph (the graph the tour walks); got {type(graph).__name__}")
+    if not hasattr(tour, "columns"):
+        raise InputTypeError(f"tour must be a frame with columns src, dst and edge_id (what euler returns); got "
+                             f"{type(tour).__name__}")
     missing = [c for c in ("src", "dst", "edge_id") if c not in tour.columns]
     if missing:
         return f"the tour has no column(s) {missing}; it needs src, dst and edge_id"
@@ -34,7 +39,12 @@ def tour_problem(graph: Any, tour: Any, kind: str = "circuit", source: Any = Non
         return None if source is None else "an empty tour cannot start at a source"
     device = graph.ids.device
     xp = device.xp
-    e = to_device(column_array(tour["edge_id"], "int64"), device)
+    raw = to_device(column_array(tour["edge_id"]), device)
+    if raw.dtype.kind not in "iu":  # fractions, NaN or text: not an edge row (never truncated to one)
+        whole = raw.dtype.kind == "f" and bool((xp.isfinite(raw) & (raw == xp.floor(raw))).all())
+        if not whole:
+            return f"the edge_id column holds values that are not edge rows (dtype {raw.dtype}); it needs integers"
+    e = raw.astype(xp.int64)
     if bool(((e < 0) | (e >= m)).any()):
         row = int(xp.flatnonzero((e < 0) | (e >= m))[0])
         return f"edge_id {int(e[row])} at step {row} is not an edge row (0..{m - 1})"

@@ -340,3 +340,21 @@ def test_the_shipped_de_bruijn_example_rebuilds_its_genome(tmp_path):
     configs = Path(__file__).resolve().parents[2] / "configs"
     go.run_pipeline(configs / "euler_example.yaml", backend="cpu", out=tmp_path)
     assert read_fasta(tmp_path / "assembled.fa") == read_fasta(configs / "data" / "genome.fa")
+
+
+def test_tour_validators_refuse_fractions_and_wrong_arguments_in_one_line():
+    """A fractional edge_id is not an edge row (never truncated to one); a tour or graph of the
+    wrong type is an InputTypeError naming what to give."""
+    from graphops_euler.validate import tour_problem
+
+    g = go.Graph.from_edgelist(pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}), directed=True)
+    tour = pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0], "edge_id": [0, 1, 2]})
+    assert go.functions.is_euler_circuit(g, tour)
+    assert go.functions.is_euler_circuit(g, tour.assign(edge_id=[0.0, 1.0, 2.0]))
+    assert tour_problem(g, tour.assign(edge_id=[0.5, 1, 2])) == (
+        "the edge_id column holds values that are not edge rows (dtype float64); it needs integers")
+    assert not go.functions.is_euler_circuit(g, tour.assign(edge_id=[0.5, 1, 2]))
+    with pytest.raises(TypeError, match="tour must be a frame"):
+        go.functions.is_euler_circuit(g, "x")
+    with pytest.raises(TypeError, match="graph must be a graphops.Graph"):
+        go.functions.is_euler_path(None, tour)
