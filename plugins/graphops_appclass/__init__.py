@@ -50,26 +50,24 @@ def _arguments(parser) -> None:
 
 
 def _example_arguments(parser) -> None:
-    def count(text: str, least: int = 0) -> int:
-        value = int(text)
-        if value < least:
-            raise ValueError(text)
-        return value
-
-    def features(text: str) -> int:  # the reference files hold at least one feature a row
-        return count(text, 1)
+    from graphops.plugin import bounded
 
     parser.add_argument("folder", metavar="FOLDER", help="where to write data.Vertex.csv, data.Edges.csv, "
                                                          "pattern.Vertex.csv and pattern.Edges.csv")
-    parser.add_argument("--nodes", type=count, default=5157, help="data graph vertices (default 5157)")
-    parser.add_argument("--edges", type=count, default=186572, help="data graph arcs, uniform at random (default 186572)")
-    parser.add_argument("--node-features", type=features, default=12, help="features a vertex, 1 or more (default 12)")
-    parser.add_argument("--edge-features", type=features, default=16, help="features an arc, 1 or more (default 16)")
-    parser.add_argument("--pattern-nodes", type=count, default=9,
+    parser.add_argument("--nodes", type=bounded("--nodes", int, ge=2, le=2**31 - 1), default=5157,
+                        help="data graph vertices (default 5157)")
+    parser.add_argument("--edges", type=bounded("--edges", int, ge=1, le=2**40), default=186572,
+                        help="data graph arcs, uniform at random (default 186572)")
+    parser.add_argument("--node-features", type=bounded("--node-features", int, ge=1, le=4096), default=12,
+                        help="features a vertex (default 12)")
+    parser.add_argument("--edge-features", type=bounded("--edge-features", int, ge=1, le=4096), default=16,
+                        help="features an arc (default 16)")
+    parser.add_argument("--pattern-nodes", type=bounded("--pattern-nodes", int, ge=1, le=1024), default=9,
                         help="most neighbours of the pattern's sampled vertex (default 9)")
-    parser.add_argument("--seed", type=count, default=2, help="random seed (default 2)")
-    parser.add_argument("--digits", type=int, choices=range(1, 18), default=8, metavar="1..17",
-                        help="significant digits of the numbers written (default 8: an edge file of about 33 MB "
+    parser.add_argument("--seed", type=bounded("--seed", int, ge=0, le=2**63 - 1), default=2,
+                        help="random seed (default 2)")
+    parser.add_argument("--digits", type=bounded("--digits", int, ge=1, le=17), default=8,
+                        help="significant digits of the numbers written (default 8: an edge file of about 32 MB "
                              "at the default size; 17 writes the generated doubles exactly)")
 
 
