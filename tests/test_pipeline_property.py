@@ -183,3 +183,35 @@ def test_a_pipeline_is_refused_at_load_or_runs_or_fails_with_a_graphops_error(da
             event("a step failed with a graphops error")
         except GraphopsError:
             event("refused at run")
+
+
+SOURCE_KEYS = ["path", "generate", "dataset", "smiles", "nodes", "format", "src", "dst", "weight", "columns", "header",
+               "ids", "directed", "dedupe", "device", "partitioned", "column", "label"]
+SOURCE_VALUES = {"path": st.sampled_from(["g.txt", "w.csv", "e/*.parquet", ""]), "generate": GENERATORS,
+                 "dataset": st.sampled_from(["karate", "nosuch"]), "smiles": st.just("m.csv"),
+                 "nodes": st.just("n.csv"), "format": st.sampled_from(["csv", "tu", "x"]), "weight": st.just("w"),
+                 "partitioned": st.booleans(), "ids": st.sampled_from(["auto", "string"]),
+                 "device": st.sampled_from(["cpu", "auto"]), "directed": st.booleans(), "dedupe": st.booleans()}
+
+
+@given(keys=st.lists(st.sampled_from(SOURCE_KEYS), min_size=0, max_size=5, unique=True), data=st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_graph_source_takes_only_its_kinds_keys(keys, data):
+    """Any mix of source keys: exactly one kind's source, every key given one that kind reads (none
+    silently ignored), or a ConfigError at the graph; never another exception."""
+    from graphops.pipeline.graph_sources import SOURCE_KINDS, validate_source
+
+    given = {k: data.draw(SOURCE_VALUES.get(k, ANY), label=k) for k in keys}
+    text = yaml.safe_dump({"version": 1, "graphs": {"g": given},
+                           "steps": [{"id": "s", "algorithm": "describe", "inputs": {"graph": "g"}}]})
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "p.yaml").write_text(text)
+        try:
+            loaded = go.load_pipeline(Path(tmp) / "p.yaml")
+        except ConfigError as exc:
+            assert "At graphs.g" in str(exc) or "At steps" in str(exc) or "At key" in str(exc), str(exc)
+            return
+    src = loaded.model.graphs["g"]
+    assert src == validate_source(given)
+    assert sum(given.get(k) is not None for k in SOURCE_KINDS) == 1
+    assert set(given) <= set(type(src).model_fields), (given, type(src).__name__)

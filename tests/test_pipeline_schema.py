@@ -119,7 +119,7 @@ p.yaml is invalid (11 errors)
 =====> Input should be 'auto', 'cpu' or 'gpu' (got 'gpux'). Did you mean 'gpu'?
 ==> At graphs.web
 ==> At key: diected
-=====> Unknown key 'diected'. Allowed keys: column, columns, dataset, dedupe, device, directed, dst, format, generate, header, ids, label, nodes, partitioned, path, smiles, src, weight. Did you mean 'directed'?
+=====> Unknown key 'diected'. Allowed keys: columns, dedupe, device, directed, dst, format, header, ids, nodes, partitioned, path, src, weight. Did you mean 'directed'?
 ==> At steps[0] (id='s1')
 ==> At key: algorithm
 =====> Missing required key 'algorithm'

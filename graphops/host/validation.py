@@ -27,7 +27,15 @@ def _is_model(ann: Any) -> bool:
 
 
 def _step_into(ann: Any, part: Any) -> Any:
-    """The annotation one level below ``ann`` at key/index ``part`` (None when unknown)."""
+    """The annotation one level below ``ann`` at key/index ``part`` (None when unknown); in a tagged
+    union, ``part`` may be the tag pydantic puts in the location: the member it names."""
+    if typing.get_origin(ann) is typing.Annotated:
+        ann = typing.get_args(ann)[0]
+    tagged = {getattr(m, "tag", None): typing.get_args(a)[0] for a in typing.get_args(ann)
+              if typing.get_origin(a) is typing.Annotated
+              for m in typing.get_args(a)[1:] if type(m).__name__ == "Tag"}
+    if part in tagged:
+        return tagged[part]
     if _is_model(ann):
         field = ann.model_fields.get(part) if isinstance(part, str) else None
         return field.annotation if field is not None else None

@@ -159,5 +159,5 @@ def _inputs(loaded: Any) -> Iterator[tuple[str, Path]]:
         path = loaded.sources.path(name)
         if path is not None:
             yield f"the input of graph {name!r}", path
-        if src.nodes is not None:
+        if getattr(src, "nodes", None) is not None:
             yield f"the node file of graph {name!r}", loaded.base / src.nodes

@@ -22,7 +22,8 @@ from graphops.host.validation import explain
 from graphops.pipeline.arguments import check_path, check_registry
 from graphops.pipeline.config import config_error, crumbs, read_config
 from graphops.pipeline.meaning import check_meaning
-from graphops.pipeline.schema import SCHEMA_VERSION, GraphSource, Pipeline, Step, path_problem
+from graphops.pipeline.graph_sources import validate_source
+from graphops.pipeline.schema import SCHEMA_VERSION, Pipeline, Step, path_problem
 from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["LoadedPipeline", "load_pipeline", "read_config", "load_yaml"]
@@ -81,9 +82,11 @@ def _position(issue: ConfigIssue, graphs: tuple[str, ...]) -> tuple[int, int]:
     return 0, 0
 
 
-def _valid(model: type, value: Any) -> Any:
+def _valid(model: Any, value: Any) -> Any:
+    """``value`` validated by ``model`` (a pydantic model, or a function such as
+    :func:`~graphops.pipeline.graph_sources.validate_source`), or ``None``."""
     try:
-        return model.model_validate(value)
+        return getattr(model, "model_validate", model)(value)
     except pydantic.ValidationError:
         return None
 
@@ -91,7 +94,7 @@ def _valid(model: type, value: Any) -> Any:
 def _partial(data: dict) -> tuple[Pipeline, tuple[int, ...]]:
     """The parts of a structurally invalid file that are valid, so pass 2 can still check them."""
     graphs = data.get("graphs") if isinstance(data.get("graphs"), dict) else {}
-    good = {k: g for k, g in ((k, _valid(GraphSource, v)) for k, v in graphs.items()) if g is not None}
+    good = {k: g for k, g in ((k, _valid(validate_source, v)) for k, v in graphs.items()) if g is not None}
     raw_steps = data.get("steps") if isinstance(data.get("steps"), list) else []
     steps = [(i, s) for i, s in ((i, _valid(Step, v)) for i, v in enumerate(raw_steps)) if s is not None]
     backend = str(data.get("backend", data.get("device", "auto"))).lower()  # device: its former name

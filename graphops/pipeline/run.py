@@ -288,7 +288,7 @@ def need_no_cluster(loaded: LoadedPipeline) -> None:
                           "a partitioned graph is read and scored by a Dask cluster's workers; add a cluster: "
                           "section ({kind: local-cuda}, {kind: local, workers: 4} or {address: tcp://host:8786}) "
                           "or run with --cluster ADDRESS, or drop partitioned: true to read the files whole")
-              for name, src in loaded.model.graphs.items() if src.partitioned and name in used]
+              for name in loaded.model.graphs if loaded.sources.kind(name) == "daskgraph" and name in used]
     if issues:
         raise ConfigError(loaded.file, issues)
 

@@ -74,141 +74,19 @@ without a word (``src: true`` read column 1). Every path (``output_dir``, ``outp
 """
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Any, Literal
 
-import pydantic
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from graphops.host.numbers import lax_locations
 from graphops.host.validation import NAME_PATTERN, shown
-from graphops.io.outputs import name_problem
+from graphops.pipeline.fields import Name, PathText, _lower, _Model, path_problem
+from graphops.pipeline.graph_sources import SOURCE_KINDS, GraphSource
 from graphops.pipeline.yamlfile import load_yaml
 
 __all__ = ["SCHEMA_VERSION", "Pipeline", "GraphSource", "Step", "BenchSettings", "ClusterSettings", "NAME_PATTERN",
            "SOURCE_KINDS", "PathText", "path_problem", "load_yaml"]
 
 SCHEMA_VERSION = 1
-SOURCE_KINDS = ("path", "generate", "dataset", "smiles")
-Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
-
-
-def path_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be a path a file gives (empty, or holding what no file system takes), or ``None``."""
-    if not isinstance(value, str):
-        return "a path is text"
-    if not value:
-        return "An empty path names no file or folder; give one, or leave the key out"
-    problem = name_problem(value)
-    return problem and f"This path holds {problem}; remove it"
-
-
-def _usable_path(value: str) -> str:
-    problem = path_problem(value)
-    if problem:
-        raise ValueError(problem)
-    return value
-
-
-PathText = Annotated[str, AfterValidator(_usable_path)]
-"""A path given in the file: text, not empty, nothing in it that no file system takes (:func:`path_problem`)."""
-
-
-def _holds_model(annotation: Any) -> bool:
-    """Whether a model sits in ``annotation`` (``list[Step]``, ``BenchSettings | None``): it checks its own keys."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_holds_model(a) for a in typing.get_args(annotation))
-
-
-class _Model(BaseModel):
-    """Every model of the file: unknown keys refused, and numbers as YAML writes them (module doc)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _strict_numbers(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
-        """A bool or text where a key wants a number, or anything but true/false where it wants a bool
-        (:func:`graphops.host.numbers.lax_locations`), or a decimal where it wants an integer: refused."""
-        annotation = cls.model_fields[info.field_name].annotation
-        if _holds_model(annotation):
-            return value  # a model below checks its own keys
-        for _, kind, message, _ in lax_locations(cls, {info.field_name: value}):
-            raise PydanticCustomError(kind, message)
-        return value
-
-
-def _lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
-
-
-class GraphSource(_Model):
-    """Where a graph comes from (a file, a generator or a named data set) and how to read it."""
-
-    path: PathText | None = None
-    nodes: PathText | None = None  # a node file beside a path: id + feature columns
-    generate: dict[str, Any] | None = None  # {kind: <a registered generator>, its parameters}
-    dataset: str | None = Field(None, min_length=1)
-    smiles: PathText | None = None  # a CSV/TSV of SMILES strings: a GraphSet of molecules
-    column: str | None = Field(None, min_length=1)  # smiles: the column of SMILES strings (default smiles)
-    label: str | None = Field(None, min_length=1)  # smiles: a column of per-molecule labels
-    format: str | None = None
-    src: str | int | None = None
-    dst: str | int | None = None
-    weight: str | int | None = None
-    columns: list[str] | None = None
-    header: Literal["auto", True, False] = "auto"
-    ids: Literal["auto", "integer", "string"] = "auto"
-    directed: bool | None = None
-    dedupe: bool | None = None
-    device: Literal["auto", "cpu", "gpu"] = "cpu"
-    partitioned: bool = False  # path is files read by a Dask cluster (a DaskGraph), never in one place
-
-    _lower_device = field_validator("device", mode="before")(_lower)
-
-    @field_validator("src", "dst", "weight", mode="after")
-    @classmethod
-    def _position(cls, value: Any) -> Any:
-        if isinstance(value, int) and value < 0:
-            raise ValueError(f"a column is a name or a position counted from 0 (the first column is 0); got {value!r}")
-        return value
-
-    @field_validator("generate", mode="after")
-    @classmethod
-    def _kind_named(cls, value: Any) -> Any:
-        if value is not None and not (isinstance(value.get("kind"), str) and value["kind"]):
-            raise ValueError("a generated graph names its generator and its parameters, e.g. {kind: rmat, scale: 18} "
-                             "(graphops plugins lists the generator kinds)")
-        return value
-
-    @model_validator(mode="after")
-    def _one_source(self) -> "GraphSource":
-        given = [k for k in SOURCE_KINDS if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. "
-                             "{kind: rmat, scale: 18}), 'dataset' (e.g. karate) and 'smiles' (a CSV of SMILES "
-                             "strings)")
-        if self.smiles is None and (self.column is not None or self.label is not None):
-            raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
-        if self.nodes is not None and self.path is None:
-            raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
-        if self.partitioned:
-            if self.path is None:
-                raise ValueError("partitioned: true reads edge files with Dask; give path: a file pattern "
-                                 "(edges/*.parquet) or a folder of parquet files")
-            unfit = [k for k, v in (("nodes", self.nodes), ("weight", self.weight), ("dedupe", self.dedupe))
-                     if v is not None] + (["ids: string"] if self.ids == "string" else [])
-            if unfit:
-                raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
-                                 f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
-        return self
-
-
-
-
-
 class Step(_Model):
     """One algorithm call."""
 

@@ -1,0 +1,502 @@
+"""A pipeline file's graph sources, one class a kind (a discriminated union): a file or TU folder
+(``path``), edge files a Dask cluster reads (``path`` with ``partitioned: true``), a generated graph
+(``generate``), a named data set (``dataset``) and molecules from SMILES strings (``smiles``).
+
+Each kind owns its keys (a key another kind takes is refused, naming the keys this one takes), the
+problems found before reading (:meth:`problems`), what is known of the graph before it is read
+(:meth:`reader_format`, :meth:`graph_kind`, :meth:`is_directed`, :meth:`is_weighted`) and its loading
+(:meth:`load`); a new kind is one class here and its tag in :data:`SOURCE_KINDS`. The methods take
+the file's :class:`graphops.pipeline.sources.Sources` (``ctx``: its folder, its registry, the other
+graphs) and the graph's name.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Iterator, Literal, Union
+
+from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator, model_validator
+
+from graphops.errors import choices, did_you_mean
+from graphops.pipeline.fields import PathText, _lower, _Model
+
+__all__ = ["SOURCE_KINDS", "SOURCE_TAGS", "GraphSource", "PathSource", "PartitionedSource", "GeneratedSource",
+           "DatasetSource", "SmilesSource", "validate_source", "untagged"]
+
+SOURCE_KINDS = ("path", "generate", "dataset", "smiles")  # the keys that say where a graph comes from
+SOURCE_TAGS = ("path", "partitioned", "generate", "dataset", "smiles")  # the union's tags (a kind each)
+ONE_SOURCE = ("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. {kind: rmat, scale: 18}), "
+              "'dataset' (e.g. karate) and 'smiles' (a CSV of SMILES strings)")
+
+
+def _tag(value: Any) -> str | None:
+    """The kind a graph's mapping (or source object) is: the one source key it gives (a path with
+    ``partitioned: true``: edge files for a cluster); ``None`` when it gives none or several."""
+    if isinstance(value, _Source):
+        return value.tag
+    if not isinstance(value, dict):
+        return None
+    given = [k for k in SOURCE_KINDS if value.get(k) is not None]
+    if len(given) != 1:
+        return None
+    return "partitioned" if given[0] == "path" and value.get("partitioned") is True else given[0]
+
+
+def _foreign(data: Any, mine: str) -> Any:
+    """Keys that belong to another kind, refused with what they go with (before the generic
+    'Unknown key', which would not say so)."""
+    if not isinstance(data, dict):
+        return data
+    if mine != "smiles" and any(data.get(k) is not None for k in ("column", "label")):
+        raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
+    if mine not in ("path", "partitioned") and data.get("nodes") is not None:
+        raise ValueError("'nodes' (a node file) goes with 'path' (the edge file)")
+    if mine not in ("path", "partitioned") and data.get("partitioned") is True:
+        raise ValueError("partitioned: true reads edge files with Dask; give path: a file pattern "
+                         "(edges/*.parquet) or a folder of parquet files")
+    return data
+
+
+def _file_problems(key: str, given: str, path: Path) -> Iterator[tuple[str, str]]:
+    """A file the graph is read from: there, readable, a regular file (a FIFO could wait forever)."""
+    from graphops.io.files import special_file
+
+    if not path.exists():
+        yield key, f"File not found: {given!r} (resolved to {str(path)!r})"
+        return
+    if not os.access(path, os.R_OK):
+        yield key, f"Cannot read {given!r}: permission denied"
+        return
+    special = special_file(path)
+    if special:
+        yield key, f"{given!r} is {special}, not a regular file; reading it could wait forever or never end"
+
+
+class _Source(_Model):
+    """What every kind says: where the graph lives once read."""
+
+    tag: ClassVar[str]
+    device: Literal["auto", "cpu", "gpu"] = "cpu"
+
+    _lower_device = field_validator("device", mode="before")(_lower)
+
+    def file(self) -> str | None:
+        """The file or folder the graph is read from, as the pipeline file gives it."""
+        return None
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        return self.tag
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        """``graph``, ``graphset`` or ``daskgraph``."""
+        return "graph"
+
+    def is_directed(self, ctx: Any, name: str) -> bool:
+        return False
+
+    def is_weighted(self, ctx: Any, name: str) -> bool | None:
+        """Whether the graph has edge weights; ``None`` when the file does not say."""
+        return None
+
+    def made_of(self, ctx: Any) -> str | None:
+        """The graph of the file this one is made from, if any."""
+        return None
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        """``(key, message)`` for each problem found without reading the data."""
+        return iter(())
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        """What the run summary says of the source beside its path and format."""
+        return {"dataset": None, "generate": None}
+
+
+def _position(value: Any) -> Any:
+    if isinstance(value, int) and value < 0:
+        raise ValueError(f"a column is a name or a position counted from 0 (the first column is 0); got {value!r}")
+    return value
+
+
+class _EdgeFile(_Source):
+    """Keys of edge files (read here or by a cluster's workers)."""
+
+    path: PathText
+    format: str | None = None
+    src: str | int | None = None
+    dst: str | int | None = None
+    columns: list[str] | None = None
+    header: Literal["auto", True, False] = "auto"
+    ids: Literal["auto", "integer", "string"] = "auto"
+    directed: bool | None = None
+
+    _columns_from_0 = field_validator("src", "dst", mode="after")(_position)
+
+    def file(self) -> str | None:
+        return self.path
+
+    def is_directed(self, ctx: Any, name: str) -> bool:
+        if self.directed is not None:
+            return bool(self.directed)
+        reader = ctx.registry.readers.get(self.reader_format(ctx, name))
+        return bool(reader is not None and reader.directed)  # the format's own (k-mers: arcs)
+
+
+class PathSource(_EdgeFile):
+    """``path``: an edge file (its reader by ``format`` or suffix) or a TU folder, read here."""
+
+    tag: ClassVar[str] = "path"
+    nodes: PathText | None = None  # a node file beside a path: id + feature columns
+    weight: str | int | None = None
+    dedupe: bool | None = None
+    partitioned: Literal[False] = False
+
+    _weight_from_0 = field_validator("weight", mode="after")(_position)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        return _foreign(data, "path")
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        if self.format:
+            return self.format
+        path = ctx.base / self.path
+        if path.is_dir():
+            return "tu"
+        reader = ctx.registry.reader_for_suffix(path.suffix)
+        return reader.name if reader else ""
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        return "graphset" if self.reader_format(ctx, name) == "tu" else "graph"
+
+    def is_weighted(self, ctx: Any, name: str) -> bool | None:
+        return None if self.graph_kind(ctx, name) == "graphset" else self.weight is not None
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        path = ctx.base / self.path
+        found = list(_file_problems("path", self.path, path))
+        if found:
+            yield from found
+            return
+        if self.nodes is not None and not (ctx.base / self.nodes).is_file():
+            yield "nodes", f"File not found: {self.nodes!r} (resolved to {str(ctx.base / self.nodes)!r})"
+        yield from self._format_problems(ctx, name, path)
+
+    def _format_problems(self, ctx: Any, name: str, path: Path) -> Iterator[tuple[str, str]]:
+        formats = ["tu", *ctx.registry.readers]
+        fmt = self.reader_format(ctx, name)
+        if self.format is not None and self.format not in formats:
+            yield "format", (f"Unknown format {self.format!r}. Allowed: {choices(formats)}."
+                             f"{did_you_mean(self.format, formats)}")
+        elif path.is_dir() != (fmt == "tu"):
+            yield "path", (f"{self.path!r} is a folder; a folder is read as a TU dataset (format: tu)"
+                           if path.is_dir() else f"format 'tu' needs a folder; {self.path!r} is a file")
+        elif not fmt:
+            yield "format", (f"Cannot tell the format of {self.path!r} from its suffix {path.suffix!r}. "
+                             f"Known suffixes: {', '.join(ctx.registry.suffixes())}; or set format: "
+                             f"to one of {choices(formats)}")
+        else:
+            reader = ctx.registry.readers.get(fmt)
+            if reader is not None and reader.directed is not None and self.directed is not None \
+                    and self.directed != reader.directed:
+                yield "directed", (f"format {reader.name!r} gives {'directed' if reader.directed else 'undirected'} "
+                                   f"graphs ({reader.summary}); drop 'directed: {str(self.directed).lower()}'")
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        path = ctx.base / self.path
+        if self.reader_format(ctx, name) == "tu":
+            from graphops.io.tu import read_tu
+
+            return read_tu(path).to(device)
+        from graphops.io import read_graph
+
+        return read_graph(path, self.format, src=self.src, dst=self.dst, weight=self.weight, columns=self.columns,
+                          header=self.header, ids=self.ids, device=device, registry=ctx.registry,
+                          nodes=None if self.nodes is None else ctx.base / self.nodes,
+                          **_given(self, "directed", "dedupe"))
+
+
+class PartitionedSource(_EdgeFile):
+    """``path`` with ``partitioned: true``: edge files (a pattern or a folder) that a Dask cluster's
+    workers read, never gathered in one place (a :class:`~graphops.model.daskgraph.DaskGraph`)."""
+
+    tag: ClassVar[str] = "partitioned"
+    partitioned: Literal[True]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        data = _foreign(data, "partitioned")
+        if isinstance(data, dict):
+            unfit = [k for k in ("nodes", "weight", "dedupe") if data.get(k) is not None] + \
+                (["ids: string"] if data.get("ids") == "string" else [])
+            if unfit:
+                raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
+                                 f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
+        return data
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        if self.format:
+            return self.format
+        path = ctx.base / self.path
+        if path.is_dir():
+            return "parquet"
+        reader = ctx.registry.reader_for_suffix(path.suffix)
+        return reader.name if reader else ""
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        return "daskgraph"
+
+    def is_weighted(self, ctx: Any, name: str) -> bool | None:
+        return False
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files
+
+        fmt = self.reader_format(ctx, name)
+        if fmt not in PARTITIONED_FORMATS:
+            yield "format", (f"partitioned edge files are read as {' or '.join(PARTITIONED_FORMATS)}; "
+                             f"{self.path!r} is {fmt or 'of an unknown format'}. Name files *.parquet or *.csv, "
+                             f"or set format: to one of {choices(PARTITIONED_FORMATS)}")
+        elif not edge_files(ctx.base / self.path, fmt):
+            yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r}); give "
+                           f"a pattern such as edges/*.{fmt} or a folder of parquet files")
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        from graphops.io.partitioned import read_edge_files
+
+        return read_edge_files(ctx.base / self.path, self.reader_format(ctx, name), src=self.src, dst=self.dst,
+                               columns=self.columns, header=self.header, directed=bool(self.directed), device=device)
+
+
+class GeneratedSource(_Source):
+    """``generate: {kind: <a registered generator>, its parameters}``."""
+
+    tag: ClassVar[str] = "generate"
+    generate: dict[str, Any]
+    directed: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        return _foreign(data, "generate")
+
+    @field_validator("generate", mode="after")
+    @classmethod
+    def _kind_named(cls, value: Any) -> Any:
+        if not (isinstance(value.get("kind"), str) and value["kind"]):
+            raise ValueError("a generated graph names its generator and its parameters, e.g. {kind: rmat, scale: 18} "
+                             "(graphops plugins lists the generator kinds)")
+        return value
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        return "generated"
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        gen = ctx.registry.generators.get(self.generate["kind"])
+        return gen.makes if gen is not None else "graph"
+
+    def is_weighted(self, ctx: Any, name: str) -> bool | None:
+        return False  # no generator draws weights (a pattern or symmetric graph drops them too)
+
+    def is_directed(self, ctx: Any, name: str) -> bool:
+        """Given, or the generator's ``directed`` (given or its default); one made from another graph
+        of the file without a ``directed`` of its own is directed like that graph."""
+        if self.directed is not None:
+            return bool(self.directed)
+        gen, params = self.generator(ctx)
+        if params is not None and "directed" in type(params).model_fields:
+            return bool(params.directed)
+        of = self.made_of(ctx)
+        if of in ctx.sources and ctx.cycle(name) is None:
+            return ctx.declared(of).directed
+        return False
+
+    def generator(self, ctx: Any) -> tuple[Any, Any]:
+        """``(generator, validated parameters)``; ``(None, None)`` when its kind is not registered, or
+        ``(generator, None)`` when its parameters do not validate (:meth:`problems` says why)."""
+        import pydantic
+
+        spec = dict(self.generate)
+        gen = ctx.registry.generators.get(spec.pop("kind", None))
+        if gen is None:
+            return None, None
+        try:
+            return gen, gen.model.model_validate(spec)
+        except pydantic.ValidationError:
+            return gen, None
+
+    def made_of(self, ctx: Any) -> str | None:
+        gen = ctx.registry.generators.get(self.generate.get("kind"))
+        return self.generate.get("of") if gen is not None and "of" in gen.model.model_fields else None
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        import pydantic
+
+        from graphops.host.validation import explain, format_loc
+
+        try:
+            gen = ctx.registry.generator(self.generate["kind"])
+        except (ValueError, LookupError) as exc:
+            yield "generate.kind", str(exc)
+            return
+        try:
+            gen.model.model_validate({k: v for k, v in self.generate.items() if k != "kind"})
+        except pydantic.ValidationError as exc:
+            for err in exc.errors():
+                yield f"generate.{format_loc(err['loc'])}" if err["loc"] else "generate", explain(err, gen.model)
+        of = self.made_of(ctx)
+        if of is not None and of not in ctx.sources:
+            yield "generate.of", (f"no graph {of!r} in this file to make the {gen.name} graph from. Graphs: "
+                                  f"{choices(ctx.sources)}.{did_you_mean(of, ctx.sources)}")
+        cycle = ctx.cycle(name)
+        if cycle is not None and cycle[0] == name and name == min(cycle, key=list(ctx.sources).index):
+            yield "generate.of", ctx.cycle_problem(cycle)
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        """Drawn on the GPU when it lives there and its generator can, else on the host and then moved;
+        one made from another graph gets that graph on the same terms."""
+        from graphops.base.device import module_available
+        from graphops.host.algorithm import load_target
+
+        gen, params = self.generator(ctx)
+        if gen is None or params is None:  # a file not validated first (e.g. read by a command)
+            spec = dict(self.generate)
+            gen = ctx.registry.generator(spec.pop("kind"))
+            params = gen.model.model_validate(spec)
+        on_gpu = device == "gpu" and gen.gpu is not None and all(module_available(m) for m in gen.gpu)
+        fn = load_target(gen.target)
+        takes = inspect.signature(fn).parameters  # fields it does not take (a fixed directed: true) describe it
+        given = params.model_dump()
+        of = given.pop("of", None)
+        args = {k: v for k, v in given.items() if k in takes}
+        if on_gpu and "device" in takes:
+            args["device"] = "gpu"
+        made = fn(**args) if of is None else fn(ctx.get(of).to(device if on_gpu else "cpu"), **args)
+        return made.to(device)
+
+    def info(self) -> dict[str, Any]:
+        return {"dataset": None, "generate": dict(self.generate)}
+
+
+class DatasetSource(_Source):
+    """``dataset: <name>``: bundled with graphops, or fetched once (``graphops datasets``)."""
+
+    tag: ClassVar[str] = "dataset"
+    dataset: str = Field(min_length=1)
+    directed: bool | None = None
+    dedupe: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        return _foreign(data, "dataset")
+
+    def _entry(self) -> Any:
+        from graphops.io import datasets
+
+        return datasets.entry(self.dataset)
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        known = self._entry()
+        return known.kind if known is not None else "graph"
+
+    def is_directed(self, ctx: Any, name: str) -> bool:
+        if self.directed is not None:
+            return bool(self.directed)
+        known = self._entry()
+        return bool(known and known.directed)
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        from graphops.io import datasets
+
+        problem = datasets.dataset_problem(self.dataset)
+        if problem:
+            yield "dataset", problem
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        from graphops.io import datasets
+
+        return datasets.load(self.dataset, device=device, registry=ctx.registry, **_given(self, "directed", "dedupe"))
+
+    def info(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "generate": None}
+
+
+class SmilesSource(_Source):
+    """``smiles``: a CSV/TSV of SMILES strings, read into a GraphSet of molecules (RDKit)."""
+
+    tag: ClassVar[str] = "smiles"
+    smiles: PathText
+    column: str | None = Field(None, min_length=1)  # the column of SMILES strings (default smiles)
+    label: str | None = Field(None, min_length=1)  # a column of per-molecule labels
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        return _foreign(data, "smiles")
+
+    def file(self) -> str | None:
+        return self.smiles
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        return "graphset"
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        from graphops.base.device import module_available
+
+        path = ctx.base / self.smiles
+        found = list(_file_problems("smiles", self.smiles, path))
+        if found:
+            yield from found
+            return
+        if not module_available("rdkit"):
+            yield "smiles", "reading SMILES needs RDKit: pip install 'graphops[chem]' (or rdkit)"
+            return
+        try:  # the header names the columns asked for (read before any molecule is)
+            with open(path, encoding="utf-8") as fh:
+                header = fh.readline().rstrip("\r\n").split("\t" if path.suffix.lower() == ".tsv" else ",")
+        except (OSError, UnicodeDecodeError) as exc:
+            yield "smiles", f"Cannot read {self.smiles!r}: {exc}"
+            return
+        header = [h.strip().strip('"') for h in header]
+        for key, column in (("column", self.column or "smiles"), ("label", self.label)):
+            if column is not None and column not in header:
+                yield key, (f"{self.smiles!r} has no column {column!r}; its header: {', '.join(map(repr, header))}."
+                            f"{did_you_mean(column, header)}")
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        from graphops.io.molecules import read_smiles
+
+        return read_smiles(ctx.base / self.smiles, self.column or "smiles", self.label, device)
+
+
+def _given(src: Any, *keys: str) -> dict[str, Any]:
+    """The reading options the file says (a data set or reader has its own defaults for the others)."""
+    return {k: getattr(src, k) for k in keys if getattr(src, k, None) is not None}
+
+
+GraphSource = Annotated[
+    Union[Annotated[PathSource, Tag("path")], Annotated[PartitionedSource, Tag("partitioned")],
+          Annotated[GeneratedSource, Tag("generate")], Annotated[DatasetSource, Tag("dataset")],
+          Annotated[SmilesSource, Tag("smiles")]],
+    Discriminator(_tag, custom_error_type="one_source", custom_error_message=ONE_SOURCE)]
+"""Where a graph comes from: one of the kinds above, told apart by the one source key it gives."""
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(GraphSource)
+
+
+def validate_source(value: Any) -> _Source:
+    """``value`` (a graph's mapping in the file) as its kind's source; ``pydantic.ValidationError``
+    otherwise (locations start with the kind's tag: :func:`untagged` drops it)."""
+    return _ADAPTER.validate_python(value)
+
+
+def untagged(loc: tuple) -> tuple:
+    """A location within one graph's mapping without the kind's tag pydantic puts first (an error of
+    the whole mapping, from its kind's own checks, is then at the graph itself)."""
+    return loc[1:] if loc and loc[0] in SOURCE_TAGS else loc
