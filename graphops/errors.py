@@ -55,7 +55,7 @@ def did_you_mean(value: object, allowed: Iterable[str]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest allowed name, or ``""``."""
     if not isinstance(value, str) or len(value) > 200:  # a name is short; a long text is no misspelling
         return ""
-    close = difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(value, [str(a) for a in allowed], n=1, cutoff=0.6)  # (YAML keys: any type)
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
@@ -67,7 +67,7 @@ def error_line(exc: BaseException) -> str:
 
 def choices(allowed: Iterable[str]) -> str:
     """Format allowed names as ``a, b, c`` (sorted), or ``(none)``."""
-    names = sorted(allowed)
+    names = sorted(str(a) for a in allowed)  # (a YAML key may be a number: 5 is shown as 5)
     return ", ".join(names) if names else "(none)"
 
 

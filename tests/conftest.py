@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import rich.style  # noqa: F401 - rich draws a random id when first imported: not inside a hypothesis draw
 
 from graphops.base.device import gpu_available, gpu_status, rapids_available
 

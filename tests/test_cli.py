@@ -472,3 +472,13 @@ def test_the_console_prints_user_text_as_written(monkeypatch, capsys, text):
         printer.print(_table([["a"], [text]], title=text))
         printer.print(text)
     assert captured.get().count(text) == 3
+
+
+def test_a_bench_command_that_names_no_installed_program_is_its_rows_note(tmp_path):
+    from graphops.cli.bench import run_bench
+
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps: [{id: s, algorithm: describe, inputs: "
+                   "{graph: g}}]\nbench:\n  repeat: 1\n  warmup: 0\n  commands: {gone: no-such-program-here x}\n")
+    row = {r.step: r for r in run_bench([cfg], commands=True).rows}["gone"]
+    assert row.median is None and row.note == "failed: program 'no-such-program-here': not found"

@@ -351,3 +351,66 @@ def test_a_negative_column_position_is_refused_at_validate(folder, describe_only
         "=====> a column is a name or a position counted from 0 (the first column is 0); got -1\n"
         "==> At graphs.web\n==> At key: weight\n"
         "=====> a column is a name or a position counted from 0 (the first column is 0); got -2")
+
+
+def test_graph_source_kinds_keep_what_the_flat_keys_allowed(tmp_path):
+    """A source key of another kind given as null is absent; partitioned: false may stand on any
+    kind; a duplicated key inside a graph is named with its trail (not the kind's tag)."""
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n")
+    ok = ["{path: g.txt, dataset: null}", "{dataset: karate, partitioned: false}",
+          "{generate: {kind: rmat, scale: 3}, partitioned: false, weight: null}", "{path: g.txt, partitioned: false}"]
+    for source in ok:
+        (tmp_path / "p.yaml").write_text(f"version: 1\ngraphs:\n  g: {source}\nsteps:\n"
+                                         "  - {id: s, algorithm: describe, inputs: {graph: g}}\n")
+        go.load_pipeline(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs:\n  g:\n    path: g.txt\n    path: h.txt\nsteps:\n"
+                                     "  - {id: s, algorithm: describe, inputs: {graph: g}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    assert "At graphs.g\n==> At key: path" in str(info.value), str(info.value)
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs:\n  g: {path: g.txt, partitioned: 'yes'}\nsteps:\n"
+                                     "  - {id: s, algorithm: describe, inputs: {graph: g}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    assert "At key: partitioned" in str(info.value) and "true or false" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("graphs, key, said", [
+    ("g: {generate: {kind: rmat, scale: 4}, directed: true}", None, "its generator's parameter: give it inside generate:"),
+    ("g: {dataset: MUTAG, dedupe: true}", "dedupe", "is a set of graphs, read as published; 'dedupe' does not apply"),
+    ("h: {dataset: karate}\n  g: {generate: {kind: pattern, of: [h]}}", "generate.of", "Input should be a valid string"),
+    ("m: {dataset: MUTAG}\n  g: {generate: {kind: pattern, of: m}}", "generate.of",
+     "makes a graph from one graph; 'm' is a graphset"),
+])
+def test_source_keys_that_would_be_ignored_are_refused(tmp_path, graphs, key, said):
+    """A key the graph's loading would not read is refused where it stands (it was taken, then
+    ignored: a generated graph's directed, a graph set's dedupe), and a generator's 'of' names one graph."""
+    (tmp_path / "p.yaml").write_text(f"version: 1\ngraphs:\n  {graphs}\nsteps:\n"
+                                     "  - {id: s, algorithm: describe, inputs: {graph: g}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    text = str(info.value)
+    assert said in text and "At graphs.g" in text and (key is None or f"At key: {key}" in text), text
+
+
+def test_a_tu_folder_takes_no_edge_file_keys(tmp_path):
+    folder = tmp_path / "T"
+    folder.mkdir()
+    (folder / "T_A.txt").write_text("1, 2\n2, 1\n")
+    (folder / "T_graph_indicator.txt").write_text("1\n1\n")
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs:\n  g: {path: T, weight: w, src: 3}\nsteps:\n"
+                                     "  - {id: s, algorithm: describe, inputs: {graph: g}}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    text = str(info.value)
+    assert "At key: weight" in text and "At key: src" in text and "a TU folder is read whole" in text, text
+
+
+def test_bench_command_lines_must_split_into_words(tmp_path):
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\ngraphs: {g: {dataset: karate}}\nsteps: [{id: s, algorithm: describe, inputs: {graph: g}}]\n"
+        "bench:\n  setup: [\"echo \\\"open\", \"   \"]\n  commands: {h: graphops --help}\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "b.yaml")
+    text = str(info.value)
+    assert "bench.setup[0]" in text and "cannot be split into words" in text and "names no program" in text, text

@@ -57,8 +57,8 @@ def test_a_vertex_with_only_a_self_loop_is_no_pattern():
 
 def test_a_pipeline_file_refuses_them_too(tmp_path):
     (tmp_path / "p.yaml").write_text(
-        "version: 1\ngraphs:\n  d: {generate: {kind: gnm, n: 30, m: 120, seed: 1}, directed: true}\n"
-        "  p: {generate: {kind: pattern, of: d, max_nodes: 0, seed: -1}, directed: true}\n"
+        "version: 1\ngraphs:\n  d: {generate: {kind: gnm, n: 30, m: 120, seed: 1, directed: true}}\n"
+        "  p: {generate: {kind: pattern, of: d, max_nodes: 0, seed: -1}}\n"
         "steps: [{id: s, algorithm: describe, inputs: {graph: p}}]\n")
     with pytest.raises(go.ConfigError) as info:
         go.load_pipeline(tmp_path / "p.yaml")

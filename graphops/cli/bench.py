@@ -373,8 +373,12 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
             words = shlex.split(line)
             if words and words[0] == "graphops":
                 words = [sys.executable, "-m", "graphops", *words[1:]]
-            return subprocess.run([w.replace("{tmp}", tmp).replace("{data}", data) for w in words], cwd=loaded.base,
-                                  capture_output=True, text=True)
+            try:
+                return subprocess.run([w.replace("{tmp}", tmp).replace("{data}", data) for w in words],
+                                      cwd=loaded.base, capture_output=True, text=True)
+            except OSError as exc:  # no such program, not executable: a failed line, said in its row
+                why = "not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+                return subprocess.CompletedProcess(words, 127, "", f"program {words[0]!r}: {why}")
 
         setup_failed = None
         for line in settings.setup or []:

@@ -131,12 +131,16 @@ def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tu
     used = {where for _, where in hits.values()}
     if len(hits) == len(with_data) and used <= set(live) and len(used) == min(len(live), len(with_data)):
         return hits
+    gone = ""
     for _ in range(PLACING_TRIES):
         try:
-            return _scatter_parts(client, split, with_data, live, kept, moved)
-        except KeyError as exc:  # a worker died between the listing and the scatter (the scheduler's KeyError)
-            gone = str(exc.args[0]) if exc.args else ""
+            out = _scatter_parts(client, split, with_data, live, kept)
+        except _WorkerGone as exc:  # a worker died between the listing and the scatter
+            gone = exc.address
             live = [w for w in client.scheduler_info(n_workers=-1)["workers"] if w != gone] or _waited_workers(client)
+            continue
+        moved["to_workers"] += sum(nbytes(split.parts[k].data) for k in out)
+        return out
     from graphops.errors import ClusterWorkerLostError
 
     raise ClusterWorkerLostError(
@@ -148,9 +152,17 @@ def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tu
 PLACING_TRIES = 3  # placements tried when a chosen worker dies while the parts' data is sent to it
 
 
-def _scatter_parts(client: Any, split: Any, with_data: list[int], live: list[str], kept: dict,
-                   moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
-    """Each part's data sent to one of ``live``, costliest first to the least loaded."""
+class _WorkerGone(Exception):
+    def __init__(self, address: str):
+        super().__init__(address)
+        self.address = address
+
+
+def _scatter_parts(client: Any, split: Any, with_data: list[int], live: list[str],
+                   kept: dict) -> dict[int, tuple[Any, str]]:
+    """Each part's data sent to one of ``live``, costliest first to the least loaded; a worker that
+    is gone when its share is sent (the scheduler's KeyError, no valid workers, a comm closed):
+    :class:`_WorkerGone`."""
     load = dict.fromkeys(live, 0.0)
     new: dict[str, list[int]] = {}
     for k in sorted(with_data, key=lambda k: -split.parts[k].cost):
@@ -159,10 +171,12 @@ def _scatter_parts(client: Any, split: Any, with_data: list[int], live: list[str
         new.setdefault(where, []).append(k)
     out: dict[int, tuple[Any, str]] = {}
     for where, ks in new.items():
-        futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
+        try:
+            futures = client.scatter([split.parts[k].data for k in ks], workers=[where], hash=False)
+        except (KeyError, TimeoutError, OSError) as exc:
+            raise _WorkerGone(where) from exc
         for k, fut in zip(ks, futures):
             out[k] = kept[(client.id, hashable(split.parts[k].select))] = (fut, where)
-            moved["to_workers"] += nbytes(split.parts[k].data)
     return out
 
 

@@ -152,9 +152,14 @@ def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str
     """Register one plugin and check its hooks against the specs; on a problem, unregister it,
     record the failure and return False (the manager is left as it was). ``own``: the plugin is
     graphops' own (its names win a conflict with a third-party plugin)."""
+    pm.distributions[name] = dist  # known before registering: a registry following pm rebuilds with them
+    if own:
+        pm.own.add(name)
     try:
         pm.register(plugin, name=name)
     except BaseException as exc:  # noqa: BLE001 - a plugin module's __getattr__ may raise anything
+        pm.distributions.pop(name, None)
+        pm.own.discard(name)
         if not plugin_fault(exc):
             raise
         if pm.get_plugin(name) is plugin:  # older pluggy registers part of a plugin first
@@ -164,9 +169,6 @@ def register_plugin(pm: GraphopsPluginManager, plugin: Any, name: str, dist: str
             reason = f"{type(exc).__name__}: {reason}"
         pm.fail(name, dist, f"was not loaded: {reason}")
         return False
-    pm.distributions[name] = dist
-    if own:
-        pm.own.add(name)
     return True
 
 

@@ -57,10 +57,8 @@ def crumbs(data: Any, loc: tuple) -> tuple[str, ...]:
         out.append(step_crumb(data, loc[1]))
         loc = loc[2:]
     elif len(loc) >= 2 and loc[0] == "graphs":
-        from graphops.pipeline.graph_sources import untagged
-
         out.append(f"At graphs.{loc[1]}")
-        loc = untagged(loc[2:])  # (pydantic puts the source's kind first)
+        loc = loc[2:]
     if loc:
         out.append(f"At key: {format_loc(loc)}")
     return tuple(out)

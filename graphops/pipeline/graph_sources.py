@@ -43,11 +43,13 @@ def _tag(value: Any) -> str | None:
     return "partitioned" if given[0] == "path" and value.get("partitioned") is True else given[0]
 
 
-def _foreign(data: Any, mine: str) -> Any:
+def _foreign(cls: Any, data: Any, mine: str) -> Any:
     """Keys that belong to another kind, refused with what they go with (before the generic
-    'Unknown key', which would not say so)."""
+    'Unknown key', which would not say so); a key of another kind given as null is taken as absent
+    (as before the kinds had keys of their own)."""
     if not isinstance(data, dict):
         return data
+    data = {k: v for k, v in data.items() if v is not None or k in cls.model_fields}
     if mine != "smiles" and any(data.get(k) is not None for k in ("column", "label")):
         raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
     if mine not in ("path", "partitioned") and data.get("nodes") is not None:
@@ -78,6 +80,7 @@ class _Source(_Model):
 
     tag: ClassVar[str]
     device: Literal["auto", "cpu", "gpu"] = "cpu"
+    partitioned: bool = False  # true: a path's edge files for a cluster (PartitionedSource)
 
     _lower_device = field_validator("device", mode="before")(_lower)
 
@@ -145,6 +148,10 @@ class _EdgeFile(_Source):
         return bool(reader is not None and reader.directed)  # the format's own (k-mers: arcs)
 
 
+# The keys of an edge file that a TU folder (read whole) does not take.
+_EDGE_FILE_KEYS = ("nodes", "src", "dst", "weight", "columns", "ids", "directed", "dedupe")
+
+
 class PathSource(_EdgeFile):
     """``path``: an edge file (its reader by ``format`` or suffix) or a TU folder, read here."""
 
@@ -152,14 +159,13 @@ class PathSource(_EdgeFile):
     nodes: PathText | None = None  # a node file beside a path: id + feature columns
     weight: str | int | None = None
     dedupe: bool | None = None
-    partitioned: Literal[False] = False
 
     _weight_from_0 = field_validator("weight", mode="after")(_position)
 
     @model_validator(mode="before")
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
-        return _foreign(data, "path")
+        return _foreign(cls, data, "path")
 
     def reader_format(self, ctx: Any, name: str) -> str:
         if self.format:
@@ -183,8 +189,15 @@ class PathSource(_EdgeFile):
             yield from found
             return
         if self.nodes is not None and not (ctx.base / self.nodes).is_file():
-            yield "nodes", f"File not found: {self.nodes!r} (resolved to {str(ctx.base / self.nodes)!r})"
+            where = ctx.base / self.nodes
+            yield "nodes", (f"{self.nodes!r} is a folder; give the node file" if where.is_dir() else
+                            f"File not found: {self.nodes!r} (resolved to {str(where)!r})")
         yield from self._format_problems(ctx, name, path)
+        if self.reader_format(ctx, name) == "tu" and path.is_dir():
+            for key in _EDGE_FILE_KEYS:
+                if getattr(self, key) is not None and key in self.model_fields_set:
+                    yield key, (f"a TU folder is read whole (its own files say the edges, labels and graphs); "
+                                f"{key!r} does not apply to it: drop it (a TU graph set takes path, format, device)")
 
     def _format_problems(self, ctx: Any, name: str, path: Path) -> Iterator[tuple[str, str]]:
         formats = ["tu", *ctx.registry.readers]
@@ -225,12 +238,11 @@ class PartitionedSource(_EdgeFile):
     workers read, never gathered in one place (a :class:`~graphops.model.daskgraph.DaskGraph`)."""
 
     tag: ClassVar[str] = "partitioned"
-    partitioned: Literal[True]
 
     @model_validator(mode="before")
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
-        data = _foreign(data, "partitioned")
+        data = _foreign(cls, data, "partitioned")
         if isinstance(data, dict):
             unfit = [k for k in ("nodes", "weight", "dedupe") if data.get(k) is not None] + \
                 (["ids: string"] if data.get("ids") == "string" else [])
@@ -278,12 +290,16 @@ class GeneratedSource(_Source):
 
     tag: ClassVar[str] = "generate"
     generate: dict[str, Any]
-    directed: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
-        return _foreign(data, "generate")
+        data = _foreign(cls, data, "generate")
+        if isinstance(data, dict) and data.get("directed") is not None:
+            raise ValueError("a generated graph's 'directed' is its generator's parameter: give it inside generate: "
+                             "(e.g. {kind: gnm, n: 100, m: 300, directed: false}) when the generator takes it "
+                             "(graphops plugins lists each generator's parameters)")
+        return data
 
     @field_validator("generate", mode="after")
     @classmethod
@@ -304,10 +320,8 @@ class GeneratedSource(_Source):
         return False  # no generator draws weights (a pattern or symmetric graph drops them too)
 
     def is_directed(self, ctx: Any, name: str) -> bool:
-        """Given, or the generator's ``directed`` (given or its default); one made from another graph
-        of the file without a ``directed`` of its own is directed like that graph."""
-        if self.directed is not None:
-            return bool(self.directed)
+        """The generator's ``directed`` (given or its default); one made from another graph of the
+        file without a ``directed`` of its own is directed like that graph."""
         gen, params = self.generator(ctx)
         if params is not None and "directed" in type(params).model_fields:
             return bool(params.directed)
@@ -332,7 +346,8 @@ class GeneratedSource(_Source):
 
     def made_of(self, ctx: Any) -> str | None:
         gen = ctx.registry.generators.get(self.generate.get("kind"))
-        return self.generate.get("of") if gen is not None and "of" in gen.model.model_fields else None
+        of = self.generate.get("of") if gen is not None and "of" in gen.model.model_fields else None
+        return of if isinstance(of, str) else None  # (another value: the parameters' own error)
 
     def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
         import pydantic
@@ -353,6 +368,10 @@ class GeneratedSource(_Source):
         if of is not None and of not in ctx.sources:
             yield "generate.of", (f"no graph {of!r} in this file to make the {gen.name} graph from. Graphs: "
                                   f"{choices(ctx.sources)}.{did_you_mean(of, ctx.sources)}")
+        elif of is not None and ctx.cycle(name) is None and ctx.kind(of) != "graph":
+            yield "generate.of", (f"the {gen.name} generator makes a graph from one graph; {of!r} is a "
+                                  f"{ctx.kind(of)} ({'a Dask edge frame' if ctx.kind(of) == 'daskgraph' else 'a set'}"
+                                  f" of graphs). Name a graph of the file that is one graph")
         cycle = ctx.cycle(name)
         if cycle is not None and cycle[0] == name and name == min(cycle, key=list(ctx.sources).index):
             yield "generate.of", ctx.cycle_problem(cycle)
@@ -394,7 +413,7 @@ class DatasetSource(_Source):
     @model_validator(mode="before")
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
-        return _foreign(data, "dataset")
+        return _foreign(cls, data, "dataset")
 
     def _entry(self) -> Any:
         from graphops.io import datasets
@@ -417,6 +436,11 @@ class DatasetSource(_Source):
         problem = datasets.dataset_problem(self.dataset)
         if problem:
             yield "dataset", problem
+        elif self.graph_kind(ctx, name) == "graphset":
+            for key in ("directed", "dedupe"):
+                if getattr(self, key) is not None:
+                    yield key, (f"data set {self.dataset!r} is a set of graphs, read as published; {key!r} does "
+                                f"not apply to it: drop it")
 
     def load(self, ctx: Any, name: str, device: str) -> Any:
         from graphops.io import datasets
@@ -438,7 +462,7 @@ class SmilesSource(_Source):
     @model_validator(mode="before")
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
-        return _foreign(data, "smiles")
+        return _foreign(cls, data, "smiles")
 
     def file(self) -> str | None:
         return self.smiles
@@ -497,6 +521,14 @@ def validate_source(value: Any) -> _Source:
 
 
 def untagged(loc: tuple) -> tuple:
-    """A location within one graph's mapping without the kind's tag pydantic puts first (an error of
-    the whole mapping, from its kind's own checks, is then at the graph itself)."""
+    """A pydantic location within one graph's mapping without the kind's tag pydantic puts first (an
+    error of the whole mapping, from its kind's own checks, is then at the graph itself)."""
     return loc[1:] if loc and loc[0] in SOURCE_TAGS else loc
+
+
+def file_loc(loc: tuple) -> tuple:
+    """A pydantic location in a whole pipeline file with the graph source's tag dropped
+    (``("graphs", "g", "path", "weight")`` -> ``("graphs", "g", "weight")``)."""
+    if len(loc) >= 3 and loc[0] == "graphs":
+        return (*loc[:2], *untagged(loc[2:]))
+    return loc

@@ -22,7 +22,7 @@ from graphops.host.validation import explain
 from graphops.pipeline.arguments import check_path, check_registry
 from graphops.pipeline.config import config_error, crumbs, read_config
 from graphops.pipeline.meaning import check_meaning
-from graphops.pipeline.graph_sources import validate_source
+from graphops.pipeline.graph_sources import file_loc, validate_source
 from graphops.pipeline.schema import SCHEMA_VERSION, Pipeline, Step, path_problem
 from graphops.pipeline.yamlfile import load_yaml
 
@@ -112,7 +112,7 @@ def _structure(data: dict) -> tuple[Pipeline, tuple[int, ...], list[ConfigIssue]
     try:
         model = Pipeline.model_validate(data)
     except pydantic.ValidationError as exc:
-        issues = [ConfigIssue(crumbs(data, e["loc"]), explain(e, Pipeline)) for e in exc.errors()]
+        issues = [ConfigIssue(crumbs(data, file_loc(e["loc"])), explain(e, Pipeline)) for e in exc.errors()]
         return (*_partial(data), issues)
     return model, tuple(range(len(model.steps))), []
 

@@ -76,7 +76,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator, model_validator
 
 from graphops.host.validation import NAME_PATTERN, shown
 from graphops.pipeline.fields import Name, PathText, _lower, _Model, path_problem
@@ -111,6 +111,22 @@ class ReadCase(_Model):
     format: Literal["csv", "tsv", "parquet"] = "csv"
 
 
+def _command_line(line: str) -> str:
+    """A command line as the bench runs it: split into words as a shell does (no shell runs it)."""
+    import shlex
+
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # an unclosed quote
+        raise ValueError(f"this command line cannot be split into words ({exc}); close its quotes") from None
+    if not words:
+        raise ValueError("this command line names no program; give one (e.g. graphops --help)")
+    return line
+
+
+CommandLine = Annotated[str, StringConstraints(min_length=1), AfterValidator(_command_line)]
+
+
 class BenchSettings(_Model):
     """How ``graphops bench`` times the steps of this file; ``commands`` (name -> command line) are
     timed too, each run in a fresh process (cold start: imports, plugin discovery, kernel caches
@@ -121,8 +137,8 @@ class BenchSettings(_Model):
     repeat: int = Field(5, ge=1, le=1000)
     warmup: int = Field(1, ge=0, le=100)
     baseline: str | None = None
-    commands: dict[Name, Annotated[str, StringConstraints(min_length=1)]] | None = None
-    setup: list[Annotated[str, StringConstraints(min_length=1)]] | None = None
+    commands: dict[Name, CommandLine] | None = None
+    setup: list[CommandLine] | None = None
     reads: dict[Name, ReadCase] | None = None
 
 

@@ -23,7 +23,7 @@ import pydantic
 from graphops.errors import ConfigError, ConfigIssue, InputError
 from graphops.host.validation import explain
 from graphops.pipeline.config import config_error, crumbs, read_config
-from graphops.pipeline.graph_sources import GeneratedSource, GraphSource, validate_source
+from graphops.pipeline.graph_sources import GeneratedSource, GraphSource, untagged, validate_source
 
 __all__ = ["Sources", "DeclaredGraph"]
 
@@ -65,7 +65,7 @@ class Sources:
             try:
                 sources[name] = validate_source(given)
             except pydantic.ValidationError as exc:
-                issues += [ConfigIssue(crumbs(data, ("graphs", name, *e["loc"])), explain(e, GraphSource))
+                issues += [ConfigIssue(crumbs(data, ("graphs", name, *untagged(e["loc"]))), explain(e, GraphSource))
                            for e in exc.errors()]
         if issues:
             raise ConfigError(file, issues)

@@ -80,13 +80,25 @@ def example(args: Any) -> int:
 
     from .io import sample_pattern, write_appclass
 
+    if not args.folder.strip():
+        raise InputError("appclass-example: an empty FOLDER names no folder; give the folder to write the four "
+                         "files in")
     folder = Path(args.folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"appclass-example: {str(folder)!r} is a file; give a folder to write the four files in")
-    folder.mkdir(parents=True, exist_ok=True)
-    data = go.generate.gnm(args.nodes, args.edges, directed=True, seed=args.seed, node_features=args.node_features,
-               edge_features=args.edge_features)
-    pattern = sample_pattern(data, args.pattern_nodes, args.seed)
+    sizes = (f"--nodes {args.nodes}, --edges {args.edges}, --node-features {args.node_features}, "
+             f"--edge-features {args.edge_features}")
+    try:  # made before the folder is: a case that cannot be made leaves nothing behind
+        data = go.generate.gnm(args.nodes, args.edges, directed=True, seed=args.seed,
+                               node_features=args.node_features, edge_features=args.edge_features)
+        pattern = sample_pattern(data, args.pattern_nodes, args.seed)
+    except InputError as exc:
+        raise InputError(f"appclass-example ({sizes}): {exc}") from None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"appclass-example: cannot create the folder {str(folder)!r} ({exc.strerror or exc}); "
+                         f"give a folder you can write in") from None
     names = [folder / f"{g}.{kind}.csv" for g in ("data", "pattern") for kind in ("Vertex", "Edges")]
     write_appclass(data, names[0], names[1], args.digits)
     write_appclass(pattern, names[2], names[3], args.digits)

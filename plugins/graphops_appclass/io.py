@@ -127,7 +127,8 @@ def _read(path: str | os.PathLike, min_columns: int, what: str) -> Table:
     except OSError as exc:  # missing, a folder, unreadable: one line naming the file and the fix
         why = "is a folder" if os.path.isdir(path) else "does not exist" if not os.path.exists(path) else \
             f"cannot be read ({exc.strerror or exc})"
-        raise InputError(f"{path}: the {what} file {why}; give the path of {'an' if what == 'edge' else 'a'} {what} file "
+        article = "an" if what == "edge" else "a"
+        raise InputError(f"{path}: the {what} file {why}; give the path of {article} {what} file "
                          f"(*.{'Vertex' if what == 'vertex' else 'Edges'}.csv)") from None
     cut = data.find(b"\n")
     if b"\r" in data[:cut].rstrip(b"\r"):  # lines ended by a bare CR: as Python's text mode reads them
@@ -139,6 +140,12 @@ def _read(path: str | os.PathLike, min_columns: int, what: str) -> Table:
         raise InputError(f"{path}:1: the file is empty or its first line is blank; it must start with "
                          f"the header 'ROWS COLUMNS'")
     rows, cols = _header(path, first, min_columns, what)
+    # a header promising more numbers than the bytes could hold (2 a number at the least): said before
+    # the table is allocated (a wrong header could ask for terabytes); small files: the readers say where
+    if rows * cols > max((len(raw) + 1) // 2, 1 << 20):
+        raise InputError(f"{path}:1: the header promises {rows:,} rows of {cols:,} columns ({rows * cols:,} numbers), "
+                         f"but the file holds only {len(raw):,} bytes after it; fix the header or restore the "
+                         f"missing rows")
     values = _arrow(raw, rows, cols) if rows else None  # no rows: the token reader checks that none follow
     if values is not None:
         table = Table(path, values, None)
@@ -227,7 +234,8 @@ def read_appclass(vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
 def write_appclass(graph: Graph, vertex_path: str | os.PathLike, edge_path: str | os.PathLike,
                    digits: int = 17) -> None:
     """``graph`` in the reference programs' two files, as :func:`read_appclass` reads them back
-    (every number with ``digits`` significant digits, 1 to 17: with 17, the same doubles), a vertex row per vertex
+    (ids as integers, every feature with ``digits`` significant digits, 1 to 17: with 17, the same
+    doubles), a vertex row per vertex
     (``id`` then its node feature columns; none without a node frame), an edge row per edge
     (``src dst`` then its edge feature columns)."""
     edges = graph.edges
@@ -240,10 +248,11 @@ def write_appclass(graph: Graph, vertex_path: str | os.PathLike, edge_path: str 
     edge = np.hstack([ends.astype(np.float64), to_device(edges[edge_cols].to_numpy(np.float64), Device.CPU)])
     if not (isinstance(digits, int) and 1 <= digits <= 17):
         raise InputError(f"write_appclass: digits must be an integer from 1 to 17; got {digits!r}")
-    for path, rows in ((vertex_path, vertex), (edge_path, edge)):
+    number = f"%.{digits}g"
+    for path, rows, ids in ((vertex_path, vertex, 1), (edge_path, edge, 2)):
         with open(path, "w", encoding="ascii") as out:
             out.write(f"{rows.shape[0]} {rows.shape[1]}\n")
-            np.savetxt(out, rows, fmt=f"%.{digits}g", delimiter=" ")
+            np.savetxt(out, rows, fmt=["%d"] * ids + [number] * (rows.shape[1] - ids), delimiter=" ")  # ids whole
 
 
 def sample_pattern(graph: Graph, max_nodes: int = 9, seed: int = 42) -> Graph:

@@ -41,7 +41,7 @@ def tour_problem(graph: Any, tour: Any, kind: str = "circuit", source: Any = Non
     xp = device.xp
     raw = to_device(column_array(tour["edge_id"]), device)
     if raw.dtype.kind not in "iu":  # fractions, NaN or text: not an edge row (never truncated to one)
-        whole = raw.dtype.kind == "f" and bool((xp.isfinite(raw) & (raw == xp.floor(raw))).all())
+        whole = raw.dtype.kind == "f" and bool((xp.isfinite(raw) & (raw == xp.floor(raw)) & (xp.abs(raw) < 2.0**62)).all())
         if not whole:
             return f"the edge_id column holds values that are not edge rows (dtype {raw.dtype}); it needs integers"
     e = raw.astype(xp.int64)

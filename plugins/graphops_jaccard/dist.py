@@ -53,11 +53,11 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
         return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
     gpu = backend != "cpu"  # the kernels whose work the parts are balanced by
-    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu)
+    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu, bool(params.use_weight))
     if key not in index.extra:  # the same cut for the next call with as many workers
         xp = graph.device.xp
         deg = xp.diff(graph.csr().indptr)
-        work = pair_work(xp, deg[index.first], deg[index.second], gpu)  # where it is (a GPU's: on the GPU)
+        work = pair_work(xp, deg[index.first], deg[index.second], gpu, bool(params.use_weight))  # where it is
         index.extra[key] = [Part(p.select, p.cost, PairIndex(index.first[p.select[0]:p.select[1]],
                                                              index.second[p.select[0]:p.select[1]],
                                                              f"{index.digest}{p.select}"))

@@ -361,3 +361,24 @@ def test_a_missing_or_folder_file_is_one_line_naming_it(tmp_path):
     (tmp_path / "v.Vertex.csv").write_text("1 2\n0 1.5\n")
     with pytest.raises(go.InputError, match=r"the edge file is a folder; give the path of an? edge file"):
         read_appclass(tmp_path / "v.Vertex.csv", tmp_path)
+
+
+def test_a_header_promising_more_than_the_file_holds_is_one_line(tmp_path):
+    """A header asking for terabytes is refused before anything is allocated."""
+    from graphops_appclass.io import read_vertices
+
+    (tmp_path / "v.Vertex.csv").write_text("999999999999 5\n0 1 2 3 4\n")
+    with pytest.raises(go.InputError, match=r"v.Vertex.csv:1: the header promises 999,999,999,999 rows of 5 columns"):
+        read_vertices(tmp_path / "v.Vertex.csv")
+
+
+@pytest.mark.parametrize("argv, said", [
+    ([""], "an empty FOLDER names no folder"),
+    (["{tmp}/case", "--nodes", "5", "--edges", "100"], "appclass-example (--nodes 5, --edges 100"),
+])
+def test_appclass_example_refuses_in_one_line_and_leaves_nothing(tmp_path, capsys, argv, said):
+    from graphops.cli import main
+
+    assert main(["appclass-example", *[a.replace("{tmp}", str(tmp_path)) for a in argv]]) != 0
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "case").exists()
