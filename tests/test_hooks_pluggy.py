@@ -333,3 +333,23 @@ def _late_count(csr, params):
     import numpy as np
 
     return {"n": np.asarray([csr.n_vertices], dtype=np.int64)}
+
+
+def test_a_registry_built_before_graphops_own_plugin_keeps_its_names():
+    """graphops' own plugin registered after a registry was built, beside a third-party plugin
+    claiming one of its generator names: the registry keeps graphops' generator, as a fresh one does."""
+    import graphops.io.builtins as own
+    from graphops.host.manager import GraphopsPluginManager, register_plugin
+    from graphops.plugin import Generator
+
+    class Claim:
+        @hookimpl
+        def graphops_register_generators(self):
+            return [Generator("rmat", "graphops.io.generate:RMat", "graphops.io.generate:rmat", summary="a claim")]
+
+    pm = GraphopsPluginManager()
+    registry = Registry(pm)
+    assert register_plugin(pm, Claim(), "claim", "claim-dist 1.0")
+    assert register_plugin(pm, own, "builtins", "graphops 0.2", own=True)
+    fresh = Registry(pm)
+    assert registry.generators["rmat"].plugin == fresh.generators["rmat"].plugin == "builtins"
