@@ -231,7 +231,8 @@ def test_bench_runs_what_it_can_and_skips_the_rest_with_reasons(tmp_path, capsys
         "  - {id: g, algorithm: describe, inputs: {graph: k}, backend: gpu}\n"
         "bench: {repeat: 1, warmup: 0}\n")
     out = tmp_path / "r.json"
-    assert main(["bench", str(folder), "--json", str(out)]) == 0
+    assert main(["bench", str(folder), "--json", str(out)]) == 1  # a file did not load: its error, exit 1
+    assert "a_broken.yaml is invalid (2 errors)\n==> At key: graphs" in capsys.readouterr().err
     rows = json.loads(out.read_text())["rows"]
     notes = {r["step"]: r["note"] for r in rows}
     assert rows[0]["note"].startswith("skipped: ") and "a_broken.yaml is invalid (2 errors)" in rows[0]["note"]

@@ -72,6 +72,7 @@ class BenchReport:
     machine: dict[str, Any]
     date: str
     rows: list[BenchRow] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # the whole error of each file that did not load
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -270,9 +271,10 @@ def run_bench(paths: Iterable[str | os.PathLike], repeat: int | None = None, war
     for file in bench_files(paths):
         try:
             loaded = load_pipeline(file, registry)
-        except ConfigError as exc:  # the other files still run
+        except ConfigError as exc:  # the other files still run; the command says why and exits 1
             report.rows.append(BenchRow(str(file), "-", "-", "-", False, "-",
                                         note=f"skipped: {str(exc).splitlines()[0]} (graphops validate {file})"))
+            report.invalid.append(str(exc))
             continue
         settings = loaded.model.bench or BenchSettings()
         rows = _time_file(loaded, settings, repeat, warmup, workers) + \

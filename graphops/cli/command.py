@@ -163,7 +163,9 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
 
         picture = bench_picture(report.rows, args.plot, title=f"graphops bench {report.date}")
         out.print(f"picture written to {picture}")
-    return 0
+    for text in report.invalid:  # a file that did not load: its whole error, and the exit status says so
+        print(text, file=sys.stderr)
+    return 1 if report.invalid else 0
 
 
 def cmd_datasets(args: argparse.Namespace, out: Console) -> int:
