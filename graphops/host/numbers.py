@@ -124,7 +124,10 @@ def _leaf(ann: Any, value: Any, loc: tuple, finite: bool) -> list[tuple[tuple, s
         return [] if wanted is None else [(loc, "text_not_number", f"Input should be {wanted}, not text; write the "
                                                                    f"number without quotes", value)]
     if isinstance(value, float) and wants_number(ann) == "an integer" and not _takes_float(ann):  # 2.0 read as 2
-        fix = f"write {int(value)}" if value.is_integer() else "write a whole number"
+        if value.is_integer() and abs(value) >= 2.0 ** 53:  # past exact doubles: its digits are not what was meant
+            fix = "write the whole number itself, digit by digit (a number this large is no longer exact as a decimal)"
+        else:
+            fix = f"write {int(value)}" if value.is_integer() else "write a whole number"
         return [(loc, "float_not_integer", f"Input should be an integer, not a decimal number; {fix}", value)]
     return []
 
