@@ -171,6 +171,9 @@ def _check_ids(table: Table, col: int, limit: int | None, role: str) -> np.ndarr
     bad = (ids != np.floor(ids)) | (ids < 0) | (ids >= (limit if limit is not None else 2.0 ** 53))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
+        if limit == 0:
+            raise InputError(f"{table.path}:{table.line(row)}: {role} id {ids[row]:g} names a vertex, but the vertex "
+                             f"file has no rows (its header says 0); fix the vertex file's header or rows")
         allowed = f"integers in 0..{limit - 1}" if limit is not None else "non-negative integers"
         raise InputError(f"{table.path}:{table.line(row)}: {role} id {ids[row]:g} is out of range; ids "
                          f"must be {allowed} (0-based rows of the vertex file)")

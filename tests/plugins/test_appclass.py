@@ -382,3 +382,12 @@ def test_appclass_example_refuses_in_one_line_and_leaves_nothing(tmp_path, capsy
     assert main(["appclass-example", *[a.replace("{tmp}", str(tmp_path)) for a in argv]]) != 0
     assert said in capsys.readouterr().err
     assert not (tmp_path / "case").exists()
+
+
+def test_edges_against_a_vertex_file_of_no_rows_say_so(tmp_path):
+    from graphops_appclass.io import read_appclass
+
+    (tmp_path / "v.Vertex.csv").write_text("0 3\n")
+    (tmp_path / "e.Edges.csv").write_text("1 3\n0 1 0.5\n")
+    with pytest.raises(go.InputError, match=r"src id 0 names a vertex, but the vertex file has no rows"):
+        read_appclass(tmp_path / "v.Vertex.csv", tmp_path / "e.Edges.csv")
