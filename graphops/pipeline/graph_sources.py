@@ -138,8 +138,20 @@ class _EdgeFile(_Source):
 
     _columns_from_0 = field_validator("src", "dst", mode="after")(_position)
 
+    folder_format: ClassVar[str]  # what a folder given as path is read as
+
     def file(self) -> str | None:
         return self.path
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        """``format`` when given, else a folder's kind or the reader of the file's suffix (``""``: none)."""
+        if self.format:
+            return self.format
+        path = ctx.base / self.path
+        if path.is_dir():
+            return self.folder_format
+        reader = ctx.registry.reader_for_suffix(path.suffix)
+        return reader.name if reader else ""
 
     def is_directed(self, ctx: Any, name: str) -> bool:
         if self.directed is not None:
@@ -156,6 +168,7 @@ class PathSource(_EdgeFile):
     """``path``: an edge file (its reader by ``format`` or suffix) or a TU folder, read here."""
 
     tag: ClassVar[str] = "path"
+    folder_format: ClassVar[str] = "tu"  # a TU data set's folder
     nodes: PathText | None = None  # a node file beside a path: id + feature columns
     weight: str | int | None = None
     dedupe: bool | None = None
@@ -166,15 +179,6 @@ class PathSource(_EdgeFile):
     @classmethod
     def _keys_of_others(cls, data: Any) -> Any:
         return _foreign(cls, data, "path")
-
-    def reader_format(self, ctx: Any, name: str) -> str:
-        if self.format:
-            return self.format
-        path = ctx.base / self.path
-        if path.is_dir():
-            return "tu"
-        reader = ctx.registry.reader_for_suffix(path.suffix)
-        return reader.name if reader else ""
 
     def graph_kind(self, ctx: Any, name: str) -> str:
         return "graphset" if self.reader_format(ctx, name) == "tu" else "graph"
@@ -238,6 +242,7 @@ class PartitionedSource(_EdgeFile):
     workers read, never gathered in one place (a :class:`~graphops.model.daskgraph.DaskGraph`)."""
 
     tag: ClassVar[str] = "partitioned"
+    folder_format: ClassVar[str] = "parquet"  # a folder of parquet files
 
     @model_validator(mode="before")
     @classmethod
@@ -250,15 +255,6 @@ class PartitionedSource(_EdgeFile):
                 raise ValueError(f"a partitioned graph (a Dask edge frame) has integer ids, no weights, no node "
                                  f"file and keeps repeated edges (jaccard counts each once); drop {', '.join(unfit)}")
         return data
-
-    def reader_format(self, ctx: Any, name: str) -> str:
-        if self.format:
-            return self.format
-        path = ctx.base / self.path
-        if path.is_dir():
-            return "parquet"
-        reader = ctx.registry.reader_for_suffix(path.suffix)
-        return reader.name if reader else ""
 
     def graph_kind(self, ctx: Any, name: str) -> str:
         return "daskgraph"
