@@ -434,3 +434,16 @@ def test_test_by_train_parts_take_graphs_from_all_over_the_set(client, monkeypat
     for kind, runs in seen:
         assert kind == "cols" and min(a for a, _ in runs) < 300 and max(b for _, b in runs) > 600  # small to large
     assert sorted(i for _, runs in seen for a, b in runs for i in range(a, b)) == list(range(len(train)))
+
+
+def test_edge_files_that_do_not_read_alike_are_one_line(client, tmp_path):
+    """One of the files has a header row the others do not: the workers cannot read it as integer
+    ids, and the call says so in one line with the fix (not Dask's dtype table)."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    (tmp_path / "b.csv").write_text("x,y\nfoo,bar\n")
+    g = read_edge_files(tmp_path / "*.csv", "csv")
+    with pytest.raises(go.InputError, match=r"the graph's edge files could not be read on the workers \(Mismatched "
+                                            r"dtypes.*a header row only where header: says so"):
+        go.run("jaccard", g, backend="cpu", client=client)

@@ -79,7 +79,7 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     sub = client.submit
     arrays = [sub(_part_arrays, p, graph.src, graph.dst, pure=False) for p in parts]
     ids = sub(_distinct, *[sub(_part_ids, a, pure=False) for a in arrays], pure=False)
-    n = int(sub(len, ids).result())
+    n = _first_result(sub(len, ids))
     indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
     bounds = sub(_bounds, n, k, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False).result()
     pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
@@ -89,6 +89,23 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     degrees = sub(add_up, *[sub(_row_lengths, a, pure=False) for a in adjacency], pure=False)
     offsets = sub(_offsets, len(parts), *[sub(_origins, p, len(parts), pure=False) for p in positions], pure=False)
     return Slices(client, graph, n, list(bounds), ids, adjacency, edges, positions, degrees, offsets, arrays)
+
+
+def _first_result(future: Any) -> int:
+    """The first result that needs every partition read: a partition that cannot be read (a file
+    with a header row among files without, text where ids should be) is said in one line naming
+    the fix, not as Dask's multi-line table; graphops' own errors pass as they are."""
+    from graphops.errors import GraphopsError, InputError
+
+    try:
+        return int(future.result())
+    except GraphopsError:
+        raise
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"the graph's edge files could not be read on the workers ({first}); every file "
+                         f"needs the same columns with integer src and dst ids, and a header row only where "
+                         f"header: says so (header: true reads one in every file)") from None
 
 
 # The whole set adjacency (4 bytes an entry) is put together on each worker that holds a slice's
