@@ -483,3 +483,12 @@ def test_a_bench_command_that_names_no_installed_program_is_its_rows_note(tmp_pa
                    "{graph: g}}]\nbench:\n  repeat: 1\n  warmup: 0\n  commands: {gone: no-such-program-here x}\n")
     row = {r.step: r for r in run_bench([cfg], commands=True).rows}["gone"]
     assert row.median is None and row.note == "failed: program 'no-such-program-here': not found"
+
+
+def test_validate_says_a_partitioned_graph_needs_a_cluster_at_run(tmp_path, capsys):
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    (tmp_path / "p.yaml").write_text('version: 1\ngraphs:\n  big: {path: "*.csv", partitioned: true}\n'
+                                     "steps: [{id: s, algorithm: jaccard, inputs: {graph: big}}]\n")
+    assert main(["validate", str(tmp_path / "p.yaml")]) == 0
+    assert "partitioned graph(s) 'big': read by a Dask cluster's workers; run with --cluster ADDRESS" in \
+        capsys.readouterr().out

@@ -85,6 +85,11 @@ def cmd_validate(args: argparse.Namespace, out: Console) -> int:
         note = trust_note(loaded)
         if note:
             print(f"warning: {note}", file=sys.stderr)
+        used = {g for step in loaded.model.steps for g in step.inputs.values()}
+        apart = [g for g in loaded.model.graphs if g in used and loaded.sources.kind(g) == "daskgraph"]
+        if apart and loaded.model.cluster is None:  # (the run may still be given --cluster ADDRESS)
+            out.print(f"  partitioned graph(s) {', '.join(map(repr, apart))}: read by a Dask cluster's workers; "
+                      f"run with --cluster ADDRESS, or add a cluster: section")
         commands = (loaded.model.bench.commands if loaded.model.bench else None) or {}
         for line in (loaded.model.bench.setup if loaded.model.bench else None) or []:
             out.print(f"  bench setup: {line}  (run by graphops bench only with --commands)")
