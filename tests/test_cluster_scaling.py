@@ -447,3 +447,12 @@ def test_edge_files_that_do_not_read_alike_are_one_line(client, tmp_path):
     with pytest.raises(go.InputError, match=r"the graph's edge files could not be read on the workers \(Mismatched "
                                             r"dtypes.*a header row only where header: says so"):
         go.run("jaccard", g, backend="cpu", client=client)
+
+
+def test_an_empty_first_edge_file_is_named(tmp_path):
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("")
+    (tmp_path / "b.csv").write_text("0,1\n")
+    with pytest.raises(go.InputError, match=r"a.csv: the file is empty; the first of the edge files says how all"):
+        read_edge_files(tmp_path / "*.csv", "csv")

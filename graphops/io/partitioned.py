@@ -39,6 +39,9 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     if format == "parquet":
         ddf = dd.read_parquet(files)
     else:
+        if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
+            raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
+                             f"laid out: remove it, or give a pattern that leaves it out")
         layout = TextLayout(Path(files[0]))
         if layout.sep not in (",", "\t"):
             raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
