@@ -363,6 +363,8 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
     import tempfile
     import time
 
+    untimed = warmup if warmup is not None else settings.warmup
+    timed = repeat if repeat is not None else settings.repeat
     rows: list[BenchRow] = []
     if not run:
         for name, line in (settings.commands or {}).items():
@@ -386,8 +388,7 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
         for line in settings.setup or []:
             done = run_line(line, data)
             if done.returncode != 0:
-                last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-                setup_failed = f"failed: the setup command {line!r}: {last}"
+                setup_failed = f"failed: the setup command {line!r}: {_last_line(done)}"
                 break
         for name, line in (settings.commands or {}).items():
             row = BenchRow(loaded.file, f"cold start: {line}", name, "cli", False, "cpu")
@@ -396,16 +397,15 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
                 rows.append(row)
                 continue
             times, failed = [], None
-            for k in range((warmup if warmup is not None else settings.warmup) +
-                           (repeat if repeat is not None else settings.repeat)):
+            for k in range(untimed + timed):
                 with tempfile.TemporaryDirectory(prefix="graphops-bench-") as tmp:
                     start = time.perf_counter()
                     done = run_line(line, tmp)
                     wall = time.perf_counter() - start
                 if done.returncode != 0:
-                    failed = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+                    failed = _last_line(done)
                     break
-                if k >= (warmup if warmup is not None else settings.warmup):
+                if k >= untimed:
                     times.append(wall)
             if failed is not None:
                 row.note = f"failed: {failed}"
@@ -414,6 +414,11 @@ def _time_commands(loaded: LoadedPipeline, settings: BenchSettings, repeat: int 
                 row.note = "fresh process each run"
             rows.append(row)
     return rows
+
+
+def _last_line(done: Any) -> str:
+    """What a failed command said last (its exit code when it said nothing)."""
+    return (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
 
 
 def details_text(details: Any) -> str:

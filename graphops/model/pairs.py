@@ -154,7 +154,6 @@ class Pairs:
         check_known(ids, unknown, self.what)
         return pos
 
-
     def _as_integers(self, ids: Any) -> Any:
         """Ids for a graph of integer vertex ids, as given when they are integers; strings (the
         other kind a pairs column may hold) are an error naming a few, not numpy's comparison of an
