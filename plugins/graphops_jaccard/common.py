@@ -154,9 +154,8 @@ def pair_work(xp: Any, du: Any, dv: Any, gpu: bool, weighted: bool = False) -> A
     entry (a log2 b), whichever is less, as :mod:`.cpu` and the GPU's ``jaccard_thread`` choose;
     on the GPU a pair with a longer short list is scored against its hub's hash set when
     unweighted (about 1.25 a: each entry looked up once, the set's build amortized over the hub's
-    pairs; weighted, by binary searches, as above); plus
-    :data:`PAIR_COST`. Cutting R-MAT pairs by d_u + d_v instead gave parts of 0.1 to 1.2 times
-    their mean work."""
+    pairs; weighted, by binary searches, as above); plus :data:`PAIR_COST`. Cutting R-MAT pairs by
+    d_u + d_v instead gave parts of 0.1 to 1.2 times their mean work."""
     a = xp.minimum(du, dv).astype(xp.float64)
     b = xp.maximum(du, dv).astype(xp.float64)
     work = xp.minimum(a + b, a * xp.log2(b + 1.0))

@@ -1,9 +1,9 @@
 """jaccard on a Dask cluster (:mod:`graphops.engine.cluster`).
 
 * A :class:`Graph`: the pairs (every distinct edge, or those given) are made once, here, and cut
-  into ranges of about equal work (:func:`.common.pair_work`: the kernels' list entries read); each range's internal indices go to
-  one worker only (kept there for the next call), which scores them. With graphops' own kernels
-  (``cpu``, ``gpu``) the workers are sent only the set adjacency the kernels read (indptr and
+  into ranges of about equal work (:func:`.common.pair_work`: the kernels' list entries read);
+  each range's internal indices go to one worker only (kept there for the next call), which
+  scores them. With graphops' own kernels (``cpu``, ``gpu``) the workers are sent only the set adjacency the kernels read (indptr and
   sorted, duplicate-free indices: about 4 bytes an edge end), not the graph with its edge frame
   and ids; another backend's workers get the whole graph. Only the coefficients come back; the
   frame is made here, beside the pairs this process holds.
@@ -52,12 +52,12 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
                                  "vertex ids. Give the pairs as those integers")
         return Distributed(sliced)
     index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
-    gpu = backend != "cpu"  # the kernels whose work the parts are balanced by
-    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu, bool(params.use_weight))
+    gpu, weighted = backend != "cpu", bool(params.use_weight)  # the kernels whose work the parts balance
+    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu, weighted)
     if key not in index.extra:  # the same cut for the next call with as many workers
         xp = graph.device.xp
         deg = xp.diff(graph.csr().indptr)
-        work = pair_work(xp, deg[index.first], deg[index.second], gpu, bool(params.use_weight))  # where it is
+        work = pair_work(xp, deg[index.first], deg[index.second], gpu, weighted)  # where it is
         index.extra[key] = [Part(p.select, p.cost, PairIndex(index.first[p.select[0]:p.select[1]],
                                                              index.second[p.select[0]:p.select[1]],
                                                              f"{index.digest}{p.select}"))
