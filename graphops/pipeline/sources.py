@@ -2,7 +2,8 @@
 :mod:`graphops.pipeline.graph_sources`) and loaded (cached by name).
 
 A source is a file or TU folder (``path``), edge files for a cluster (``partitioned: true``), a
-generator (``generate``), a named data set (``dataset``) or a SMILES file (``smiles``). Pipelines, ``graphops bench`` and plugins (e.g. a sweep command) all read
+generator (``generate``), a named data set (``dataset``) or a SMILES file (``smiles``).
+Pipelines, ``graphops bench`` and plugins (e.g. a sweep command) all read
 graphs through :class:`Sources`; none of them reaches into another's internals. In YAML::
 
     graphs:

@@ -5,8 +5,9 @@
   each range's internal indices go to one worker only (kept there for the next call), which
   scores them. With graphops' own kernels (``cpu``, ``gpu``) the workers are sent only the set
   adjacency the kernels read (indptr and sorted, duplicate-free indices: about 4 bytes an edge
-  end), not the graph with its edge frame and ids; another backend's workers get the whole graph. Only the coefficients come back; the
-  frame is made here, beside the pairs this process holds.
+  end), not the graph with its edge frame and ids; another backend's workers get the whole
+  graph. Only the coefficients come back; the frame is made here, beside the pairs this process
+  holds.
 * A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker. When the whole set adjacency fits a worker (4 bytes an entry, a
   share of its memory: :data:`graphops.engine.slices.WHOLE_SHARE`), the slices are put together
