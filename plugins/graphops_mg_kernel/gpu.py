@@ -197,7 +197,6 @@ class _Graphs:
     key: np.ndarray
     bytes: np.ndarray
     column_bytes: np.ndarray | None = None
-    code: Any = None     # per graph (device): index of its key among the plan's keys
     perm: np.ndarray | None = None
     dst: Any = None      # tiles: d(start probability)/d(its hyperparameters), nodes x NHP in the solver's order
 
@@ -263,99 +262,171 @@ def _sizes(G: _Graphs) -> tuple[np.ndarray, np.ndarray]:
     return rows.astype(np.int64), code
 
 
+def _factored_terms(ga: Prepared, gb: Prepared, params: MGKernelParams) -> Terms | None:
+    """The edge kernel's few distinct values over both sets' edges (lowrank.terms) when the
+    factored mat-vec is asked, or chosen (``auto``: at most AUTO_TERMS of them); None: tiles."""
+    t = None
+    if params.matvec != "tiles" and params.staging == "shared":
+        t = terms(params.edge_kernel, ga, gb)
+        if params.matvec == "auto" and t is not None and t.count > AUTO_TERMS:
+            t = None
+    if params.matvec == "factored" and t is None:
+        raise InputError("mg_kernel: matvec='factored' needs an edge kernel with few distinct values over the "
+                         "edges (e.g. KroneckerDelta on a label); this one has none: use matvec='tiles' or 'auto'")
+    return t
+
+
+def _families(kind: str, params: MGKernelParams, real: type) -> list[tuple]:
+    """The team shapes a pair may take, (kind, warps, shape), in the order a pair tries them; the
+    last is the global-memory path, which holds any pair."""
+    if kind == "factored":
+        families = [("columns", w, (k, c)) for w, k, c, _ in COLUMNS[real]] + [("factored", w, s) for w, s in FACTORED]
+    else:
+        families = [("tiles", w, s) for w, s in FAMILIES]
+    if params.teams == "block":
+        families = [f for f in families if f[1] * 32 >= 256]
+    if params.staging == "global":
+        families = []
+    return families + [("global", GLOBAL_WARPS, 1)]
+
+
+@dataclass
+class _ClassTable:
+    """Each pair's class by its two graphs' size rows (_sizes): ``table[size_a[i] * width +
+    size_b[j]]`` indexes ``specs``; ``team_bytes`` of each class that some row pair takes: the
+    shared bytes of its largest team (the global path: scratch entries)."""
+    specs: list
+    table: Any          # device, int32
+    width: int
+    size_a: Any         # per graph of set A (device): its size row
+    size_b: Any
+    team_bytes: dict
+
+    def __call__(self, i: Any, j: Any) -> Any:
+        return self.table[self.size_a[i] * self.width + self.size_b[j]]
+
+
+def _class_table(A: _Graphs, B: _Graphs, t: Terms | None, params: MGKernelParams, real: type) -> _ClassTable:
+    """Each row pair takes the first family that holds its unknowns and whose team fits in shared memory."""
+    kind = "factored" if t is not None else "tiles"
+    specs = _families(kind, params, real)
+    size = np.dtype(real).itemsize
+    limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
+    (rows_a, code_a), (rows_b, code_b) = _sizes(A), _sizes(B)
+    staged_a, staged_b = rows_a[:, 1], rows_b[:, 1]
+    nodes_a, nodes_b = rows_a[:, :1], rows_b[None, :, 0]  # (tile rows in the tile layout)
+    if kind == "factored":
+        entries = nodes_a * (nodes_b | 1)
+        need = {"factored": (3 + t.count) * ((entries + 3) // 4 * 4) * size + staged_a[:, None] + staged_b[None, :],
+                "columns": column_pair_bytes(nodes_a, nodes_b, t.count, size) + rows_b[None, :, 2]}
+        column_row = rows_a[:, 2:]  # times the team's rows
+        scratch = ((nodes_a + 7) // 8) * ((nodes_b + 7) // 8) * 64
+    else:
+        entries = nodes_a * nodes_b  # output tiles
+        need = {"tiles": align16(entries * 64 * size) + staged_a[:, None] + staged_b[None, :]}
+        scratch = entries * 64
+    table = np.full(entries.shape, len(specs) - 1, np.int32)  # by default: global memory
+    free = np.ones(entries.shape, bool)
+    team_bytes: dict[int, int] = {}
+    for c, (family, w, s) in enumerate(specs[:-1]):
+        team = need[family] + (w * s[0] * column_row if family == "columns" else 0)
+        fits = free & _holds(family, w, s, nodes_a, nodes_b) & ((8 if w == 1 else 1) * team <= limit)
+        if fits.any():
+            table[fits], free[fits] = c, False
+            team_bytes[c] = int(team[fits].max())
+    if free.any():
+        team_bytes[len(specs) - 1] = int(np.broadcast_to(scratch, entries.shape)[free].max())
+    return _ClassTable(specs, cp.asarray(table.reshape(-1)), len(rows_b), cp.asarray(code_a.astype(np.int64)),
+                       cp.asarray(code_b.astype(np.int64)), team_bytes)
+
+
+@dataclass
+class _Twins:
+    """The column classes' twins that solve on one colour: ``twin[c]`` the launch class of class
+    c's twin (-1: none), ``rows[c]`` the rows of a colour it holds (half the team's), ``half`` each
+    graph 1's nodes of colour 0 (0: not split)."""
+    twin: Any
+    rows: Any
+    half: Any
+
+
+@dataclass
+class _Turning:
+    """How a pair of a plan whose sides are one set is oriented (_Plan._turned): each graph's content
+    key, and with one term (a constant edge kernel, so in every call alike) which classes may take
+    the owner path, their column chunks, and which graphs have at most 4 arcs a node."""
+    keys: Any
+    owner: Any = None
+    chunks: Any = None
+    light: Any = None
+
+
 class _Plan:
     """How the pairs of set A against set B are solved: the mat-vec (factored when the edge kernel
-    has a short form, else tiles), each pair's class (team size, shared memory) by the two
-    graphs' sizes, and the launches for any list of pairs."""
+    has a short form, else tiles) with both sets staged for it (``staged_a``, ``staged_b``; the
+    tile layout's copies ``tiled_a``, ``tiled_b`` for a factored plan's global-memory pairs), each
+    pair's class (team size, shared memory: ``classes``) by the two graphs' sizes, the launches
+    (``launches``, with the twins that solve on one colour), how a pair is turned (``turning``) and
+    the schedules kept for repeated calls."""
 
     def __init__(self, ga: Prepared, gb: Prepared, params: MGKernelParams, real: type):
         self.ga, self.gb, self.params, self.real = ga, gb, params, real
         self.tol = params.tolerance(np.dtype(real).name)
-        size = np.dtype(real).itemsize
-        t = None
-        if params.matvec != "tiles" and params.staging == "shared":
-            t = terms(params.edge_kernel, ga, gb)
-            if params.matvec == "auto" and t is not None and t.count > AUTO_TERMS:
-                t = None
-        if params.matvec == "factored" and t is None:
-            raise InputError("mg_kernel: matvec='factored' needs an edge kernel with few distinct values over the "
-                             "edges (e.g. KroneckerDelta on a label); this one has none: use matvec='tiles' or 'auto'")
-        self.terms = t
-        self.kind = "factored" if t is not None else "tiles"
+        self.terms = _factored_terms(ga, gb, params)
+        self.kind = "factored" if self.terms is not None else "tiles"
         self.module = _module(params, real, self.kind)
-        if t is not None:
-            (self.A, wa), (self.B, wb) = (_factored(ga, t, True, params, real), _factored(gb, t, False, params, real))
+        if self.terms is not None:
+            (self.staged_a, wa), (self.staged_b, wb) = (_factored(ga, self.terms, True, params, real),
+                                                        _factored(gb, self.terms, False, params, real))
             na, nb = np.diff(ga.node_ptr).astype(np.float64), np.diff(gb.node_ptr).astype(np.float64)
             self.pair_work = (wa, na, wb, nb)  # work of (i, j): wa_i nb_j + na_i wb_j + na_i nb_j
-            families = [("columns", w, (k, c)) for w, k, c, _ in COLUMNS[real]]
-            families += [("factored", w, s) for w, s in FACTORED]
         else:
-            (self.A, wa), (self.B, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
+            (self.staged_a, wa), (self.staged_b, wb) = _tiled(ga, params, real), _tiled(gb, params, real)
             self.pair_work = (wa, None, wb, None)  # tile pairs
-            families = [("tiles", w, s) for w, s in FAMILIES]
-        if params.teams == "block":
-            families = [f for f in families if f[1] * 32 >= 256]
-        if params.staging == "global":
-            families = []
-        specs = families + [("global", GLOBAL_WARPS, 1)]
-        limit = gpu_attribute("MaxSharedMemoryPerBlockOptin") - 2048  # the kernels' static arrays
-        (rows_a, code_a), (rows_b, code_b) = _sizes(self.A), _sizes(self.B)
-        MA, MB = rows_a[:, 1], rows_b[:, 1]
-        kx, ky = rows_a[:, :1], rows_b[None, :, 0]
-        if self.kind == "factored":
-            entries = kx * (ky | 1)
-            need = {"factored": (3 + t.count) * ((entries + 3) // 4 * 4) * size + MA[:, None] + MB[None, :],
-                    "columns": column_pair_bytes(kx, ky, t.count, size) + rows_b[None, :, 2]}
-            column_row = rows_a[:, 2:]  # times the team's rows
-            scratch = ((kx + 7) // 8) * ((ky + 7) // 8) * 64
-        else:
-            entries = kx * ky  # output tiles
-            need = {"tiles": align16(entries * 64 * size) + MA[:, None] + MB[None, :]}
-            scratch = entries * 64
-        table = np.full(entries.shape, len(specs) - 1, np.int32)  # by default: global memory
-        free = np.ones(entries.shape, bool)
-        bound: dict[int, int] = {}
-        for c, (kind, w, s) in enumerate(specs[:-1]):
-            team = need[kind] + (w * s[0] * column_row if kind == "columns" else 0)
-            fits = free & _holds(kind, w, s, kx, ky) & ((8 if w == 1 else 1) * team <= limit)
-            if fits.any():
-                table[fits], free[fits] = c, False
-                bound[c] = int(team[fits].max())
-        if free.any():
-            bound[len(specs) - 1] = int(np.broadcast_to(scratch, entries.shape)[free].max())
-        self.A.code, self.B.code = cp.asarray(code_a.astype(np.int64)), cp.asarray(code_b.astype(np.int64))
-        self.table, self.width = cp.asarray(table.reshape(-1)), len(rows_b)
-        self.n_classes = len(specs)
-        self.classes = {c: self._launch_class(specs[c], b) for c, b in sorted(bound.items())}
-        # twins of column classes for pairs whose graph 1 has each colour in half the team's rows
-        # (lowrank.Side.half), launched as classes n_classes, n_classes + 1, ...
-        self.nodes = cp.asarray(self.A.key) if self.kind == "factored" else None  # graph 1's nodes
-        self.n_launch, self.twins = self.n_classes, None
-        if self.kind == "factored" and _one_colour(params, real):
-            twin, cap = np.full(self.n_classes, -1, np.int32), np.zeros(self.n_classes, np.int64)
-            for c, (kind, w, s) in enumerate(specs):
-                if kind == "columns" and c in bound:
-                    twin[c], cap[c] = self.n_launch, w * s[0] // 2
-                    self.classes[self.n_launch] = self._launch_class(specs[c], bound[c], one_colour=True)
-                    self.n_launch += 1
-            self.twins = (cp.asarray(twin), cp.asarray(cap), self.A.args[-1])  # args end with half
-        if any(k.kind == "global" for k in self.classes.values()):
-            self.GA, self.GB = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
+        self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
+        self.classes = _class_table(self.staged_a, self.staged_b, self.terms, params, real)
+        self.nodes = cp.asarray(self.staged_a.key) if self.kind == "factored" else None  # graph 1's nodes
+        self.launches, self.twins, self.n_launch = self._launches()
+        if any(k.kind == "global" for k in self.launches.values()):
+            self.tiled_a, self.tiled_b = _tiled(ga, params, real)[0], _tiled(gb, params, real)[0]
         self.scratch = {c: (cp.empty(k.grid * 4 * k.team_bytes, real), cp.empty(k.grid * k.team_bytes))
-                        for c, k in self.classes.items() if k.kind == "global"}
+                        for c, k in self.launches.items() if k.kind == "global"}
         self.hyper = tuple(cp.asarray(v) for v in hyper_values(params))
         self.stats = cp.zeros(4, cp.uint64)
-        # both sides one set (a square Gram, or a cross call joined): a pair may be turned
-        # (schedule, _turned), its orientation then set by the pair alone
-        self.keys = cp.asarray(content_keys(ga, params)) if ga is gb else None
-        self.owner = None  # one term (a constant edge kernel: lowrank.terms), so in every call alike
-        if ga is gb and t is not None and t.count == 1:
-            resident = {(w, k, c): r for w, k, c, r in COLUMNS[real]}
-            self.owner = cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)]) for kind, w, s in specs])
-            self.chunks = cp.asarray([s[1] if kind == "columns" else 0 for kind, w, s in specs])
-            self.light = self.B.args[-2][:, 1] <= 4  # args end with most and half (lowrank.Side) per graph
+        self.turning = self._turning() if ga is gb else None
         self.schedules = KeptSchedules(KEPT_PAIRS)
-        self._dev_work = tuple(None if w is None else cp.asarray(w) for w in self.pair_work)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes.specs)
+
+    def _launches(self) -> tuple[dict, _Twins | None, int]:
+        """Every class some pair takes, and the twins of the column classes for pairs whose graph 1
+        has each colour in half the team's rows (lowrank.Side.half), launched as classes n_classes,
+        n_classes + 1, ...; and how many class numbers there are."""
+        specs, team_bytes = self.classes.specs, self.classes.team_bytes
+        launches = {c: self._launch_class(specs[c], b) for c, b in sorted(team_bytes.items())}
+        if self.kind != "factored" or not _one_colour(self.params, self.real):
+            return launches, None, len(specs)
+        twin, rows = np.full(len(specs), -1, np.int32), np.zeros(len(specs), np.int64)
+        n = len(specs)
+        for c, (kind, w, s) in enumerate(specs):
+            if kind == "columns" and c in team_bytes:
+                twin[c], rows[c] = n, w * s[0] // 2
+                launches[n] = self._launch_class(specs[c], team_bytes[c], one_colour=True)
+                n += 1
+        return launches, _Twins(cp.asarray(twin), cp.asarray(rows), self.staged_a.args[-1]), n  # args end with half
+
+    def _turning(self) -> _Turning:
+        keys = cp.asarray(content_keys(self.ga, self.params))
+        if self.terms is None or self.terms.count != 1:
+            return _Turning(keys)
+        specs = self.classes.specs
+        resident = {(w, k, c): r for w, k, c, r in COLUMNS[self.real]}
+        return _Turning(keys, owner=cp.asarray([kind == "columns" and _owner(s[1], resident[(w, *s)])
+                                                for kind, w, s in specs]),
+                        chunks=cp.asarray([s[1] if kind == "columns" else 0 for kind, w, s in specs]),
+                        light=self.staged_b.args[-2][:, 1] <= 4)  # args end with most and half (lowrank.Side)
 
     def _launch_class(self, spec: tuple, team_bytes: int, one_colour: bool = False) -> _Class:
         kind, w, s = spec
@@ -379,14 +450,9 @@ class _Plan:
             grid = max(1, min(grid, cp.cuda.runtime.memGetInfo()[0] // 4 // per_team))
         return _Class(name, kind, team_bytes, threads, grid, smem, fn)
 
-    def _classes(self, i: Any, j: Any) -> Any:
-        """Each pair's class (device arrays of graph indices, i of set A, j of set B): the last is
-        the global-memory path."""
-        return self.table[self.A.code[i] * self.width + self.B.code[j]]
-
     def pair_classes(self, pairs: np.ndarray) -> np.ndarray:
         """Each pair's class, on the host."""
-        return self._classes(cp.asarray(pairs[:, 0]), cp.asarray(pairs[:, 1])).get()
+        return self.classes(cp.asarray(pairs[:, 0]), cp.asarray(pairs[:, 1])).get()
 
     def row_work(self, rows: int, col0: int | None = None) -> np.ndarray:
         """Work of each of the first ``rows`` rows of the Gram matrix: its pairs j >= i (square,
@@ -407,14 +473,14 @@ class _Plan:
         stored as (~i, j): solved as (j, i), recorded at (i, j)."""
         if name is not None and name in self.schedules:
             return self.schedules[name]
-        cls = self._classes(i, j)
+        cls = self.classes(i, j)
         first = i
-        if turn and self.keys is not None:
+        if turn and self.turning is not None:
             turned, other = self._turned(i, j, cls)
             cls = cp.where(turned, other, cls)
             first = cp.where(turned, ~i, i)
         if self.twins is not None:  # a graph 1 whose colours fit: the class's twin
-            twin, cap, half = self.twins
+            twin, cap, half = self.twins.twin, self.twins.rows, self.twins.half
             g1 = cp.where(first < 0, j, i)
             h, n, room = half[g1].astype(cp.int64), self.nodes[g1], cap[cls]
             cls = cp.where((twin[cls] >= 0) & (h > 0) & (h <= room) & (n - h <= room), twin[cls], cls)
@@ -424,7 +490,7 @@ class _Plan:
         order = cp.argsort(key)
         pairs = cp.stack([first[order], j[order]], axis=1).astype(cp.int32)
         class_ptr = cp.searchsorted(cls[order], cp.arange(self.n_launch + 1, dtype=cp.int32)).astype(cp.int32)
-        launch = list(self.classes)
+        launch = list(self.launches)
         keep = name is not None and len(i) <= KEPT_SCHEDULE_PAIRS
         if keep:  # worth a sync: later calls launch only the classes that have pairs
             counts = np.diff(class_ptr.get())
@@ -442,13 +508,14 @@ class _Plan:
         column chunks, graph 1 the graph of fewer nodes (a warp's work goes with its rows, a chunk's
         32 columns cost the same however many hold a node); else graph 1 the graph of the smaller
         content key (orient.py)."""
-        other = self._classes(j, i)
-        by_key = self.keys[j] < self.keys[i]
-        if self.owner is None:
+        other = self.classes(j, i)
+        turning = self.turning
+        by_key = turning.keys[j] < turning.keys[i]
+        if turning.owner is None:
             return by_key, other
-        a, b = self.owner[cls] & self.light[j], self.owner[other] & self.light[i]
+        a, b = turning.owner[cls] & turning.light[j], turning.owner[other] & turning.light[i]
         ni, nj = self.nodes[i], self.nodes[j]
-        sized = a & b & (self.chunks[other] == self.chunks[cls]) & (ni != nj)
+        sized = a & b & (turning.chunks[other] == turning.chunks[cls]) & (ni != nj)
         return cp.where(a != b, b, cp.where(sized, nj < ni, by_key)), other
 
     def solve(self, i: Any, j: Any, out: Any, ld: int, row0: int, nodal: Any = None, nodal_off: Any = None,
@@ -470,13 +537,14 @@ class _Plan:
             for s in streams:
                 s.wait_event(start)
         for n, c in enumerate(launch):
-            k = self.classes[c]
+            k = self.launches[c]
             head = (pairs, class_ptr, np.int32(c), counters[c:], out, np.int64(ld), np.int64(row0 * ld + col0), nodal,
                     nodal_off, self.stats, np.int32(k.team_bytes))
             if k.kind in ("factored", "columns"):
-                args = (*self.A.args, *self.B.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
+                args = (*self.staged_a.args, *self.staged_b.args, np.int32(self.terms.count), *head, self.hyper[0], *tail)
             else:
-                A, B = (self.GA, self.GB) if k.kind == "global" and self.kind == "factored" else (self.A, self.B)
+                A, B = ((self.tiled_a, self.tiled_b) if k.kind == "global" and self.kind == "factored"
+                        else (self.staged_a, self.staged_b))
                 scratch, xscratch = self.scratch.get(c, (None, None))
                 args = (*A.args, *B.args, *head, scratch, xscratch, *self.hyper, *tail)
             with streams[n % len(streams)]:
@@ -629,10 +697,10 @@ def _nodewise(plan: _Plan, ga: Prepared, gb: Prepared, square: bool, params: MGK
         scale = (np.diag(K),) * 2 if square else (_diagonal(ga, params, real).get(), _diagonal(gb, params, real).get())
     # the tile layout renumbers the nodes, the factored one keeps their order; a factored plan's
     # pairs on the global-memory path are solved in the tile layout
-    perms, which = [None if plan.A.perm is None else (plan.A.perm, plan.B.perm)], None
-    if hasattr(plan, "GA"):
+    perms, which = [None if plan.staged_a.perm is None else (plan.staged_a.perm, plan.staged_b.perm)], None
+    if hasattr(plan, "tiled_a"):
         which = (plan.pair_classes(pairs) == plan.n_classes - 1).astype(np.int64)
-        perms.append((plan.GA.perm, plan.GB.perm))
+        perms.append((plan.tiled_a.perm, plan.tiled_b.perm))
     R = nodewise_matrix(flat, offsets, pairs, ga, gb, square, scale, perms, which)
     n = len(pairs)
     return Result(R, {"iterations_mean": total / max(n, 1), "iterations_max": most, "pairs": n})

@@ -496,7 +496,7 @@ def _class_counts(monkeypatch) -> dict:
         out = schedule(self, *args, **kwargs)
         for c, n in enumerate(np.diff(out[1].get())):
             if n:
-                counts[self.classes[c].name] = counts.get(self.classes[c].name, 0) + int(n)
+                counts[self.launches[c].name] = counts.get(self.launches[c].name, 0) + int(n)
         return out
 
     monkeypatch.setattr(mg._Plan, "schedule", spy)

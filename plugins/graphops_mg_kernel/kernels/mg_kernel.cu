@@ -825,6 +825,16 @@ __device__ __forceinline__ void arc_pair(unsigned a, Arc& f, Arc& g) {  // two a
     }
 }
 
+// x + a b rounded twice, a product and then a sum, where the compiler would contract it into one
+// FMA. The column solver's xs update: until the solver was cut into parts (one loop nest a
+// function), the compiler placed this product and sum in different basic blocks for warps of one
+// column chunk and at least 3 rows, so they were rounded apart there and fused elsewhere (PTX of
+// every column kernel compared); written out, the Gram stays bit-identical to the one before.
+__device__ __forceinline__ real add_product_apart(real x, real a, real b) {
+    if constexpr (sizeof(real) == 4) return __fadd_rn(x, __fmul_rn(a, b));
+    else return __dadd_rn(x, __dmul_rn(a, b));
+}
+
 // f(Count<n>()) for a runtime n in [0, N]: loops unrolled over a count known at compile time, so
 // a warp skips its slots past the last row without a test per slot (N + 1 copies of f's body).
 template <int N>
@@ -842,472 +852,684 @@ __device__ __forceinline__ void with_count(int n, F&& f) {
     }
 }
 
+// The column solver in parts, one loop nest each: Columns holds what a thread keeps while its team
+// solves a pair (its entries in registers, the pair's sizes and the byte offsets of its shared
+// layout); solve_columns takes the class's pairs one at a time and calls the parts in order: lay
+// the pair out (pair), stage graph 1's arcs by row and graph 2's by column (stage_rows,
+// stage_columns, stage_start, clear), set each lane's columns and the start (lane_columns,
+// owner_arcs, start), solve (cg, or cg_one_colour), add up K (total_*).
 // OWNER: the team may take the owner path (gpu.py's rule); ONE_COLOUR: the solve on one colour, every
 // pair's graph 1 split with each colour in half the rows (gpu.py sends only those; see above)
-template <int W, int KS, int IS, bool OWNER, bool ONE_COLOUR>
-__device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
-                              double q, double tol, int max_iter, int lmin) {
-    __shared__ double red[2][32][2];
-    __shared__ int job_s;
-    constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
+#define MGK_COLUMNS_T template <int W, int KS, int IS, bool OWNER, bool ONE_COLOUR>
+#define MGK_COLUMNS_C Columns<W, KS, IS, OWNER, ONE_COLOUR>
+
+MGK_COLUMNS_T
+struct Columns {
+    static constexpr int T = W * 32, S = KS * IS, R = (int)sizeof(real), ARC = (int)sizeof(Arc);
     static_assert(!OWNER || IS <= 2, "the owner path shuffles from at most two column chunks");
-    constexpr int OS = OWNER ? IS : 1;  // column chunks of the owner path's arcs in registers
+    static constexpr int OS = OWNER ? IS : 1;  // column chunks of the owner path's arcs in registers
     static_assert(S >= 1 && KS * W <= 1024, "team shape");
-    const Place<W> at;
-    const int lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
-    const unsigned window = (unsigned)__cvta_generic_to_shared(mgk_smem);
     // per owned entry: r, P, p, A·p (then z), in float64 also 1/P, and for node-wise values x; in
     // float32 z = r / P by the fast division (a reciprocal and a product). K alone needs only
     // φᵀx = Σ_t α_t φᵀp_t (φ = st ⊗ st', x = Σ_t α_t p_t), so a thread keeps xs[b] = Σ_t α_t Σ_a
     // st_i p_t[i, k] for its rows i and the column k of chunk b, and K sums st'_k xs[b]: one
     // register a thread where x took one an entry
-    constexpr bool KEEP_INV = sizeof(real) == 8, KEEP_X = MGK_NODEWISE;
-    constexpr int H = KS / 2;  // ONE_COLOUR: rows a warp of each colour
+    static constexpr bool KEEP_INV = sizeof(real) == 8, KEEP_X = MGK_NODEWISE;
+    static constexpr int H = KS / 2;  // ONE_COLOUR: rows a warp of each colour
     static_assert(!ONE_COLOUR || (!KEEP_X && KS % 2 == 0), "the solve on one colour: K alone, rows split in two");
+
+    // the team: this thread's place, the shared window, the team sums' scratch and which half is next
+    int lane, warp, team, rank;
+    unsigned window;
+    double (*red)[32][2];
+    int& flip;
+    // the pair: its graphs and sizes, graph 1's arcs a row (DA, padded; da, visited), graph 2's a
+    // column (DB, padded), the columns of V, the bytes of a row of P, of V and between the rows
+    // graph 1's arcs address, the byte offsets into mgk_smem (lowrank.py's column_bytes and
+    // column_pair_bytes) of P, V, graph 1's start probabilities, graph 1's padded arcs, graph 2's
+    Factor GA, GB;
+    int n1, n2, DA, DB, da, NC, prow, vrow, arow, P, V, ST, TA, TB;
+    bool own;       // the owner path (see above)
+    unsigned live;  // the terms with edges in both graphs
+    // one_colour: graph 1's nodes numbered colour 0 first (lowrank.py), no arc between two of colour 1,
+    // and each colour fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
+    // n0 + warp + (a - H) W. Otherwise slot a holds row warp + a W.
+    int n0, n0h, lim0;  // colour 0's nodes; the row of table row u >= W H: u + n0h; rows u < W H below lim0
+    unsigned pown, pown_hi;  // P at (warp, lane); the same for slots a >= H
+    int rows, rows0, rows1;  // of graph 1 owned by this warp: all, of colour 0 (slots a < H), of colour 1
+    // the thread's entries (slot s = a IS + b: row slot a, column chunk b) and its φᵀx shares
     real xv[KEEP_X ? S : 1], rv[S], Pv[S], pv[S], av[S], Iv[KEEP_INV ? S : 1], xs[IS];
-    auto precondition = [&](int s, real v) -> real {
+    unsigned kc[IS];  // this lane's column of V (the term's zero column past the last); own: of P
+    unsigned src[OS];  // own: column k's arcs in graph 2, source column (byte d) and value; padded with k, 0
+    real sval[OS][4];
+
+    __device__ __forceinline__ Columns(double (*scratch)[32][2], int& flip_, int2 ij, const Factor& A, const Factor& B,
+                                       const Side& SA, const Side& SB, const Launch& L, int terms);
+    __device__ __forceinline__ real precondition(int s, real v) const {
         if constexpr (KEEP_INV) return v * Iv[s];
         else return precond(v, Pv[s]);
-    };
+    }
+    __device__ __forceinline__ bool fits() const {  // the solve on one colour takes the pair
+        return !ONE_COLOUR || (n0 > 0 && n0 <= W * H && n1 - n0 <= W * H);
+    }
+    __device__ __forceinline__ void stage_rows(int terms);
+    __device__ __forceinline__ void stage_columns();
+    __device__ __forceinline__ void stage_start();
+    __device__ __forceinline__ void clear();
+    __device__ __forceinline__ void lane_columns();
+    __device__ __forceinline__ void owner_arcs();
+    __device__ __forceinline__ double start(real c, const double* pn);
+    __device__ __forceinline__ void step1(int lo, int hi);
+    __device__ __forceinline__ void fill_v(int lo, int hi);
+    template <int A0, int NR> __device__ __forceinline__ void gather();
+    template <int A0, int NR> __device__ __forceinline__ void gather_last();
+    template <int A0, int NR> __device__ __forceinline__ void owner_product();
+    template <int A0, int NR> __device__ __forceinline__ void step2();
+    template <int NR> __device__ __forceinline__ void next_p(real beta);
+    template <int NR> __device__ __forceinline__ real p_product();
+    template <int NR> __device__ __forceinline__ void z_half(double& rz_new, double& rr, double rz, bool first);
+    template <int NR> __device__ __forceinline__ void start_weights(real (&sp)[IS]);
+    template <int NR> __device__ __forceinline__ void descend(real alpha);
+    template <int NR> __device__ __forceinline__ void p_half(double rz);
+    __device__ __forceinline__ void cg(double tol, int limit, int& its, bool& done);
+    template <int NR> __device__ __forceinline__ void schur_start(double& rz_new, double& rr);
+    template <int NR> __device__ __forceinline__ void put_p();
+    template <int NR> __device__ __forceinline__ void u_half();
+    template <int NR> __device__ __forceinline__ void schur_half(double rz, double& rz_new, double& rr);
+    __device__ __forceinline__ void keep_x0();
+    template <int NR> __device__ __forceinline__ void x1_half();
+    __device__ __forceinline__ void cg_one_colour(double DD, double tol, int limit, int& its, bool& done);
+    __device__ __forceinline__ double total_one_colour(int lmin, const double* pn);
+    __device__ __forceinline__ double total_nodal(const Launch& L, int job, int lmin, const double* pn);
+    __device__ __forceinline__ double total_k(int lmin, const double* pn);
+};
+
+// The team's place and the pair's sizes and shared layout.
+MGK_COLUMNS_T
+__device__ __forceinline__ MGK_COLUMNS_C::Columns(double (*scratch)[32][2], int& flip_, int2 ij, const Factor& A,
+                                                  const Factor& B, const Side& SA, const Side& SB, const Launch& L,
+                                                  int terms)
+    : red(scratch), flip(flip_), GA(A), GB(B) {
+    const Place<W> at;
+    lane = at.lane, warp = at.warp, team = at.team, rank = at.rank;
+    window = (unsigned)__cvta_generic_to_shared(mgk_smem);
+    n1 = GA.n, n2 = GB.n;
+    DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;  // padded, as staged
+    da = SA.most[ij.x].x;  // the arcs step 2 visits: past them only zeros
+    own = OWNER && terms == 1 && DB <= 4;
+    NC = terms * (n2 + 1);
+    prow = (n2 | 1) * R, vrow = (NC | 1) * R;
+    arow = own ? prow : vrow;
+    P = team * L.team_bytes, V = P + align16(n1 * prow), ST = V + align16(n1 * vrow);
+    TA = ST + align16(n1 * R);
+    TB = TA + W * KS * DA * ARC;
+    live = 0;
+    for (int t = 0; t < terms; ++t) {
+        const int* ra = GA.rptr + t * (n1 + 1);
+        const int* rb = GB.rptr + t * (n2 + 1);
+        if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
+    }
+    n0 = ONE_COLOUR ? SA.half[ij.x] : 0;
+    n0h = ONE_COLOUR ? n0 - W * H : 0;
+    lim0 = ONE_COLOUR ? n0 : n1;
+    pown = window + P + warp * prow + lane * R;
+    pown_hi = pown + n0h * prow;
+    rows = min(KS, max(0, (n1 - warp + W - 1) / W));
+    rows0 = min(H, max(0, (n0 - warp + W - 1) / W));
+    rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));
+}
+
+// Graph 1's arcs: arc d of row i, in every live term, stored at ((d / 2) W KS + u) 2 + d % 2 for
+// table row u = warp + a W (rows past n1: zero arcs).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::stage_rows(int terms) {
+    for (int s = rank; s < W * KS * DA; s += T) {
+        const int u = (s >> 1) % (W * KS);
+        const int i = u < W * H ? (u < lim0 ? u : n1) : u + n0h;  // n1: no row
+        int d = (s >> 1) / (W * KS) * 2 + (s & 1);
+        Arc arc{0, 0};
+        for (int t = 0; t < terms && i < n1; ++t) {
+            if (!(live >> t & 1)) continue;
+            const int e0 = GA.rptr[t * (n1 + 1) + i], deg = GA.rptr[t * (n1 + 1) + i + 1] - e0;
+            if (d < deg) {
+                arc = Arc{GA.col[e0 + d] * arow + t * (n2 + 1) * R, GA.val[e0 + d]};
+                break;
+            }
+            d -= deg;
+        }
+        SH(Arc, TA)[s] = arc;
+    }
+}
+
+// Graph 2's arcs: arc d of column c = t (n2 + 1) + k of V, row k of G_t (none on the owner path).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::stage_columns() {
+    for (int s = rank; s < (own ? 0 : NC * DB); s += T) {
+        const int c = (s >> 1) % NC, d = (s >> 1) / NC * 2 + (s & 1), t = c / (n2 + 1), k = c - t * (n2 + 1);
+        Arc arc{0, 0};
+        if (k < n2 && (live >> t & 1)) {
+            const int e0 = GB.rptr[t * (n2 + 1) + k], deg = GB.rptr[t * (n2 + 1) + k + 1] - e0;
+            if (d < deg) arc = Arc{GB.col[e0 + d] * R, GB.val[e0 + d]};
+        }
+        SH(Arc, TB)[s] = arc;
+    }
+}
+
+// Graph 1's start probabilities, for the φᵀx shares (none kept when x is).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::stage_start() {
+    if constexpr (!KEEP_X) {
+        for (int s = rank; s < n1; s += T) st_s(window + ST + s * R, GA.v.st[s]);
+    }
+}
+
+// The solve on one colour: P and V zero. A padding arc (value 0, offset 0) reads row 0, which the
+// start has not written (a NaN left there by another pair would survive the product by 0).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::clear() {
+    const int words = (own ? align16(n1 * prow) : V - P + align16(n1 * vrow)) / 4;
+    for (int s = rank; s < words; s += T) st_s<float>(window + P + 4 * s, 0.0f);
+    team_sync<W>();
+}
+
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::lane_columns() {
+#pragma unroll
+    for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
+}
+
+// The owner path: each lane's column of P and its column's arcs in graph 2, in registers.
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::owner_arcs() {
+#pragma unroll
+    for (int b = 0; b < OS; ++b) {
+        const int k = lane + 32 * b;
+        kc[b] = window + P + min(k, n2 - 1) * R;  // columns past n2: a finite one, times 0
+        const int e0 = GB.rptr[min(k, n2)], deg = k < n2 ? GB.rptr[k + 1] - e0 : 0;
+        src[b] = 0;
+#pragma unroll
+        for (int d = 0; d < 4; ++d) {
+            src[b] |= (unsigned)(d < deg ? GB.col[e0 + d] : k) << (8 * d);
+            sval[b][d] = d < deg ? GB.val[e0 + d] : (real)0;
+        }
+    }
+}
+
+// The start: r = D, y = r / P stored in P (one_colour: colour 1 keeps D for x₁ in p and x₀ of slot
+// s - S / 2 in r; y₁ = D₁ / P₁); returns this thread's share of D·D.
+MGK_COLUMNS_T
+__device__ __forceinline__ double MGK_COLUMNS_C::start(real c, const double* pn) {
+    double DD = 0.0;
+#pragma unroll
+    for (int b = 0; b < IS; ++b) xs[b] = 0;
+#pragma unroll
+    for (int a = 0; a < KS; ++a) {
+        const int i = warp + a * W + (a >= H ? n0h : 0);
+        const bool in = i < (a < H ? lim0 : n1);
+#pragma unroll
+        for (int b = 0; b < IS; ++b) {
+            const int s = a * IS + b, k = lane + 32 * b;
+            real D = 0, Pd = 1;
+            if (in && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
+            if constexpr (KEEP_X) xv[s] = 0;
+            rv[s] = D;
+            Pv[s] = Pd;
+            if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
+            pv[s] = 0;
+            if (ONE_COLOUR && a >= H) {
+                pv[s] = D;
+                rv[s] = 0;
+            }
+            DD += (double)D * D;
+            if (in && k < n2 && (!ONE_COLOUR || a >= H))
+                st_s((a < H ? pown : pown_hi) + a * W * prow + b * 32 * R, precondition(s, D));
+        }
+    }
+    return DD;
+}
+
+// Step 1: V = P [G_t]ᵀ at rows lo .. hi - 1, the warp's columns S at a time.
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::step1(int lo, int hi) {
+    for (int j0 = lo; j0 < hi; j0 += 32) {
+        const unsigned pj = window + P + min(j0 + lane, hi - 1) * prow;
+        const unsigned vj = window + V + (j0 + lane) * vrow;
+        for (int c0 = warp; c0 < NC; c0 += W * S) {
+            // the warp's columns c0 + W m of this block, m < NM: no test per column, so
+            // the loads of all NM columns can be in flight together
+            with_count<S>(min(S, (NC - c0 + W - 1) / W), [&](auto count) {
+                constexpr int NM = decltype(count)::value;
+#pragma unroll
+                for (int m = 0; m < NM; ++m) av[m] = 0;
+#pragma unroll 1
+                for (int d = 0; d < DB; d += 4) {
+                    const unsigned tb = window + TB + ((d >> 1) * NC + c0) * 2 * ARC;
+                    Arc g0, g1, g2, g3;  // column m's arcs, loaded while column m - 1 adds
+                    if constexpr (NM > 0) {
+                        arc_pair(tb, g0, g1);
+                        arc_pair(tb + NC * 2 * ARC, g2, g3);
+                    }
+#pragma unroll
+                    for (int m = 0; m < NM; ++m) {
+                        const Arc h0 = g0, h1 = g1, h2 = g2, h3 = g3;
+                        if (m + 1 < NM) {
+                            arc_pair(tb + (m + 1) * W * 2 * ARC, g0, g1);
+                            arc_pair(tb + (NC + (m + 1) * W) * 2 * ARC, g2, g3);
+                        }
+                        av[m] += h0.val * ld_s(pj + h0.off);
+                        av[m] += h1.val * ld_s(pj + h1.off);
+                        av[m] += h2.val * ld_s(pj + h2.off);
+                        av[m] += h3.val * ld_s(pj + h3.off);
+                    }
+                }
+                if (j0 + lane < hi)
+#pragma unroll
+                    for (int m = 0; m < NM; ++m) st_s(vj + (c0 + W * m) * R, av[m]);
+            });
+        }
+    }
+}
+
+// Step 1 and the barrier after it (the owner path has no V).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::fill_v(int lo, int hi) {
+    if (!own) {
+        step1(lo, hi);
+        team_sync<W>();  // V complete
+    }
+}
+
+// Step 2 (and the owner path's U = F P): Σ_t F_t V_t at slots A0 .. A0 + NR - 1 into av, the arcs
+// by pairs; an odd count's last arc is gather_last's.
+MGK_COLUMNS_T
+template <int A0, int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::gather() {
+#pragma unroll
+    for (int s = A0 * IS; s < (A0 + NR) * IS; ++s) av[s] = 0;
+#pragma unroll 1
+    for (int d = 0; d + 1 < da; d += 2) {
+        const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
+        Arc f, g;  // row a's arcs, loaded while row a - 1 adds
+        if constexpr (NR > 0) arc_pair(at + 2 * A0 * W * ARC, f, g);
+#pragma unroll
+        for (int a = A0; a < A0 + NR; ++a) {
+            const Arc f0 = f, g0 = g;
+            if (a + 1 < A0 + NR) arc_pair(at + 2 * (a + 1) * W * ARC, f, g);
+#pragma unroll
+            for (int b = 0; b < IS; ++b) {
+                av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
+                av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
+            }
+        }
+    }
+}
+
+// The last arc of an odd count, alone (its pair's second is a zero).
+MGK_COLUMNS_T
+template <int A0, int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::gather_last() {
+    const unsigned at = window + TA + ((da - 1) * W * KS + 2 * warp) * ARC;
+#pragma unroll
+    for (int a = A0; a < A0 + NR; ++a) {
+        const Arc f0 = arc_one(at + 2 * a * W * ARC);
+#pragma unroll
+        for (int b = 0; b < IS; ++b) av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
+    }
+}
+
+// The owner path's U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs.
+MGK_COLUMNS_T
+template <int A0, int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::owner_product() {
+#pragma unroll
+    for (int a = A0; a < A0 + NR; ++a) {
+        real y[OS];
+#pragma unroll
+        for (int b = 0; b < OS; ++b) {
+            y[b] = 0;
+#pragma unroll
+            for (int d = 0; d < 4; ++d) {
+                const unsigned c = src[b] >> (8 * d);
+                real u = __shfl_sync(0xffffffffu, av[a * IS], c);  // lane: its low 5 bits
+                if constexpr (OS == 2) {
+                    const real v = __shfl_sync(0xffffffffu, av[a * IS + 1], c);
+                    u = c & 32 ? v : u;
+                }
+                y[b] += sval[b][d] * u;
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
+    }
+}
+
+// N's product at slots A0 .. A0 + NR - 1 into av.
+MGK_COLUMNS_T
+template <int A0, int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::step2() {
+    gather<A0, NR>();
+    if (da & 1) gather_last<A0, NR>();
+    if (own) owner_product<A0, NR>();
+}
+
+// p = z + beta p at the warp's first NR rows (z in av), stored in P for the next mat-vec.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::next_p(real beta) {
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < IS; ++b) {
+            const int s = a * IS + b;
+            pv[s] = av[s] + beta * pv[s];
+            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
+        }
+}
+
+// A·p = P p − N p at the warp's first NR rows (N p in av, A·p left there); this thread's share of
+// p·Ap: float sums of at most 8 terms.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ real MGK_COLUMNS_C::p_product() {
+    real part = 0;
+#pragma unroll
+    for (int s = 0; s < NR * IS; ++s) {
+        av[s] = Pv[s] * pv[s] - av[s];
+        part += pv[s] * av[s];
+    }
+    return part;
+}
+
+// The half of y: z = y + (N y) / P = (r + N y) / P, r·z and r·r summed over the team, then
+// p = z + beta p (p = z at the start).
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::z_half(double& rz_new, double& rr, double rz, bool first) {
+    real rz_part = 0, rr_part = 0;
+#pragma unroll
+    for (int s = 0; s < NR * IS; ++s) {
+        av[s] = precondition(s, rv[s] + av[s]);  // z
+        rz_part += rv[s] * av[s];
+        rr_part += rv[s] * rv[s];
+    }
+    rz_new = rz_part;
+    rr = rr_part;
+    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
+    const real beta = first ? (real)0 : fast_div((real)rz_new, (real)rz);
+    next_p<NR>(beta);
+}
+
+// Σ_a st_i p[i, k] over the warp's first NR rows, by chunk (for xs).
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::start_weights(real (&sp)[IS]) {
+    if constexpr (!KEEP_X) {
+#pragma unroll
+        for (int a = 0; a < NR; ++a) {
+            const real st = ld_s(window + ST + (warp + a * W) * R);
+#pragma unroll
+            for (int b = 0; b < IS; ++b) sp[b] += st * pv[a * IS + b];
+        }
+    }
+}
+
+// x += alpha p (when kept), r -= alpha A·p, and y = r / P stored for the next mat-vec.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::descend(real alpha) {
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < IS; ++b) {
+            const int s = a * IS + b;
+            if constexpr (KEEP_X) xv[s] += alpha * pv[s];
+            rv[s] -= alpha * av[s];
+            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, rv[s]));  // y
+        }
+}
+
+// The half of p: alpha = r·z / p·Ap, then x (or its φᵀx shares), r and y.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::p_half(double rz) {
+    const real part = p_product<NR>();
+    real sp[IS];
+#pragma unroll
+    for (int b = 0; b < IS; ++b) sp[b] = 0;
+    start_weights<NR>(sp);
+    double pAp = part;
+    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of p is done
+    const real alpha = fast_div((real)rz, (real)pAp);
+#pragma unroll
+    for (int b = 0; b < IS; ++b)  // rounded as before the solver was cut in parts (see add_product_apart)
+        xs[b] = IS == 1 && NR >= 3 ? add_product_apart(xs[b], alpha, sp[b]) : xs[b] + alpha * sp[b];
+    descend<NR>(alpha);
+}
+
+// CG with the two-term Neumann preconditioner: two halves an iteration, each a mat-vec and a team
+// sum: p's (then alpha, x, r and y = r / P) and y's (then z, beta, p). The first half of all gives
+// z at the start, so p = z. Converged when ||r|| <= tol ||D|| (r = D at the start).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::cg(double tol, int limit, int& its, bool& done) {
+    double rz = 0.0, bound = 0.0;
+    for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
+        team_sync<W>();  // p or y written
+        fill_v(0, n1);
+        double rz_new = 0.0, rr = 0.0;
+        with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
+            constexpr int NR = decltype(count)::value;
+            this->template step2<0, NR>();
+            if (half) this->template z_half<NR>(rz_new, rr, rz, its == 0);
+            else this->template p_half<NR>(rz);
+        });
+        if (!half) {
+            ++its;
+            continue;
+        }
+        if (!its) bound = tol * tol * rr;  // r = D
+        rz = rz_new;
+        done = rr <= bound;
+        if (done || its >= limit) break;
+    }
+}
+
+// The Schur system's start: r₀ = b₀ = D₀ + N₀₁ y₁, z₀ = r₀ / P₀, p₀ = z₀ stored in P.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::schur_start(double& rz_new, double& rr) {
+    step2<0, NR>();
+    real rz_part = 0, rr_part = 0;
+#pragma unroll
+    for (int s = 0; s < NR * IS; ++s) {
+        rv[s] += av[s];
+        pv[s] = precondition(s, rv[s]);
+        rz_part += rv[s] * pv[s];
+        rr_part += rv[s] * rv[s];
+    }
+    rz_new = rz_part;
+    rr = rr_part;
+    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y₁ is done
+    put_p<NR>();
+}
+
+// p₀ at the warp's first NR rows stored in P.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::put_p() {
+#pragma unroll
+    for (int a = 0; a < NR; ++a)
+#pragma unroll
+        for (int b = 0; b < IS; ++b)
+            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[a * IS + b]);
+}
+
+// u₁ = N₁₀ p₀ / P₁ at colour 1's rows, stored in P.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::u_half() {
+    step2<H, NR>();
+#pragma unroll
+    for (int a = H; a < H + NR; ++a)
+#pragma unroll
+        for (int b = 0; b < IS; ++b)
+            if (lane + 32 * b < n2) st_s(pown_hi + a * W * prow + b * 32 * R, precondition(a * IS + b, av[a * IS + b]));
+}
+
+// S p₀ = P₀ p₀ − N₀₁ u₁, then CG's updates: x₀ (kept in colour 1's r), r₀, z₀, p₀.
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::schur_half(double rz, double& rz_new, double& rr) {
+    step2<0, NR>();
+    double pAp = p_product<NR>();
+    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of u₁ is done
+    const real alpha = fast_div((real)rz, (real)pAp);
+    real rz_part = 0, rr_part = 0;
+#pragma unroll
+    for (int s = 0; s < NR * IS; ++s) {
+        rv[S / 2 + s] += alpha * pv[s];  // x₀
+        rv[s] -= alpha * av[s];
+        av[s] = precondition(s, rv[s]);  // z₀
+        rz_part += rv[s] * av[s];
+        rr_part += rv[s] * rv[s];
+    }
+    rz_new = rz_part;
+    rr = rr_part;
+    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);
+    next_p<NR>(fast_div((real)rz_new, (real)rz));
+}
+
+// x₀ where p₀ was, for x₁ (every read of p₀ is done: the last team sum).
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::keep_x0() {
+#pragma unroll
+    for (int a = 0; a < H; ++a)
+#pragma unroll
+        for (int b = 0; b < IS; ++b)
+            if (a < rows0 && lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, rv[S / 2 + a * IS + b]);
+}
+
+// x₁ = (D₁ + N₁₀ x₀) / P₁ into av (D₁ kept in p).
+MGK_COLUMNS_T
+template <int NR>
+__device__ __forceinline__ void MGK_COLUMNS_C::x1_half() {
+    step2<H, NR>();
+#pragma unroll
+    for (int s = H * IS; s < (H + NR) * IS; ++s) av[s] = precondition(s, pv[s] + av[s]);
+}
+
+// CG on colour 0's Schur complement with the Jacobi preconditioner (see above), then x₁.
+MGK_COLUMNS_T
+__device__ __forceinline__ void MGK_COLUMNS_C::cg_one_colour(double DD, double tol, int limit, int& its, bool& done) {
+    team_sum1<W, 8>(DD, red, flip, warp, lane);  // also: y₁ written
+    const double bound = tol * tol * DD;
+    fill_v(n0, n1);
+    double rz, rz_new = 0.0, rr = 0.0;
+    with_count<H>(rows0, [&](auto count) { this->template schur_start<decltype(count)::value>(rz_new, rr); });
+    rz = rz_new;
+    done = rr <= bound;
+    while (!done && its < limit) {
+        team_sync<W>();  // p₀ written
+        fill_v(0, n0);
+        with_count<H>(rows1, [&](auto count) { this->template u_half<decltype(count)::value>(); });
+        team_sync<W>();  // u₁ written; every read of p₀ is done
+        fill_v(n0, n1);
+        rz_new = 0.0;
+        rr = 0.0;
+        with_count<H>(rows0, [&](auto count) { this->template schur_half<decltype(count)::value>(rz, rz_new, rr); });
+        rz = rz_new;
+        ++its;
+        done = rr <= bound;
+    }
+    keep_x0();
+    team_sync<W>();  // x₀ written
+    fill_v(0, n0);
+    with_count<H>(rows1, [&](auto count) { this->template x1_half<decltype(count)::value>(); });
+}
+
+// K's share: Σ p_i p'_k (x_ik − [lmin] V_ik) over both colours (x₀ kept in colour 1's r, x₁ in av).
+MGK_COLUMNS_T
+__device__ __forceinline__ double MGK_COLUMNS_C::total_one_colour(int lmin, const double* pn) {
+    double total = 0.0;
+#pragma unroll
+    for (int a = 0; a < H; ++a) {
+#pragma unroll
+        for (int b = 0; b < IS; ++b) {
+            const int k = lane + 32 * b;
+            if (k >= n2) continue;
+            if (a < rows0) total += k_term(GA.v, GB.v, warp + a * W, k, (double)rv[S / 2 + a * IS + b], lmin, pn);
+            if (a < rows1) total += k_term(GA.v, GB.v, n0 + warp + a * W, k, (double)av[(H + a) * IS + b], lmin, pn);
+        }
+    }
+    return total;
+}
+
+// K's share from x kept at every entry, each entry's value written when node-wise values are asked.
+MGK_COLUMNS_T
+__device__ __forceinline__ double MGK_COLUMNS_C::total_nodal(const Launch& L, int job, int lmin, const double* pn) {
+    double total = 0.0;
+    const long long noff = L.nodal ? L.nodal_off[job] : 0;
+#pragma unroll
+    for (int a = 0; a < KS; ++a) {
+        const int i = warp + a * W;
+#pragma unroll
+        for (int b = 0; b < IS; ++b) {
+            const int k = lane + 32 * b;
+            if (i >= n1 || k >= n2) continue;
+            const double v = k_term(GA.v, GB.v, i, k, (double)xv[a * IS + b], lmin, pn);
+            total += v;
+            if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
+        }
+    }
+    return total;
+}
+
+// K's share from the φᵀx shares: Σ st'_k xs[b], and when lmin = 1 each entry's k_term of x = 0:
+// -st_i st'_k V_ik.
+MGK_COLUMNS_T
+__device__ __forceinline__ double MGK_COLUMNS_C::total_k(int lmin, const double* pn) {
+    double total = 0.0;
+#pragma unroll
+    for (int b = 0; b < IS; ++b) {
+        const int k = lane + 32 * b;
+        if (k >= n2) continue;
+        total += (double)xs[b] * (double)GB.v.st[k];
+        if (lmin)
+            for (int i = warp; i < n1; i += W) total += k_term(GA.v, GB.v, i, k, 0.0, lmin, pn);
+    }
+    return total;
+}
+
+MGK_COLUMNS_T
+__device__ __forceinline__ void solve_columns(const Side& SA, const Side& SB, int terms, const Launch& L, const double* pn,
+                                              double q, double tol, int max_iter, int lmin) {
+    __shared__ double red[2][32][2];
+    __shared__ int job_s;
     int flip = 0;
     const real c = (real)(1.0 / ((1.0 - q) * (1.0 - q)));
-    factor_pairs<W>(SA, SB, L, job_s, lane, [&](int job, int2 ij, const Factor& GA, const Factor& GB) __attribute__((always_inline)) {
-        const int n1 = GA.n, n2 = GB.n;
-        const int DA = (SA.most[ij.x].x + 1) & ~1, DB = (SB.most[ij.y].y + 3) & ~3;  // padded, as staged
-        const int da = SA.most[ij.x].x;  // the arcs step 2 visits: past them only zeros
-        const bool own = OWNER && terms == 1 && DB <= 4;  // the owner path (see above)
-        const int NC = terms * (n2 + 1);                                   // columns of V
-        const int prow = (n2 | 1) * R, vrow = (NC | 1) * R;                // bytes of a row of P, of V
-        const int arow = own ? prow : vrow;  // bytes between the rows graph 1's arcs address (of P, or of V)
-        // byte offsets into mgk_smem (lowrank.py's column_bytes and column_pair_bytes): P, V, graph
-        // 1's start probabilities, graph 1's padded arcs, graph 2's
-        const int P = team * L.team_bytes, V = P + align16(n1 * prow), ST = V + align16(n1 * vrow);
-        const int TA = ST + align16(n1 * R);
-        const int TB = TA + W * KS * DA * ARC;
-        unsigned live = 0;  // the terms with edges in both graphs
-        for (int t = 0; t < terms; ++t) {
-            const int* ra = GA.rptr + t * (n1 + 1);
-            const int* rb = GB.rptr + t * (n2 + 1);
-            if (ra[0] != ra[n1] && rb[0] != rb[n2]) live |= 1u << t;
-        }
-        // one_colour: graph 1's nodes numbered colour 0 first (lowrank.py), no arc between two of colour 1,
-        // and each colour fits half the slots: slots a < H hold colour 0's rows warp + a W, slots a >= H colour 1's
-        // n0 + warp + (a - H) W. Otherwise slot a holds row warp + a W.
-        const int n0 = ONE_COLOUR ? SA.half[ij.x] : 0;
-        constexpr bool one_colour = ONE_COLOUR;
-        if (ONE_COLOUR && !(n0 > 0 && n0 <= W * H && n1 - n0 <= W * H)) {  // not for this kernel: an error, not a value
-            if (rank == 0) record(L, L.pairs[job], 0.0, 0, false);
+    factor_pairs<W>(SA, SB, L, job_s, threadIdx.x & 31, [&](int job, int2 ij, const Factor& GA, const Factor& GB) __attribute__((always_inline)) {
+        MGK_COLUMNS_C C(red, flip, ij, GA, GB, SA, SB, L, terms);
+        if (!C.fits()) {  // not for this kernel: an error, not a value
+            if (C.rank == 0) record(L, L.pairs[job], 0.0, 0, false);
             return;
         }
-        const int n0h = one_colour ? n0 - W * H : 0;  // the row of table row u >= W H: u + n0h
-        const int lim0 = one_colour ? n0 : n1;          // table rows u < W H hold a row when below lim0
-        for (int s = rank; s < W * KS * DA; s += T) {  // arc d of row i of graph 1, in every live term
-            const int u = (s >> 1) % (W * KS);  // stored at ((d / 2) W KS + u) 2 + d % 2: table row u = warp + a W
-            const int i = u < W * H ? (u < lim0 ? u : n1) : u + n0h;  // n1: no row
-            int d = (s >> 1) / (W * KS) * 2 + (s & 1);
-            Arc arc{0, 0};
-            for (int t = 0; t < terms && i < n1; ++t) {
-                if (!(live >> t & 1)) continue;
-                const int e0 = GA.rptr[t * (n1 + 1) + i], deg = GA.rptr[t * (n1 + 1) + i + 1] - e0;
-                if (d < deg) {
-                    arc = Arc{GA.col[e0 + d] * arow + t * (n2 + 1) * R, GA.val[e0 + d]};
-                    break;
-                }
-                d -= deg;
-            }
-            SH(Arc, TA)[s] = arc;
-        }
-        for (int s = rank; s < (own ? 0 : NC * DB); s += T) {  // arc d of column c = t (n2 + 1) + k of V: row k of G_t
-            const int c = (s >> 1) % NC, d = (s >> 1) / NC * 2 + (s & 1), t = c / (n2 + 1), k = c - t * (n2 + 1);
-            Arc arc{0, 0};
-            if (k < n2 && (live >> t & 1)) {
-                const int e0 = GB.rptr[t * (n2 + 1) + k], deg = GB.rptr[t * (n2 + 1) + k + 1] - e0;
-                if (d < deg) arc = Arc{GB.col[e0 + d] * R, GB.val[e0 + d]};
-            }
-            SH(Arc, TB)[s] = arc;
-        }
-        if constexpr (!KEEP_X) {
-            for (int s = rank; s < n1; s += T) st_s(window + ST + s * R, GA.v.st[s]);
-        }
-        if constexpr (ONE_COLOUR) {  // P and V zero: a padding arc (value 0, offset 0) reads row 0, which the
-            // start has not written (a NaN left there by another pair would survive the product by 0)
-            const int words = (own ? align16(n1 * prow) : V - P + align16(n1 * vrow)) / 4;
-            for (int s = rank; s < words; s += T) st_s<float>(window + P + 4 * s, 0.0f);
-            team_sync<W>();
-        }
-        unsigned kc[IS];  // this lane's column of V (the term's zero column past the last)
-#pragma unroll
-        for (int b = 0; b < IS; ++b) kc[b] = window + V + min(lane + 32 * b, n2) * R;
-        unsigned src[OS];  // own: column k's arcs in graph 2, source column (byte d) and value; padded with k, 0
-        real sval[OS][4];
-        if (own) {
-#pragma unroll
-            for (int b = 0; b < OS; ++b) {
-                const int k = lane + 32 * b;
-                kc[b] = window + P + min(k, n2 - 1) * R;  // columns past n2: a finite one, times 0
-                const int e0 = GB.rptr[min(k, n2)], deg = k < n2 ? GB.rptr[k + 1] - e0 : 0;
-                src[b] = 0;
-#pragma unroll
-                for (int d = 0; d < 4; ++d) {
-                    src[b] |= (unsigned)(d < deg ? GB.col[e0 + d] : k) << (8 * d);
-                    sval[b][d] = d < deg ? GB.val[e0 + d] : (real)0;
-                }
-            }
-        }
-        const unsigned pown = window + P + warp * prow + lane * R;  // P at (warp, lane)
-        const unsigned pown_hi = pown + n0h * prow;                 // the same for slots a >= H
-        // p = z + beta p at the warp's first count rows (z in av), stored in P for the next mat-vec
-        auto next_p = [&](auto count, real beta) {
-            constexpr int NR = decltype(count)::value;
-#pragma unroll
-            for (int a = 0; a < NR; ++a)
-#pragma unroll
-                for (int b = 0; b < IS; ++b) {
-                    const int s = a * IS + b;
-                    pv[s] = av[s] + beta * pv[s];
-                    if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[s]);
-                }
-        };
-        const int rows = min(KS, max(0, (n1 - warp + W - 1) / W));  // of graph 1 owned by this warp: warp + a W
-        const int rows0 = min(H, max(0, (n0 - warp + W - 1) / W));  // one_colour: of colour 0 (slots a < H)
-        const int rows1 = min(H, max(0, (n1 - n0 - warp + W - 1) / W));  // one_colour: of colour 1 (slots H + a)
-        double DD = 0.0;  // one_colour: D·D
-#pragma unroll
-        for (int b = 0; b < IS; ++b) xs[b] = 0;
-#pragma unroll
-        for (int a = 0; a < KS; ++a) {
-            const int i = warp + a * W + (a >= H ? n0h : 0);
-            const bool in = i < (a < H ? lim0 : n1);
-#pragma unroll
-            for (int b = 0; b < IS; ++b) {
-                const int s = a * IS + b, k = lane + 32 * b;
-                real D = 0, Pd = 1;
-                if (in && k < n2) diagonal(GA.v, GB.v, i, k, c, pn, D, Pd);
-                if constexpr (KEEP_X) xv[s] = 0;
-                rv[s] = D;
-                Pv[s] = Pd;
-                if constexpr (KEEP_INV) Iv[s] = (real)1 / Pd;
-                pv[s] = 0;
-                if (one_colour && a >= H) {  // colour 1 keeps D for x₁ in p, and x₀ of slot s - S / 2 in r
-                    pv[s] = D;
-                    rv[s] = 0;
-                }
-                DD += (double)D * D;
-                if (in && k < n2 && (!one_colour || a >= H))  // y = r / P; one_colour: y₁ = D₁ / P₁
-                    st_s((a < H ? pown : pown_hi) + a * W * prow + b * 32 * R, precondition(s, D));
-            }
-        }
-        // step 1: V = P [G_t]ᵀ at rows lo .. hi - 1, the warp's columns S at a time
-        auto step1 = [&](int lo, int hi) {
-            for (int j0 = lo; j0 < hi; j0 += 32) {
-                const unsigned pj = window + P + min(j0 + lane, hi - 1) * prow;
-                const unsigned vj = window + V + (j0 + lane) * vrow;
-                for (int c0 = warp; c0 < NC; c0 += W * S) {
-                    // the warp's columns c0 + W m of this block, m < NM: no test per column, so
-                    // the loads of all NM columns can be in flight together
-                    with_count<S>(min(S, (NC - c0 + W - 1) / W), [&](auto count) {
-                        constexpr int NM = decltype(count)::value;
-#pragma unroll
-                        for (int m = 0; m < NM; ++m) av[m] = 0;
-#pragma unroll 1
-                        for (int d = 0; d < DB; d += 4) {
-                            const unsigned tb = window + TB + ((d >> 1) * NC + c0) * 2 * ARC;
-                            Arc g0, g1, g2, g3;  // column m's arcs, loaded while column m - 1 adds
-                            if constexpr (NM > 0) {
-                                arc_pair(tb, g0, g1);
-                                arc_pair(tb + NC * 2 * ARC, g2, g3);
-                            }
-#pragma unroll
-                            for (int m = 0; m < NM; ++m) {
-                                const Arc h0 = g0, h1 = g1, h2 = g2, h3 = g3;
-                                if (m + 1 < NM) {
-                                    arc_pair(tb + (m + 1) * W * 2 * ARC, g0, g1);
-                                    arc_pair(tb + (NC + (m + 1) * W) * 2 * ARC, g2, g3);
-                                }
-                                av[m] += h0.val * ld_s(pj + h0.off);
-                                av[m] += h1.val * ld_s(pj + h1.off);
-                                av[m] += h2.val * ld_s(pj + h2.off);
-                                av[m] += h3.val * ld_s(pj + h3.off);
-                            }
-                        }
-                        if (j0 + lane < hi)
-#pragma unroll
-                            for (int m = 0; m < NM; ++m) st_s(vj + (c0 + W * m) * R, av[m]);
-                    });
-                }
-            }
-        };
-        // step 2 (and the owner path's U Gᵀ): N's product at slots A0 .. A0 + NR - 1 into av
-        auto step2 = [&](auto a0, auto count) {
-            constexpr int A0 = decltype(a0)::value, NR = decltype(count)::value;
-#pragma unroll
-            for (int s = A0 * IS; s < (A0 + NR) * IS; ++s) av[s] = 0;
-#pragma unroll 1
-            for (int d = 0; d + 1 < da; d += 2) {  // Σ_t F_t V_t at the owned entries
-                const unsigned at = window + TA + (d * W * KS + 2 * warp) * ARC;
-                Arc f, g;  // row a's arcs, loaded while row a - 1 adds
-                if constexpr (NR > 0) arc_pair(at + 2 * A0 * W * ARC, f, g);
-#pragma unroll
-                for (int a = A0; a < A0 + NR; ++a) {
-                    const Arc f0 = f, g0 = g;
-                    if (a + 1 < A0 + NR) arc_pair(at + 2 * (a + 1) * W * ARC, f, g);
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) {
-                        av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
-                        av[a * IS + b] += g0.val * ld_s(kc[b] + g0.off);
-                    }
-                }
-            }
-            if (da & 1) {  // the last arc of an odd count, alone (its pair's second is a zero)
-                const unsigned at = window + TA + ((da - 1) * W * KS + 2 * warp) * ARC;
-#pragma unroll
-                for (int a = A0; a < A0 + NR; ++a) {
-                    const Arc f0 = arc_one(at + 2 * a * W * ARC);
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) av[a * IS + b] += f0.val * ld_s(kc[b] + f0.off);
-                }
-            }
-            if (own) {  // U Gᵀ: row a's U from the lanes (and chunks) of each column's arcs
-#pragma unroll
-                for (int a = A0; a < A0 + NR; ++a) {
-                    real y[OS];
-#pragma unroll
-                    for (int b = 0; b < OS; ++b) {
-                        y[b] = 0;
-#pragma unroll
-                        for (int d = 0; d < 4; ++d) {
-                            const unsigned c = src[b] >> (8 * d);
-                            real u = __shfl_sync(0xffffffffu, av[a * IS], c);  // lane: its low 5 bits
-                            if constexpr (OS == 2) {
-                                const real v = __shfl_sync(0xffffffffu, av[a * IS + 1], c);
-                                u = c & 32 ? v : u;
-                            }
-                            y[b] += sval[b][d] * u;
-                        }
-                    }
-#pragma unroll
-                    for (int b = 0; b < OS; ++b) av[a * IS + b] = y[b];
-                }
-            }
-        };
-        const int limit = max_iter > 0 ? max_iter : n1 * n2 + 100;
-        double rz = 0.0, bound = 0.0;
+        C.stage_rows(terms);
+        C.stage_columns();
+        C.stage_start();
+        if constexpr (ONE_COLOUR) C.clear();
+        C.lane_columns();
+        if (C.own) C.owner_arcs();
+        const double DD = C.start(c, pn);  // one_colour: D·D
+        const int limit = max_iter > 0 ? max_iter : GA.n * GB.n + 100;
         int its = 0;
         bool done = false;  // r = D > 0: ||r|| > tol ||D|| at the start (tol < 1)
-        if constexpr (!ONE_COLOUR) {
-            // two halves an iteration, each a mat-vec and a team sum: p's (then alpha, x, r and
-            // y = r / P) and y's (then z, beta, p). The first half of all gives z at the start, so p = z.
-            for (bool half = true;; half = !half) {  // half: the mat-vec of y, for z = M⁻¹ r (see above)
-                team_sync<W>();  // p or y written
-                if (!own) {
-                    step1(0, n1);
-                    team_sync<W>();  // V complete
-                }
-                double rz_new = 0.0, rr = 0.0;
-                with_count<KS>(rows, [&](auto count) {  // the rest of the iteration on this warp's rows only
-                    constexpr int NR = decltype(count)::value, NS = NR * IS;
-                    step2(Count<0>{}, count);
-                    if (half) {  // z = y + (N y) / P = (r + N y) / P; this thread's shares of r·z and r·r
-                        real rz_part = 0, rr_part = 0;
-#pragma unroll
-                        for (int s = 0; s < NS; ++s) {
-                            av[s] = precondition(s, rv[s] + av[s]);  // z
-                            rz_part += rv[s] * av[s];
-                            rr_part += rv[s] * rv[s];
-                        }
-                        rz_new = rz_part;
-                        rr = rr_part;
-                        team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y is done
-                        const real beta = its ? fast_div((real)rz_new, (real)rz) : (real)0;  // p = z at the start
-                        next_p(count, beta);
-                        return;
-                    }
-                    real part = 0;  // this thread's share of p·Ap: float sums of at most 8 terms
-#pragma unroll
-                    for (int s = 0; s < NS; ++s) {
-                        av[s] = Pv[s] * pv[s] - av[s];
-                        part += pv[s] * av[s];
-                    }
-                    real sp[IS];  // Σ_a st_i p[i, k] over the warp's rows, by chunk (for xs)
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) sp[b] = 0;
-                    if constexpr (!KEEP_X) {
-#pragma unroll
-                        for (int a = 0; a < NR; ++a) {
-                            const real st = ld_s(window + ST + (warp + a * W) * R);
-#pragma unroll
-                            for (int b = 0; b < IS; ++b) sp[b] += st * pv[a * IS + b];
-                        }
-                    }
-                    double pAp = part;
-                    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of p is done
-                    const real alpha = fast_div((real)rz, (real)pAp);
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) xs[b] += alpha * sp[b];
-#pragma unroll
-                    for (int a = 0; a < NR; ++a)
-#pragma unroll
-                        for (int b = 0; b < IS; ++b) {
-                            const int s = a * IS + b;
-                            if constexpr (KEEP_X) xv[s] += alpha * pv[s];
-                            rv[s] -= alpha * av[s];
-                            if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, precondition(s, rv[s]));  // y
-                        }
-                });
-                if (!half) {
-                    ++its;
-                    continue;
-                }
-                if (!its) bound = tol * tol * rr;  // r = D
-                rz = rz_new;
-                done = rr <= bound;
-                if (done || its >= limit) break;
-            }
-        } else {  // CG on colour 0's Schur complement (see above)
-            team_sum1<W, 8>(DD, red, flip, warp, lane);  // also: y₁ written
-            bound = tol * tol * DD;
-            // the start: r₀ = b₀ = D₀ + N₀₁ y₁, z₀ = r₀ / P₀, p₀ = z₀
-            if (!own) {
-                step1(n0, n1);
-                team_sync<W>();  // V complete
-            }
-            double rz_new = 0.0, rr = 0.0;
-            with_count<H>(rows0, [&](auto count) {
-                constexpr int NR = decltype(count)::value, NS = NR * IS;
-                step2(Count<0>{}, count);
-                real rz_part = 0, rr_part = 0;
-#pragma unroll
-                for (int s = 0; s < NS; ++s) {
-                    rv[s] += av[s];
-                    pv[s] = precondition(s, rv[s]);
-                    rz_part += rv[s] * pv[s];
-                    rr_part += rv[s] * rv[s];
-                }
-                rz_new = rz_part;
-                rr = rr_part;
-                team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);  // also: every read of y₁ is done
-#pragma unroll
-                for (int a = 0; a < NR; ++a)
-#pragma unroll
-                    for (int b = 0; b < IS; ++b)
-                        if (lane + 32 * b < n2) st_s(pown + a * W * prow + b * 32 * R, pv[a * IS + b]);
-            });
-            rz = rz_new;
-            done = rr <= bound;
-            while (!done && its < limit) {
-                team_sync<W>();  // p₀ written
-                if (!own) {
-                    step1(0, n0);
-                    team_sync<W>();  // V complete
-                }
-                with_count<H>(rows1, [&](auto count) {  // u₁ = N₁₀ p₀ / P₁
-                    constexpr int NR = decltype(count)::value;
-                    step2(Count<H>{}, count);
-#pragma unroll
-                    for (int a = H; a < H + NR; ++a)
-#pragma unroll
-                        for (int b = 0; b < IS; ++b)
-                            if (lane + 32 * b < n2)
-                                st_s(pown_hi + a * W * prow + b * 32 * R, precondition(a * IS + b, av[a * IS + b]));
-                });
-                team_sync<W>();  // u₁ written; every read of p₀ is done
-                if (!own) {
-                    step1(n0, n1);
-                    team_sync<W>();  // V complete
-                }
-                rz_new = 0.0;
-                rr = 0.0;
-                with_count<H>(rows0, [&](auto count) {  // S p₀ = P₀ p₀ − N₀₁ u₁, then CG's updates
-                    constexpr int NR = decltype(count)::value, NS = NR * IS;
-                    step2(Count<0>{}, count);
-                    real part = 0;
-#pragma unroll
-                    for (int s = 0; s < NS; ++s) {
-                        av[s] = Pv[s] * pv[s] - av[s];
-                        part += pv[s] * av[s];
-                    }
-                    double pAp = part;
-                    team_sum1<W, 8>(pAp, red, flip, warp, lane);  // also: every read of V and of u₁ is done
-                    const real alpha = fast_div((real)rz, (real)pAp);
-                    real rz_part = 0, rr_part = 0;
-#pragma unroll
-                    for (int s = 0; s < NS; ++s) {
-                        rv[S / 2 + s] += alpha * pv[s];  // x₀
-                        rv[s] -= alpha * av[s];
-                        av[s] = precondition(s, rv[s]);  // z₀
-                        rz_part += rv[s] * av[s];
-                        rr_part += rv[s] * rv[s];
-                    }
-                    rz_new = rz_part;
-                    rr = rr_part;
-                    team_sum2<W, 8>(rz_new, rr, red, flip, warp, lane);
-                    next_p(count, fast_div((real)rz_new, (real)rz));
-                });
-                rz = rz_new;
-                ++its;
-                done = rr <= bound;
-            }
-            // x₁ = (D₁ + N₁₀ x₀) / P₁: x₀ where p₀ was (every read of p₀ is done: the last team sum)
-#pragma unroll
-            for (int a = 0; a < H; ++a)
-#pragma unroll
-                for (int b = 0; b < IS; ++b)
-                    if (a < rows0 && lane + 32 * b < n2)
-                        st_s(pown + a * W * prow + b * 32 * R, rv[S / 2 + a * IS + b]);
-            team_sync<W>();  // x₀ written
-            if (!own) {
-                step1(0, n0);
-                team_sync<W>();  // V complete
-            }
-            with_count<H>(rows1, [&](auto count) {
-                constexpr int NR = decltype(count)::value;
-                step2(Count<H>{}, count);
-#pragma unroll
-                for (int s = H * IS; s < (H + NR) * IS; ++s) av[s] = precondition(s, pv[s] + av[s]);
-            });
-        }
-        double total = 0.0;
-        if constexpr (ONE_COLOUR) {  // Σ p_i p'_k (x_ik − [lmin] V_ik) over both colours
-            {
-#pragma unroll
-                for (int a = 0; a < H; ++a) {  // x₀ (kept in colour 1's r) and x₁ (in av)
-#pragma unroll
-                    for (int b = 0; b < IS; ++b) {
-                        const int k = lane + 32 * b;
-                        if (k >= n2) continue;
-                        if (a < rows0)
-                            total += k_term(GA.v, GB.v, warp + a * W, k, (double)rv[S / 2 + a * IS + b], lmin, pn);
-                        if (a < rows1)
-                            total += k_term(GA.v, GB.v, n0 + warp + a * W, k, (double)av[(H + a) * IS + b], lmin, pn);
-                    }
-                }
-            }
-        } else if constexpr (KEEP_X) {
-            const long long noff = L.nodal ? L.nodal_off[job] : 0;
-#pragma unroll
-            for (int a = 0; a < KS; ++a) {
-                const int i = warp + a * W;
-#pragma unroll
-                for (int b = 0; b < IS; ++b) {
-                    const int k = lane + 32 * b;
-                    if (i >= n1 || k >= n2) continue;
-                    const double v = k_term(GA.v, GB.v, i, k, (double)xv[a * IS + b], lmin, pn);
-                    total += v;
-                    if (L.nodal) L.nodal[noff + (long long)i * n2 + k] = v;
-                }
-            }
-        } else {  // Σ st'_k xs[b], and when lmin = 1 each entry's k_term of x = 0: -st_i st'_k V_ik
-#pragma unroll
-            for (int b = 0; b < IS; ++b) {
-                const int k = lane + 32 * b;
-                if (k >= n2) continue;
-                total += (double)xs[b] * (double)GB.v.st[k];
-                if (lmin)
-                    for (int i = warp; i < n1; i += W) total += k_term(GA.v, GB.v, i, k, 0.0, lmin, pn);
-            }
-        }
-        team_sum1<W, 8>(total, red, flip, warp, lane);
-        if (rank == 0) record(L, L.pairs[job], total, its, done);
+        if constexpr (!ONE_COLOUR) C.cg(tol, limit, its, done);
+        else C.cg_one_colour(DD, tol, limit, its, done);
+        double total;
+        if constexpr (ONE_COLOUR) total = C.total_one_colour(lmin, pn);
+        else if constexpr (MGK_COLUMNS_C::KEEP_X) total = C.total_nodal(L, job, lmin, pn);
+        else total = C.total_k(lmin, pn);
+        team_sum1<W, 8>(total, red, flip, C.warp, C.lane);
+        if (C.rank == 0) record(L, L.pairs[job], total, its, done);
         team_sync<W>();  // shared memory free for the next pair
     });
 }
