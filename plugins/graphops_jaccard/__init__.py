@@ -1,9 +1,17 @@
-"""graphops plugin ``jaccard``: Jaccard similarity of edges or given vertex pairs, cuGraph's semantics."""
+"""graphops plugin ``jaccard``: Jaccard similarity of edges, given vertex pairs or two-hop pairs
+(cuGraph's semantics), and the rest of the family on the same intersection engine: ``sorensen``,
+``overlap``, ``cosine`` (cuGraph's), ``adamic_adar`` and ``resource_allocation`` (networkx's)."""
 from __future__ import annotations
 
 from graphops.plugin import Algorithm, Backend, Command, Input, bounded, hookimpl
 
-from .params import OUTPUTS, JaccardParams
+from .common import MEASURES
+from .params import (OUTPUTS, AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
+                     SorensenParams)
+
+# the family's other members: params, and the summary's name of what is scored
+_FAMILY = {"sorensen": SorensenParams, "overlap": OverlapParams, "cosine": CosineParams,
+           "adamic_adar": AdamicAdarParams, "resource_allocation": ResourceAllocationParams}
 
 __all__ = ["graphops_register_algorithms", "graphops_register_commands"]
 
@@ -36,7 +44,25 @@ def graphops_register_algorithms() -> list[Algorithm]:
         version_added="0.1",
         cost="graphops_jaccard.params:cost",
         split="graphops_jaccard.dist:split",
-    )]
+    )] + [_family_member(name, params) for name, params in _FAMILY.items()]
+
+
+def _family_member(name: str, params: type) -> Algorithm:
+    """A measure on the family's CPU engine (graphops_jaccard.measures): given pairs, every edge,
+    or the two-hop pairs (top k of them when asked)."""
+    measure = MEASURES[name]
+    return Algorithm(
+        name=name,
+        params=params,
+        inputs=(Input("graph", kinds=("graph",)),
+                Input("pairs", kinds=("pairs",), required=False, default="edges")),
+        backends={"cpu": f"graphops_jaccard.cpu:run_{name}"},
+        outputs=("first", "second", measure.column),
+        vertex_columns=("first", "second"),
+        summary=f"{measure.summary} of every edge, of given vertex pairs or of two-hop pairs",
+        version_added="0.4",
+        cost="graphops_jaccard.params:cost",
+    )
 
 
 def _sweep_arguments(parser) -> None:

@@ -1,4 +1,6 @@
-"""What every ``jaccard`` backend shares: the set adjacency, degree/work statistics, the result.
+"""What every ``jaccard`` backend shares: the set adjacency, degree/work statistics, the result;
+and the similarity family's members (:data:`MEASURES`: name, column, formula, what is summed),
+light enough for the plugin's registration (the engine is :mod:`.measures`).
 
 Written once for NumPy and CuPy (``xp``). The set adjacency is the graph's CSR with
 repeated entries removed (the first stored one kept, so its weight is used),
@@ -36,6 +38,48 @@ class Mode(enum.IntEnum):
 
 
 MODE_DEFINES = {f"MODE_{m.name}": int(m) for m in Mode}  # the macros kernels/jaccard.cu is built with
+
+
+# ---- the similarity family's members (the engine: measures.py) ----
+# what the engine sums over the shared neighbours, besides counting them
+ACC_NONE, ACC_MIN, ACC_PROD, ACC_AUX = 0, 1, 2, 3
+# the final formula of each measure (plain ints: constants to Numba)
+JACCARD, SORENSEN, OVERLAP, COSINE, SUM = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One member of the family: its algorithm name, output column, formula and what it sums."""
+
+    name: str
+    column: str
+    formula: int
+    weights: bool          # takes use_weight (the set measures)
+    aux: str | None = None  # "inv_log" or "inv": the per-vertex g(w) summed (adamic_adar, resource_allocation)
+    summary: str = ""
+
+    def accumulator(self, weighted: bool) -> int:
+        if self.aux is not None:
+            return ACC_AUX
+        if not weighted:
+            return ACC_NONE
+        return ACC_PROD if self.formula == COSINE else ACC_MIN
+
+
+MEASURES = {m.name: m for m in (  # the family, by algorithm name
+    Measure("jaccard", "jaccard_coeff", JACCARD, True,
+            summary="Jaccard coefficient |N(u) ∩ N(v)| / |N(u) ∪ N(v)|"),
+    Measure("sorensen", "sorensen_coeff", SORENSEN, True,
+            summary="Sørensen–Dice coefficient 2 |N(u) ∩ N(v)| / (d_u + d_v)"),
+    Measure("overlap", "overlap_coeff", OVERLAP, True,
+            summary="overlap coefficient |N(u) ∩ N(v)| / min(d_u, d_v)"),
+    Measure("cosine", "cosine_coeff", COSINE, True,
+            summary="cosine similarity (Salton index) |N(u) ∩ N(v)| / √(d_u d_v)"),
+    Measure("adamic_adar", "adamic_adar_index", SUM, False, aux="inv_log",
+            summary="Adamic–Adar index Σ 1 / log d(w) over common neighbours (networkx's)"),
+    Measure("resource_allocation", "resource_allocation_index", SUM, False, aux="inv",
+            summary="resource allocation index Σ 1 / d(w) over common neighbours (networkx's)"),
+)}
 
 
 @dataclass(frozen=True)
@@ -129,6 +173,17 @@ def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
         "degree_max": int(deg.max()) if n else 0,
         "degree_gini": gini(xp, deg),
     }
+
+
+def require_default_pairs(params: Any, backend: str) -> None:
+    """Two-hop candidates and top_k run on the cpu backend in this version: any other backend
+    asked for them says so (it would otherwise score the edges)."""
+    if not params.default_pairs():
+        from graphops.plugin import InputError
+
+        asked = "candidates='two_hop'" if params.candidates == "two_hop" else "top_k"
+        raise InputError(f"{params.measure}: {asked} runs on the cpu backend in this version, not on "
+                         f"{backend!r}: pass backend='cpu' (YAML: backend: cpu), or score given pairs or edges here")
 
 
 def result(pairs: Any, coeff: Any) -> dict[str, Any]:

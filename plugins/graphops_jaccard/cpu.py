@@ -7,7 +7,6 @@ whichever is cheaper for that pair's sizes.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numba
@@ -15,18 +14,58 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, njit, prange
 
-from .common import Adjacency, Mode, adjacency, pair_costs, result
+from .common import ACC_MIN, ACC_NONE, JACCARD, MEASURES, Adjacency, Mode, adjacency, pair_costs, result
+from .measures import finish, intersect, pair_scores, two_hop
+from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
+                     SimilarityParams, SorensenParams)
 
 WEIGHTED, SHARED = int(Mode.WEIGHTED), int(Mode.SHARED)  # plain ints: constants to Numba
-from .params import JaccardParams
 
 # First chunk's work (Σ d_u + d_v + 1) before any timing: about 0.1 s on one core.
 FIRST_CHUNK_WORK = 1e8
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
+    if not params.default_pairs():
+        return run_measure(csr, pairs, params)
     adj = adjacency(csr, params.symmetrize, params.use_weight, row_sums)
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
+
+
+def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[str, Any]:
+    """Any measure of the family (``params.measure``) on the pairs it names: the given pairs or
+    edges, or the two-hop pairs; the top k of them when asked (:mod:`.measures`)."""
+    measure = MEASURES[params.measure]
+    adj = adjacency(csr, params.symmetrize, params.use_weight and measure.weights, row_sums)
+    if params.candidates == "two_hop":
+        first, second, score = two_hop(adj, measure, params._vertex_index, params.top_k)
+    else:
+        first, second = pairs.first, pairs.second
+        score = pair_scores(adj, measure, first, second)
+        if params.top_k is not None:
+            order = np.lexsort((second, first, -score))[:params.top_k]
+            first, second, score = first[order], second[order], score[order]
+    return {"first": first, "second": second, measure.column: score}
+
+
+def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
 
 
 def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
@@ -54,63 +93,16 @@ def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray
         _pairs(adj.indptr, adj.indices, w, wdeg, first, second, mode, out, lanes)
 
 
-@njit(inline="always")
-def _lower_bound(indices, lo, hi, x):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if indices[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @njit
 def jaccard_pair(indptr, indices, w, wdeg, u, v, mode):
-    """J(u, v) on the set adjacency (``Mode.SETS``; ``WEIGHTED``), or the shared count (``SHARED``); the same
-    visiting order as the GPU's per-thread path."""
+    """J(u, v) on the set adjacency (``Mode.SETS``; ``WEIGHTED``), or the shared count (``SHARED``):
+    the family's intersection (:func:`.measures.intersect`, the GPU's per-thread visiting order)."""
     weighted = mode == WEIGHTED
-    a0, a1, b0, b1 = indptr[u], indptr[u + 1], indptr[v], indptr[v + 1]
-    na, nb = a1 - a0, b1 - b0
-    if na > nb:
-        a0, a1, b0, b1 = b0, b1, a0, a1
-        na, nb = nb, na
-    shared = 0
-    wmin = 0.0
-    if na > 0:
-        if na * math.log2(nb) < na + nb:
-            lo = b0
-            for k in range(a0, a1):
-                x = indices[k]
-                lo = _lower_bound(indices, lo, b1, x)
-                if lo == b1:
-                    break
-                if indices[lo] == x:
-                    shared += 1
-                    if weighted:
-                        wmin += min(w[k], w[lo])
-                    lo += 1
-        else:
-            i, j = a0, b0
-            while i < a1 and j < b1:
-                x, y = indices[i], indices[j]
-                if x == y:
-                    shared += 1
-                    if weighted:
-                        wmin += min(w[i], w[j])
-                    i += 1
-                    j += 1
-                elif x < y:
-                    i += 1
-                else:
-                    j += 1
+    shared, wmin = intersect(indptr, indices, w, w, u, v, ACC_MIN if weighted else ACC_NONE)
     if mode == SHARED:
         return float(shared)
-    if weighted:
-        union = wdeg[u] + wdeg[v] - wmin
-        return 0.0 if union <= 0.0 else wmin / union
-    union = na + nb - shared
-    return 0.0 if union == 0 else shared / union
+    return finish(JACCARD, weighted, shared, wmin, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
+                  wdeg[u], wdeg[v])
 
 
 @njit(parallel=True)

@@ -27,7 +27,7 @@ from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, P
                              Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
-from .common import pair_work, result
+from .common import pair_work, require_default_pairs, result
 
 __all__ = ["split"]
 
@@ -43,6 +43,7 @@ OWN_KERNELS = ("cpu", "gpu")
 
 
 def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "gpu") -> Split | Distributed:
+    require_default_pairs(params, f"{backend} on a Dask cluster")
     graph = inputs["graph"]
     if isinstance(graph, DaskGraph):
         pairs = inputs.get("pairs")

@@ -19,7 +19,7 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, grid, load_module, wait_idle
 
-from .common import MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Mode, adjacency, result
+from .common import MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Mode, adjacency, require_default_pairs, result
 from .params import JaccardParams
 
 _THREADS = 256
@@ -38,6 +38,7 @@ _MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS,
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
+    require_default_pairs(params, "gpu")
     adj = adjacency(csr, params.symmetrize, params.use_weight, row_sums)
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
 

@@ -33,7 +33,7 @@ import numpy as np
 from graphops.plugin import CSR, PairIndex, Result, chunks, even_ranges, interleave, spare_one_core, timed
 
 from . import cpu, gpu
-from .common import Adjacency, adjacency, pair_costs, result, work_stats
+from .common import Adjacency, adjacency, pair_costs, require_default_pairs, result, work_stats
 from .params import JaccardParams
 
 log = logging.getLogger("graphops")
@@ -61,6 +61,7 @@ def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacenc
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
+    require_default_pairs(params, "hybrid")
     adj = adjacency(csr, params.symmetrize, params.use_weight, gpu.row_sums)
     first, second = pairs.first, pairs.second
     # Both made on first use only: a GPU-only split needs neither.

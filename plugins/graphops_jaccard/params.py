@@ -1,16 +1,88 @@
 """Parameters of ``jaccard``, its input requirements, and its work count."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, model_validator
 
 from graphops.plugin import Pairs, Params, device_of
 
 OUTPUTS = ("first", "second", "jaccard_coeff")
 
 
-class JaccardParams(Params):
+class SimilarityParams(Params):
+    """What every measure of the similarity family takes: which pairs, and how neighbourhoods are read.
+
+    * ``candidates``: ``"edges"`` (the default) scores the ``pairs`` input, or every distinct
+      edge without it; ``"two_hop"`` scores every pair of distinct vertices that share a
+      neighbour (cuGraph's ``jaccard(G)`` without ``vertex_pair``, less its self pairs), both
+      orders (u, v) and (v, u), grouped by the first vertex in the graph's vertex order.
+    * ``vertices`` (two_hop only): the first vertices of the pairs, by original id (each once).
+    * ``top_k``: only the k highest scores, highest first, ties broken by (first, second) in the
+      graph's vertex order. With two_hop and no ``vertices`` each unordered pair counts once
+      (first before second); the work goes in chunks, so memory holds k rows plus one chunk.
+    * ``use_weight``, ``symmetrize``: as for ``jaccard``.
+    """
+
+    measure: ClassVar[str] = "jaccard"  # the algorithm (measures.MEASURES)
+
+    use_weight: bool = False
+    symmetrize: bool = False
+    candidates: Literal["edges", "two_hop"] = "edges"
+    vertices: tuple[int | str, ...] | None = None
+    top_k: int | None = Field(None, ge=1, le=1_000_000_000)
+    _vertex_index: Any = PrivateAttr(default=None)  # vertices as internal indices (check_inputs)
+
+    @model_validator(mode="after")
+    def _pairs_chosen_once(self) -> "SimilarityParams":
+        if self.vertices is not None and self.candidates != "two_hop":
+            raise ValueError("vertices= picks the first vertices of two-hop pairs: pass candidates='two_hop' "
+                             "(YAML: candidates: two_hop) with it, or leave vertices out")
+        if self.vertices is not None and len(self.vertices) == 0:
+            raise ValueError("vertices= is empty: name at least one vertex, or leave it out for all of them")
+        return self
+
+    def check_declared(self, graph: Any, pairs: Any = None) -> None:
+        if graph.directed and not self.symmetrize:
+            raise ValueError(f"{self._name()} is defined on undirected graphs and this graph is directed. "
+                             "Pass symmetrize=True (YAML: params: {symmetrize: true}) to treat each arc "
+                             "as an undirected edge, or build the graph with directed=False")
+        if self.use_weight and graph.weighted is False:
+            raise ValueError("use_weight=True but the graph has no edge weights; build it with "
+                             "weight='<column>' (YAML: weight: <column>) or drop use_weight")
+        if self.candidates == "two_hop" and pairs is not None:
+            raise ValueError("candidates='two_hop' chooses the pairs itself, and a pairs input was given too: "
+                             "drop the pairs input, or leave candidates at 'edges' to score the given pairs")
+        if self.candidates == "two_hop" and getattr(graph, "kind", "graph") == "daskgraph":
+            raise ValueError(f"{self._name()} with candidates='two_hop' runs on one device in this version: "
+                             "build a Graph from the Dask frame (ddf.compute()) or score given pairs on the cluster")
+
+    def check_inputs(self, graph: Any, pairs: Any = None) -> None:
+        if self.vertices is not None:
+            ids = _id_column(self.vertices)
+            index = Pairs(ids, ids, "vertices").index(graph, graph.device).first
+            xp = device_of(index).xp
+            self._vertex_index = xp.unique(index)  # each once, in vertex order
+        if not self.use_weight:
+            return
+        w = graph.weights
+        bad = w < 0
+        if bool(bad.any()):
+            xp = device_of(w).xp
+            row = int(xp.flatnonzero(bad)[0])
+            raise ValueError(f"use_weight=True needs non-negative weights; edge row {row} has weight "
+                             f"{float(w[row])!r} ({int(bad.sum())} negative in all). Fix or drop them")
+
+    def _name(self) -> str:
+        return self.measure
+
+    def default_pairs(self) -> bool:
+        """The call scores the given pairs or the edges (``candidates='edges'`` without top_k): the
+        one mode every backend of ``jaccard`` runs."""
+        return self.candidates == "edges" and self.top_k is None
+
+
+class JaccardParams(SimilarityParams):
     """Jaccard similarity ``|N(u) ∩ N(v)| / |N(u) ∪ N(v)|`` of vertex pairs (cuGraph's semantics).
 
     * Pairs: the ``pairs`` input, a pandas/cuDF frame of vertex pairs by original id
@@ -28,31 +100,72 @@ class JaccardParams(Params):
     * ``cpu_share`` (hybrid backend only): the fraction of pairs, lightest first by
       d_u + d_v, given to the CPU threads; ``None`` lets a degree-statistics heuristic
       plus a short calibration choose (0 = GPU only).
+    * ``candidates``, ``vertices``, ``top_k``: which pairs (:class:`SimilarityParams`); two-hop
+      pairs and top_k run on the cpu backend in this version.
     """
 
-    use_weight: bool = False
-    symmetrize: bool = False
     cpu_share: float | None = Field(None, ge=0.0, le=1.0)
 
-    def check_declared(self, graph: Any, pairs: Any = None) -> None:
-        if graph.directed and not self.symmetrize:
-            raise ValueError("jaccard is defined on undirected graphs and this graph is directed. "
-                             "Pass symmetrize=True (YAML: params: {symmetrize: true}) to treat each arc "
-                             "as an undirected edge, or build the graph with directed=False")
-        if self.use_weight and graph.weighted is False:
-            raise ValueError("use_weight=True but the graph has no edge weights; build it with "
-                             "weight='<column>' (YAML: weight: <column>) or drop use_weight")
 
-    def check_inputs(self, graph: Any, pairs: Any = None) -> None:
-        if not self.use_weight:
-            return
-        w = graph.weights
-        bad = w < 0
-        if bool(bad.any()):
-            xp = device_of(w).xp
-            row = int(xp.flatnonzero(bad)[0])
-            raise ValueError(f"use_weight=True needs non-negative weights; edge row {row} has weight "
-                             f"{float(w[row])!r} ({int(bad.sum())} negative in all). Fix or drop them")
+def _id_column(ids: tuple) -> Any:
+    """Vertex ids as the pairs machinery takes them: an integer array, or a string Series."""
+    import numpy as np
+
+    if all(isinstance(v, int) for v in ids):
+        return np.asarray(ids, np.int64)
+    import pandas as pd
+
+    return pd.Series([str(v) for v in ids])
+
+
+class SorensenParams(SimilarityParams):
+    """Sørensen–Dice coefficient ``2 |N(u) ∩ N(v)| / (d_u + d_v)`` of vertex pairs (cuGraph's
+    semantics; weighted: ``2 Σ_∩ min(w_uw, w_vw) / (W_u + W_v)``, W a vertex's weight sum). Pairs as
+    for ``jaccard`` (:class:`SimilarityParams`)."""
+
+    measure: ClassVar[str] = "sorensen"
+
+
+class OverlapParams(SimilarityParams):
+    """Overlap coefficient ``|N(u) ∩ N(v)| / min(d_u, d_v)`` of vertex pairs (cuGraph's semantics;
+    weighted: ``Σ_∩ min(w_uw, w_vw) / min(W_u, W_v)``). Pairs as for ``jaccard``."""
+
+    measure: ClassVar[str] = "overlap"
+
+
+class CosineParams(SimilarityParams):
+    """Cosine similarity, the Salton index ``|N(u) ∩ N(v)| / √(d_u d_v)`` (weighted:
+    ``Σ_∩ w_uw w_vw / (‖w_u‖ ‖w_v‖)``, each norm over the vertex's whole neighbourhood), as
+    cuGraph's documentation describes it; cuGraph's code normalizes over the shared neighbours
+    only, so there every unweighted pair that shares a neighbour scores 1. Pairs as for ``jaccard``."""
+
+    measure: ClassVar[str] = "cosine"
+
+
+class _IndexParams(SimilarityParams):
+    """networkx's link-prediction indices: sums over the common neighbours w of u and v (u and v
+    themselves excluded), d(w) networkx's degree (a self-loop counted twice); no weighted form."""
+
+    @model_validator(mode="after")
+    def _no_weights(self) -> "_IndexParams":
+        if self.use_weight:
+            raise ValueError(f"{self.measure} has no weighted form (networkx's definition counts common "
+                             "neighbours by their degree): drop use_weight")
+        return self
+
+
+class AdamicAdarParams(_IndexParams):
+    """Adamic–Adar index ``Σ_w 1 / log d(w)`` over the common neighbours w (networkx's
+    ``adamic_adar_index``). Pairs as for ``jaccard``."""
+
+    measure: ClassVar[str] = "adamic_adar"
+
+
+class ResourceAllocationParams(_IndexParams):
+    """Resource allocation index ``Σ_w 1 / d(w)`` over the common neighbours w (networkx's
+    ``resource_allocation_index``). Pairs as for ``jaccard``."""
+
+    measure: ClassVar[str] = "resource_allocation"
 
 
 def cost(inputs: dict[str, Any], params: JaccardParams) -> dict[str, Any]:
@@ -63,6 +176,10 @@ def cost(inputs: dict[str, Any], params: JaccardParams) -> dict[str, Any]:
 
     g = inputs["graph"]
     adj = adjacency(g.csr(), params.symmetrize, params.use_weight)
+    if params.candidates == "two_hop":  # the wedges u-w-v walked, Σ_w d_w² (each first vertex's rows)
+        deg = adj.degrees()
+        wedges = float((deg.astype("float64") ** 2).sum())
+        return {"bytes": float(adj.nbytes()), "flops": 0.0, "probes": wedges, "counts": {"wedges": wedges}}
     given = inputs.get("pairs")
     pairs = (Pairs.edges_of(g) if given is None else given).index(g, g.device)
     stats = work_stats(adj, pairs.first, pairs.second)

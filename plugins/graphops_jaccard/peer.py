@@ -7,7 +7,7 @@ import numpy as np
 
 from graphops.plugin import Device, Graph, InputError, PairIndex, to_device, when_closing
 
-from .common import adjacency, result
+from .common import adjacency, require_default_pairs, result
 from .params import JaccardParams
 
 
@@ -37,6 +37,7 @@ def to_cugraph(graph: Graph) -> Any:
 
 
 def run_cugraph(G: Any, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
+    require_default_pairs(params, "cugraph")
     """``cugraph.jaccard`` with the pairs as ``vertex_pair`` (results come in that order)."""
     import cudf
     import cugraph
@@ -61,6 +62,7 @@ def to_networkx(graph: Graph) -> Any:
 
 
 def run_networkx(G: Any, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
+    require_default_pairs(params, "networkx")
     """``nx.jaccard_coefficient`` on the pairs. networkx drops u and v from the shared
     neighbours (not from the union), so it differs from cuGraph where self-loops exist."""
     import networkx as nx
@@ -108,6 +110,7 @@ def _scattered(client: Any, frame: Any) -> Any:
 
 
 def run_cugraph_dask(client: Any, G: Any, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
+    require_default_pairs(params, "cugraph_dask")
     """``cugraph.dask.jaccard`` on the cluster, the pairs scattered as ``vertex_pair``; the result
     comes back in cuGraph's own order (the same pairs)."""
     import cudf

@@ -1,0 +1,172 @@
+"""The similarity family (sorensen, overlap, cosine, adamic_adar, resource_allocation, and jaccard's
+two-hop and top-k pairs) against the set references and networkx."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphops as go
+from graphops.errors import GraphopsError
+from tests.reference.jaccard import edge_pairs, neighbourhoods
+from tests.reference.similarity import score, two_hop
+
+MEASURES = ["jaccard", "sorensen", "overlap", "cosine", "adamic_adar", "resource_allocation"]
+COLUMN = {"jaccard": "jaccard_coeff", "sorensen": "sorensen_coeff", "overlap": "overlap_coeff",
+          "cosine": "cosine_coeff", "adamic_adar": "adamic_adar_index",
+          "resource_allocation": "resource_allocation_index"}
+WEIGHTED = ["jaccard", "sorensen", "overlap", "cosine"]
+
+
+def make(src, dst, weights=None):
+    data = {"src": np.asarray(src, np.int64), "dst": np.asarray(dst, np.int64)}
+    if weights is not None:
+        data["w"] = np.asarray(weights, np.float64)
+    return go.Graph.from_edgelist(pd.DataFrame(data), weight="w" if weights is not None else None)
+
+
+def rows(df, column):
+    return {(int(a), int(b)): float(x) for a, b, x in zip(df["first"], df["second"], df[column])}
+
+
+graphs = st.integers(2, 14).flatmap(lambda n: st.tuples(
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from([0.5, 1.0, 2.0, 3.5])),
+             min_size=1, max_size=40)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(graphs, st.sampled_from(MEASURES), st.booleans())
+def test_given_edges_and_two_hop_pairs_equal_the_reference(drawn, measure, weighted):
+    """Random small graphs with self-loops and repeated edges: every edge's score and every two-hop
+    pair's (both orders, grouped by the first vertex) equal the definitions'; a two-hop pair scores
+    exactly what it scores as a given pair."""
+    (edges,) = drawn
+    weighted = weighted and measure in WEIGHTED
+    src, dst, w = (list(c) for c in zip(*edges))
+    g = make(src, dst, w if weighted else None)
+    nbrs = neighbourhoods(src, dst, w if weighted else None)
+    kw = dict(backend="cpu", use_weight=weighted)
+    got = rows(go.run(measure, g, **kw), COLUMN[measure])
+    assert set(got) == set(edge_pairs(src, dst))
+    for (u, v), x in got.items():
+        assert x == pytest.approx(score(nbrs, measure, u, v, weighted), rel=1e-12, abs=1e-15)
+    out = go.run(measure, g, candidates="two_hop", **kw)
+    hop = rows(out, COLUMN[measure])
+    assert set(hop) == two_hop(nbrs, aux=measure in ("adamic_adar", "resource_allocation"))
+    for (u, v), x in hop.items():
+        assert x == pytest.approx(score(nbrs, measure, u, v, weighted), rel=1e-12, abs=1e-15)
+    index = {v: i for i, v in enumerate(g.vertices.tolist())}
+    keys = [(index[a], index[b]) for a, b in zip(out["first"], out["second"])]
+    assert keys == sorted(keys)  # grouped by the first vertex, second ascending, in vertex order
+    if hop:
+        pairs = pd.DataFrame({"first": out["first"], "second": out["second"]})
+        again = go.run(measure, g, pairs, **kw)[COLUMN[measure]].to_numpy()
+        np.testing.assert_array_equal(again, out[COLUMN[measure]].to_numpy())
+
+
+@settings(max_examples=25, deadline=None)
+@given(graphs, st.sampled_from(MEASURES), st.integers(1, 12), st.booleans())
+def test_top_k_is_the_reference_top_k_in_any_chunking(drawn, measure, k, small_chunks):
+    """top_k over the unordered two-hop pairs: the k highest, ties by (first, second) in vertex
+    order, highest first; the same whether the work goes in one chunk or one vertex a chunk."""
+    import graphops_jaccard.measures as m
+
+    (edges,) = drawn
+    src, dst, _ = (list(c) for c in zip(*edges))
+    g = make(src, dst)
+    nbrs = neighbourhoods(src, dst)
+    index = {v: i for i, v in enumerate(g.vertices.tolist())}
+    pairs = {(u, v) for u, v in two_hop(nbrs, aux=measure in ("adamic_adar", "resource_allocation"))
+             if index[u] < index[v]}
+    ranked = sorted(pairs, key=lambda p: (-score(nbrs, measure, *p), index[p[0]], index[p[1]]))[:k]
+    old = m.FIRST_CHUNK_WEDGES
+    m.FIRST_CHUNK_WEDGES = 1 if small_chunks else old
+    try:
+        out = go.run(measure, g, backend="cpu", candidates="two_hop", top_k=k)
+    finally:
+        m.FIRST_CHUNK_WEDGES = old
+    got = list(zip(out["first"].tolist(), out["second"].tolist()))
+    want = [score(nbrs, measure, *p) for p in ranked]
+    np.testing.assert_allclose(out[COLUMN[measure]].to_numpy(), want, rtol=1e-12)
+    assert [(index[a], index[b]) for a, b in got] == sorted(((index[a], index[b]) for a, b in got),
+                                                           key=lambda p: (-rows(out, COLUMN[measure])[
+                                                               (g.vertices[p[0]], g.vertices[p[1]])], p))
+    assert len(got) == len(ranked)
+
+
+def test_vertices_pick_the_first_vertex_of_two_hop_pairs():
+    g = go.Graph.from_networkx(nx.karate_club_graph())
+    full = rows(go.run("jaccard", g, backend="cpu", candidates="two_hop"), "jaccard_coeff")
+    some = go.run("jaccard", g, backend="cpu", candidates="two_hop", vertices=[33, 0, 33])
+    got = rows(some, "jaccard_coeff")
+    assert got == {p: x for p, x in full.items() if p[0] in (0, 33)}
+    assert some["first"].tolist() == sorted(some["first"].tolist())
+    top = go.run("jaccard", g, backend="cpu", candidates="two_hop", vertices=[33], top_k=3)
+    assert set(top["first"]) == {33} and len(top) == 3
+
+
+def test_networkx_indices_agree_on_karate():
+    G = nx.karate_club_graph()
+    g = go.Graph.from_networkx(G)
+    hop = go.run("jaccard", g, backend="cpu", candidates="two_hop")
+    pairs = list(zip(hop["first"].tolist(), hop["second"].tolist()))
+    for name, fn in (("jaccard", nx.jaccard_coefficient), ("adamic_adar", nx.adamic_adar_index),
+                     ("resource_allocation", nx.resource_allocation_index)):
+        want = {(u, v): x for u, v, x in fn(G, pairs)}
+        got = rows(go.run(name, g, pd.DataFrame({"first": hop["first"], "second": hop["second"]}), backend="cpu"),
+                   COLUMN[name])
+        assert set(got) == set(want)
+        for p, x in got.items():
+            assert x == pytest.approx(want[p], rel=1e-12), (name, p)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(vertices=[0]), "candidates='two_hop'"),
+    (dict(candidates="two_hop", vertices=[]), "empty"),
+    (dict(candidates="two_hop", vertices=[99]), "99"),
+    (dict(candidates="two_hop", top_k=0), "top_k"),
+    (dict(candidates="three_hop"), "candidates"),
+])
+def test_bad_pair_choices_are_one_line(kw, message):
+    g = make([0, 1, 2], [1, 2, 0])
+    with pytest.raises(GraphopsError, match=message):
+        go.run("sorensen", g, backend="cpu", **kw)
+
+
+def test_two_hop_with_a_pairs_input_or_weights_on_an_index_is_refused():
+    g = make([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0])
+    with pytest.raises(GraphopsError, match="drop the pairs input"):
+        go.run("jaccard", g, pd.DataFrame({"first": [0], "second": [1]}), backend="cpu", candidates="two_hop")
+    with pytest.raises(GraphopsError, match="no weighted form"):
+        go.run("adamic_adar", g, backend="cpu", use_weight=True)
+
+
+def test_other_jaccard_backends_say_two_hop_is_cpu_only():
+    from graphops_jaccard.common import require_default_pairs
+    from graphops_jaccard.params import JaccardParams
+
+    with pytest.raises(GraphopsError, match="runs on the cpu backend.*'gpu'.*backend='cpu'"):
+        require_default_pairs(JaccardParams(candidates="two_hop"), "gpu")
+    with pytest.raises(GraphopsError, match="top_k runs on the cpu backend"):
+        require_default_pairs(JaccardParams(top_k=5), "hybrid")
+    require_default_pairs(JaccardParams(), "gpu")  # the default mode runs anywhere
+
+
+def test_real_graph_two_hop_jaccard_against_networkx(shared_data):
+    path = shared_data / "graphs" / "cugraph_netscience.csv"
+    if not path.exists():
+        pytest.skip(f"{path.name} not in the data folder")
+    df = pd.read_csv(path, sep=" ", header=None, names=["src", "dst", "w"])
+    g = go.Graph.from_edgelist(df[["src", "dst"]])
+    G = nx.from_pandas_edgelist(df, "src", "dst")
+    out = go.run("jaccard", g, backend="cpu", candidates="two_hop")
+    sample = out.sample(2000, random_state=1) if len(out) > 2000 else out
+    want = {(u, v): x for u, v, x in nx.jaccard_coefficient(G, list(zip(sample["first"], sample["second"])))}
+    for (u, v), x in rows(sample, "jaccard_coeff").items():
+        assert x == pytest.approx(want[(u, v)], rel=1e-12)
+    count = sum(1 for u in G for v in nx.single_source_shortest_path_length(G, u, cutoff=2)
+                if v != u and set(G[u]) & set(G[v]))
+    assert len(out) == count
