@@ -13,7 +13,7 @@ from .params import (OUTPUTS, AdamicAdarParams, CosineParams, JaccardParams, Ove
 _FAMILY = {"sorensen": SorensenParams, "overlap": OverlapParams, "cosine": CosineParams,
            "adamic_adar": AdamicAdarParams, "resource_allocation": ResourceAllocationParams}
 
-__all__ = ["graphops_register_algorithms", "graphops_register_commands"]
+__all__ = ["graphops_register_algorithms", "graphops_register_commands", "graphops_choose_backend"]
 
 
 @hookimpl
@@ -63,6 +63,15 @@ def _family_member(name: str, params: type) -> Algorithm:
         version_added="0.4",
         cost="graphops_jaccard.params:cost",
     )
+
+
+@hookimpl
+def graphops_choose_backend(algorithm, params, offered):
+    """``auto`` for jaccard's two-hop pairs or top_k: the cpu backend, the one that runs them in this
+    version (the default rule would take a usable GPU, which scores only given pairs and edges)."""
+    if algorithm.name == "jaccard" and not params.default_pairs() and "cpu" in offered:
+        return "cpu"
+    return None
 
 
 def _sweep_arguments(parser) -> None:

@@ -155,6 +155,20 @@ def test_other_jaccard_backends_say_two_hop_is_cpu_only():
     require_default_pairs(JaccardParams(), "gpu")  # the default mode runs anywhere
 
 
+def test_auto_takes_the_cpu_backend_for_two_hop_jaccard_even_beside_a_gpu():
+    """The plugin's choose-backend hook answers cpu for two-hop pairs and top_k (the default rule
+    would take a usable GPU), and defers otherwise."""
+    from graphops.host.registry import get_registry
+    from graphops_jaccard import graphops_choose_backend
+    from graphops_jaccard.params import JaccardParams
+
+    algo = get_registry().algorithms["jaccard"]
+    offered = ("cpu", "gpu", "hybrid")
+    assert graphops_choose_backend(algo, JaccardParams(candidates="two_hop"), offered) == "cpu"
+    assert graphops_choose_backend(algo, JaccardParams(top_k=3), offered) == "cpu"
+    assert graphops_choose_backend(algo, JaccardParams(), offered) is None
+
+
 def test_real_graph_two_hop_jaccard_against_networkx(shared_data):
     path = shared_data / "graphs" / "cugraph_netscience.csv"
     if not path.exists():
