@@ -192,10 +192,12 @@ class PathSource(_EdgeFile):
         if found:
             yield from found
             return
-        if self.nodes is not None and not (ctx.base / self.nodes).is_file():
+        if self.nodes is not None:  # the node file: the same checks as the edge file's, and not a folder
             where = ctx.base / self.nodes
-            yield "nodes", (f"{self.nodes!r} is a folder; give the node file" if where.is_dir() else
-                            f"File not found: {self.nodes!r} (resolved to {str(where)!r})")
+            if where.is_dir():
+                yield "nodes", f"{self.nodes!r} is a folder; give the node file"
+            else:
+                yield from _file_problems("nodes", self.nodes, where)
         yield from self._format_problems(ctx, name, path)
         if self.reader_format(ctx, name) == "tu" and path.is_dir():
             for key in _EDGE_FILE_KEYS:
