@@ -35,6 +35,35 @@ def test_jaccard_coefficient_matches_networkx():
                                                                                              ("b", "d", 0.5)]
 
 
+LINK = ["jaccard_coefficient", "adamic_adar_index", "resource_allocation_index", "preferential_attachment"]
+
+
+@pytest.mark.parametrize("name", LINK)
+def test_every_non_edge_is_streamed_as_networkx_scores_it(monkeypatch, name):
+    """Without ebunch: networkx's scores of every non-edge (isolated nodes, string ids, blocks of
+    first vertices cut small), never a list of all non-edges (nx.non_edges is not called)."""
+    import graphops_networkx
+
+    G = nx.karate_club_graph()
+    G.add_nodes_from([40, 41])
+    if name != "jaccard_coefficient":
+        G.add_edge(5, 5)  # a self-loop: networkx's indices and graphops' agree there
+    S = nx.relabel_nodes(nx.les_miserables_graph(), {v: f"<{v}>" for v in nx.les_miserables_graph()})
+    for graph in (G, S):
+        want = {(u, v): x for u, v, x in getattr(nx, name)(graph)}
+        monkeypatch.setattr(graphops_networkx, "STREAM_BLOCK", 7)
+        monkeypatch.setattr(nx, "non_edges", lambda *a: pytest.fail("listed every non-edge"))
+        got = {}
+        for u, v, x in getattr(nx, name)(graph, backend="graphops"):
+            got[(u, v)] = x
+        monkeypatch.undo()
+        assert len(got) == len(want) == len(list(nx.non_edges(graph)))
+        for (u, v), x in got.items():
+            assert x == pytest.approx(want[(u, v)] if (u, v) in want else want[(v, u)], rel=1e-12, abs=0)
+    pairs = [(0, 33), (2, 2), (40, 1)]
+    assert [p[:2] for p in getattr(nx, name)(G, pairs, backend="graphops")] == pairs
+
+
 def test_errors_and_what_runs_in_networkx():
     with pytest.raises(nx.NodeNotFound, match="Node 9 not in G."):
         list(nx.jaccard_coefficient(nx.path_graph(3), [(0, 9)], backend="graphops"))
@@ -53,8 +82,8 @@ def test_priority_dispatches_to_graphops(monkeypatch):
     import graphops_networkx
 
     calls = []
-    original = graphops_networkx._jaccard
-    monkeypatch.setattr(graphops_networkx, "_jaccard", lambda G, e: calls.append(1) or original(G, e))
+    original = graphops_networkx._predict
+    monkeypatch.setattr(graphops_networkx, "_predict", lambda G, e, m: calls.append(1) or original(G, e, m))
     with nx.config.backend_priority(algos=["graphops"]):
         assert list(nx.jaccard_coefficient(nx.path_graph(3), [(0, 2)])) == [(0, 2, 1.0)]
     assert calls == [1]
@@ -109,7 +138,8 @@ def test_configured_backend_does_the_work(monkeypatch):
 
 
 @pytest.mark.parametrize("module,select,expect", [
-    ("networkx.algorithms.tests.test_link_prediction", "Jaccard", "9 passed"),
+    ("networkx.algorithms.tests.test_link_prediction", "Jaccard or AdamicAdar or ResourceAllocation or "
+                                                       "PreferentialAttachment", "38 passed"),
     ("networkx.algorithms.tests.test_euler", "", "31 passed, 3 xfailed"),
 ])
 @pytest.mark.parametrize("work", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])

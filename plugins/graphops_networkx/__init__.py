@@ -11,6 +11,10 @@ and ``networkx.backend_info`` (:func:`backend_info`). networkx converts a graph 
 (``nx.config.cache_converted_graphs``). Functions offered, with networkx's exact semantics:
 ``jaccard_coefficient`` (graphs without self-loops: networkx removes u and v from the common
 neighbours, graphops' Jaccard does not, so a graph with self-loops runs in networkx),
+``adamic_adar_index`` and ``resource_allocation_index`` (graphops' measures of the same names are
+networkx's), ``preferential_attachment`` (degree products), on undirected simple graphs; without
+``ebunch`` every non-edge is scored as networkx does, streamed: each block of first vertices' two-hop
+pairs from graphops, every other non-edge 0 (no list of all non-edges is made first);
 ``eulerian_circuit`` and ``eulerian_path`` (a valid tour; networkx's own may differ in order).
 ``nx.config.backends.graphops`` options: ``backend``, the graphops backend doing the work (``auto``
 by default, or the environment variable ``GRAPHOPS_NETWORKX_BACKEND``, e.g. ``gpu`` to run
@@ -24,9 +28,17 @@ from typing import Any
 __all__ = ["BackendInterface", "backend_interface", "backend_info", "GraphopsNxGraph"]
 
 NAME = "graphops"
+_STREAM = (" Without ebunch, the non-edges are streamed: two-hop pairs from graphops a block of first "
+           "vertices at a time, the other non-edges 0.")
 FUNCTIONS = {
     "jaccard_coefficient": "Computed by graphops' `jaccard` algorithm (cpu, gpu or hybrid backend) for all "
-                           "pairs at once; graphs with self-loops run in networkx (the semantics differ there).",
+                           "pairs at once; graphs with self-loops run in networkx (the semantics differ there)."
+                           + _STREAM,
+    "adamic_adar_index": "Computed by graphops' `adamic_adar` algorithm (networkx's definition)." + _STREAM,
+    "resource_allocation_index": "Computed by graphops' `resource_allocation` algorithm (networkx's definition)."
+                                 + _STREAM,
+    "preferential_attachment": "Degree products from graphops' graph (a self-loop counts twice, as networkx "
+                               "counts it); without ebunch, every non-edge in turn.",
     "eulerian_circuit": "Computed by graphops' `euler` algorithm (Hierholzer, or parallel cycle merging on the "
                         "GPU): a valid circuit from `source`, not necessarily the one networkx walks.",
     "eulerian_path": "Computed by graphops' `euler` algorithm: a valid path (from `source` when given), not "
@@ -104,8 +116,8 @@ class BackendInterface:
         if name in EULER:
             return True
         if G.is_directed() or G.is_multigraph():
-            return "graphops' jaccard_coefficient takes undirected simple graphs"
-        if any(True for _ in _self_loops(G)):
+            return f"graphops' {name} takes undirected simple graphs"
+        if name == "jaccard_coefficient" and any(True for _ in _self_loops(G)):
             return "the graph has self-loops, where graphops' Jaccard semantics differ from networkx's"
         return True
 
@@ -126,7 +138,19 @@ class BackendInterface:
 
     @staticmethod
     def jaccard_coefficient(G: Any, ebunch: Any = None) -> Any:
-        return _jaccard(G, ebunch)
+        return _predict(G, ebunch, "jaccard")
+
+    @staticmethod
+    def adamic_adar_index(G: Any, ebunch: Any = None) -> Any:
+        return _predict(G, ebunch, "adamic_adar")
+
+    @staticmethod
+    def resource_allocation_index(G: Any, ebunch: Any = None) -> Any:
+        return _predict(G, ebunch, "resource_allocation")
+
+    @staticmethod
+    def preferential_attachment(G: Any, ebunch: Any = None) -> Any:
+        return _predict(G, ebunch, None)
 
     @staticmethod
     def eulerian_circuit(G: Any, source: Any = None, keys: bool = False) -> Any:
@@ -173,31 +197,69 @@ def _self_loops(G: Any) -> Any:
     return (n for n, nbrs in G.adj.items() if n in nbrs)
 
 
-def _jaccard(G: Any, ebunch: Any) -> Any:
-    import networkx as nx
-    from graphops.plugin import host_pandas
+# First vertices whose two-hop pairs one graphops call lists while the non-edges are streamed.
+STREAM_BLOCK = 1024
+_COLUMNS = {"jaccard": "jaccard_coeff", "adamic_adar": "adamic_adar_index",
+            "resource_allocation": "resource_allocation_index"}
 
-    pd = host_pandas()
+
+def _predict(G: Any, ebunch: Any, measure: str | None) -> Any:
+    """networkx's link-prediction generator for ``measure`` (``None``: preferential attachment):
+    the same errors (unknown nodes, raised at once as networkx raises them), ``(u, v, score)`` for
+    each pair of ``ebunch``, or for every non-edge without it."""
+    import networkx as nx
 
     import graphops as go
 
-    graph = G.graph if isinstance(G, GraphopsNxGraph) else go.Graph.from_networkx(G)
-    nxg = G.nx_graph if isinstance(G, GraphopsNxGraph) else G
-    pairs = list(nx.non_edges(nxg)) if ebunch is None else list(ebunch)
+    wrapped = G if isinstance(G, GraphopsNxGraph) else BackendInterface.convert_from_nx(G)
+    graph, nxg = wrapped.graph, wrapped.nx_graph
+    if ebunch is None:
+        return _non_edges(graph, nxg, measure)
+    pairs = list(ebunch)
     for u, v in pairs:
         for node in (u, v):
             if node not in nxg:
                 raise nx.NodeNotFound(f"Node {node} not in G.")
+    if measure is None:
+        return ((u, v, nxg.degree(u) * nxg.degree(v)) for u, v in pairs)
 
     def results() -> Any:
         if not pairs:
             return
-        frame = pd.DataFrame({"first": [u for u, _ in pairs], "second": [v for _, v in pairs]})
-        out = go.run("jaccard", graph, pairs=frame, backend=_configured_backend())
-        for (u, v), p in zip(pairs, out["jaccard_coeff"].to_numpy().tolist()):
+        from graphops.plugin import host_pandas
+
+        frame = host_pandas().DataFrame({"first": [u for u, _ in pairs], "second": [v for _, v in pairs]})
+        out = go.run(measure, graph, pairs=frame, backend=_configured_backend())
+        for (u, v), p in zip(pairs, out[_COLUMNS[measure]].to_numpy().tolist()):
             yield u, v, float(p)
 
     return results()
+
+
+def _non_edges(graph: Any, nxg: Any, measure: str | None) -> Any:
+    """Every non-edge {u, v} once (u before v in the graph's node order) with its score: the two-hop
+    pairs of a block of first vertices from one graphops call, the other non-edges 0 (they share no
+    neighbour); preferential attachment is the degree product of each."""
+    import graphops as go
+
+    nodes = list(nxg)
+    at = {v: i for i, v in enumerate(nodes)}
+    degree = dict(nxg.degree())
+    for lo in range(0, len(nodes), STREAM_BLOCK):
+        block = nodes[lo:lo + STREAM_BLOCK]
+        scores: dict = {}
+        if measure is not None and graph.n_edges:
+            out = go.run(measure, graph, candidates="two_hop", vertices=block, backend=_configured_backend())
+            scores = dict(zip(zip(out["first"].tolist(), out["second"].tolist()), out[_COLUMNS[measure]].tolist()))
+        for u in block:
+            near = nxg[u]
+            for v in nodes[at[u] + 1:]:
+                if v in near:
+                    continue
+                if measure is None:
+                    yield u, v, degree[u] * degree[v]
+                else:
+                    yield u, v, float(scores.get((u, v), 0))
 
 
 backend_interface = BackendInterface()
