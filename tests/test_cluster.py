@@ -52,6 +52,20 @@ def test_jaccard_pairs_in_parts_equal_one_process(client):
                                   go.run("jaccard", empty, backend="cpu"))
 
 
+@pytest.mark.parametrize("measure", ["sorensen", "cosine", "adamic_adar"])
+def test_the_similarity_family_and_two_hop_pairs_in_parts_equal_one_process(client, measure):
+    """Each measure on the cluster: every edge (pairs in parts), the two-hop pairs (first vertices
+    in parts, the pairs in order), their top k (each part's k best, merged), and given first
+    vertices: the frames of one process."""
+    g = rmat(10, 8, seed=4)
+    some = g.vertices[::5].tolist()
+    for kw in ({}, {"candidates": "two_hop"}, {"candidates": "two_hop", "top_k": 25},
+               {"candidates": "two_hop", "vertices": some, "top_k": 7}, {"top_k": 9}):
+        out = go.execute_call(measure, g, backend="cpu", client=client, **kw)
+        pd.testing.assert_frame_equal(out.result, go.run(measure, g, backend="cpu", **kw))
+        assert out.details["parts"] > 2, kw
+
+
 def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
     """A range of a graph's pairs carries the slice of their internal index: a part scored on a
     worker does not search its ids in the graph again; its result is the range of the whole."""
@@ -154,6 +168,24 @@ def test_jaccard_on_a_dask_edge_frame_equals_one_process(client, directed):
     assert set(out.details["workers"]) == set(client.scheduler_info()["workers"])
 
 
+def test_the_set_measures_on_a_dask_edge_frame_equal_one_process(client):
+    """sorensen, overlap and cosine from the slices' summed shared counts, on every edge and on
+    given pairs: one process's values, bit for bit; the weighted forms and top_k there say what
+    to do instead."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = _messy_edges()
+    g = go.Graph.from_edgelist(df)
+    dg = go.Graph.from_edgelist(dd.from_pandas(df, npartitions=3))
+    pairs = pd.DataFrame({"first": df["src"].iloc[:50].to_numpy(), "second": df["dst"].iloc[::-1].iloc[:50].to_numpy()})
+    for measure in ("sorensen", "overlap", "cosine"):
+        pd.testing.assert_frame_equal(go.run(measure, dg, backend="cpu", client=client).compute(),
+                                      go.run(measure, g, backend="cpu"))
+        pd.testing.assert_frame_equal(go.run(measure, dg, pairs=pairs, backend="cpu", client=client).compute(),
+                                      go.run(measure, g, pairs=pairs, backend="cpu"))
+    with pytest.raises(InputError, match="unweighted, without top_k.*ddf.compute"):
+        go.run("sorensen", dg, backend="cpu", client=client, top_k=3)
+
+
 def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
     """Explicit pairs (edges, non-edges, repeats, self-pairs; NumPy or another dtype's ids) on
     column slices: a one-partition Dask frame equal to one process's result; the slices are
@@ -207,7 +239,7 @@ def test_dask_edge_frame_errors(client):
         go.run("jaccard", dg, pairs=pd.DataFrame({"first": ["a"], "second": ["b"]}), client=client)
     with pytest.raises(InputError, match="is empty"):
         go.run("jaccard", dg, pairs=df.iloc[:0], client=client)
-    with pytest.raises(go.errors.InputTypeError, match=r"describe: input 'graph' cannot be a Dask frame.*\(jaccard\)"):
+    with pytest.raises(go.errors.InputTypeError, match=r"describe: input 'graph' cannot be a Dask frame.*\(cosine, jaccard, overlap, sorensen\)"):
         go.run("describe", dg, client=client)
     with pytest.raises(go.errors.InputTypeError, match="cannot be a Dask frame"):
         go.run("jaccard", go.Graph.from_edgelist(df), pairs=ddf, client=client)
@@ -481,7 +513,7 @@ def _run_partitioned(tmp_path, client, device: str) -> None:
 
 @pytest.mark.parametrize("change, message", [
     (("{id: again, algorithm: jaccard", "{id: again, algorithm: describe"), "graph 'big' is a daskgraph \\(partitioned: true, "
-                                                                             "read by Dask; algorithms that take one: jaccard"),
+                                                                             "read by Dask; algorithms that take one: cosine, jaccard, overlap, sorensen"),
     (("output: all.parquet}", "output: all.parquet, plot: true}"), "plot: true draws from the whole result"),
     (("partitioned: true}", "partitioned: true, weight: w}"), "drop weight"),
     (("edges/*.parquet", "nothing/*.parquet"), "No parquet file matches 'nothing/\\*.parquet'"),

@@ -13,7 +13,7 @@ from .params import (OUTPUTS, AdamicAdarParams, CosineParams, JaccardParams, Ove
 _FAMILY = {"sorensen": SorensenParams, "overlap": OverlapParams, "cosine": CosineParams,
            "adamic_adar": AdamicAdarParams, "resource_allocation": ResourceAllocationParams}
 
-__all__ = ["graphops_register_algorithms", "graphops_register_commands", "graphops_choose_backend"]
+__all__ = ["graphops_register_algorithms", "graphops_register_commands"]
 
 
 @hookimpl
@@ -47,31 +47,39 @@ def graphops_register_algorithms() -> list[Algorithm]:
     )] + [_family_member(name, params) for name, params in _FAMILY.items()]
 
 
+_CUGRAPH = ("sorensen", "overlap", "cosine")  # the members cuGraph has (jaccard's peers are above)
+
+
 def _family_member(name: str, params: type) -> Algorithm:
-    """A measure on the family's CPU engine (graphops_jaccard.measures): given pairs, every edge,
-    or the two-hop pairs (top k of them when asked)."""
+    """A measure on the family's engine (graphops_jaccard.measures): given pairs, every edge, or the
+    two-hop pairs (top k of them when asked), on the backends jaccard has."""
     measure = MEASURES[name]
+    backends: dict = {
+        "cpu": f"graphops_jaccard.cpu:run_{name}",
+        "gpu": f"graphops_jaccard.gpu:run_{name}",
+        "hybrid": f"graphops_jaccard.hybrid:run_{name}",
+    }
+    if name in _CUGRAPH:
+        backends["cugraph"] = Backend(target="graphops_jaccard.peer:run_cugraph", device="gpu",
+                                      requires=("cupy", "cudf", "cugraph"), peer=True,
+                                      prepare="graphops_jaccard.peer:to_cugraph")
+    else:
+        backends["networkx"] = Backend(target="graphops_jaccard.peer:run_networkx", device="cpu",
+                                       requires=("networkx",), peer=True, prepare="graphops_jaccard.peer:to_networkx")
     return Algorithm(
         name=name,
         params=params,
-        inputs=(Input("graph", kinds=("graph",)),
+        # a Dask edge frame's column slices add up shared counts: the set measures take one
+        inputs=(Input("graph", kinds=("graph", "daskgraph") if measure.aux is None else ("graph",)),
                 Input("pairs", kinds=("pairs",), required=False, default="edges")),
-        backends={"cpu": f"graphops_jaccard.cpu:run_{name}"},
+        backends=backends,
         outputs=("first", "second", measure.column),
         vertex_columns=("first", "second"),
         summary=f"{measure.summary} of every edge, of given vertex pairs or of two-hop pairs",
         version_added="0.4",
         cost="graphops_jaccard.params:cost",
+        split="graphops_jaccard.dist:split",
     )
-
-
-@hookimpl
-def graphops_choose_backend(algorithm, params, offered):
-    """``auto`` for jaccard's two-hop pairs or top_k: the cpu backend, the one that runs them in this
-    version (the default rule would take a usable GPU, which scores only given pairs and edges)."""
-    if algorithm.name == "jaccard" and not params.default_pairs() and "cpu" in offered:
-        return "cpu"
-    return None
 
 
 def _sweep_arguments(parser) -> None:

@@ -31,20 +31,32 @@ class Mode(enum.IntEnum):
     SETS = 0      # J of the set adjacency
     WEIGHTED = 1  # weighted J
     SHARED = 2    # the shared count |N(u) ∩ N(v)| itself (exact in a double; column slices add them up)
+    MIN_SUM = 3   # Σ min(w_ux, w_vx) over the shared neighbours x
+    PROD_SUM = 4  # Σ w_ux w_vx over them
+    AUX_SUM = 5   # Σ aux[x] over them, u and v themselves left out (networkx's indices)
 
     @classmethod
     def of(cls, weighted: bool, shared: bool) -> "Mode":
         return cls.SHARED if shared else cls.WEIGHTED if weighted else cls.SETS
+
+    @property
+    def sums(self) -> bool:
+        """Whether the kernels add a term per shared neighbour (else they only count them)."""
+        return self not in (Mode.SETS, Mode.SHARED)
 
 
 MODE_DEFINES = {f"MODE_{m.name}": int(m) for m in Mode}  # the macros kernels/jaccard.cu is built with
 
 
 # ---- the similarity family's members (the engine: measures.py) ----
-# what the engine sums over the shared neighbours, besides counting them
-ACC_NONE, ACC_MIN, ACC_PROD, ACC_AUX = 0, 1, 2, 3
-# the final formula of each measure (plain ints: constants to Numba)
+# What the engine gathers over the shared neighbours besides counting them: the raw modes (plain ints:
+# constants to Numba), which the measure's formula then finishes.
+ACC_NONE, ACC_MIN, ACC_PROD, ACC_AUX = (int(m) for m in (Mode.SHARED, Mode.MIN_SUM, Mode.PROD_SUM, Mode.AUX_SUM))
+# the final formula of each measure
 JACCARD, SORENSEN, OVERLAP, COSINE, SUM = 0, 1, 2, 3, 4
+FORMULA_DEFINES = {f"FORMULA_{name}": value for name, value in
+                   (("JACCARD", JACCARD), ("SORENSEN", SORENSEN), ("OVERLAP", OVERLAP), ("COSINE", COSINE),
+                    ("SUM", SUM))}
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class Measure:
     summary: str = ""
 
     def accumulator(self, weighted: bool) -> int:
+        """The raw mode (:class:`Mode`, as an int) that the kernels compute for this measure."""
         if self.aux is not None:
             return ACC_AUX
         if not weighted:
@@ -176,14 +189,14 @@ def work_stats(adj: Adjacency, first: Any, second: Any) -> dict[str, float]:
 
 
 def require_default_pairs(params: Any, backend: str) -> None:
-    """Two-hop candidates and top_k run on the cpu backend in this version: any other backend
-    asked for them says so (it would otherwise score the edges)."""
+    """Two-hop candidates and top_k run on graphops' own backends (and cuGraph's and networkx's
+    peers): any other backend asked for them says so (it would otherwise score the edges)."""
     if not params.default_pairs():
         from graphops.plugin import InputError
 
         asked = "candidates='two_hop'" if params.candidates == "two_hop" else "top_k"
-        raise InputError(f"{params.measure}: {asked} runs on the cpu backend in this version, not on "
-                         f"{backend!r}: pass backend='cpu' (YAML: backend: cpu), or score given pairs or edges here")
+        raise InputError(f"{params.measure}: {asked} runs on the backends cpu, gpu and hybrid (and on a Dask cluster "
+                         f"with cpu or gpu), not on {backend!r}: pass one of those, or score given pairs or edges here")
 
 
 def result(pairs: Any, coeff: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ whichever is cheaper for that pair's sizes.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numba
@@ -14,12 +15,13 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, njit, prange
 
-from .common import ACC_MIN, ACC_NONE, JACCARD, MEASURES, Adjacency, Mode, adjacency, pair_costs, result
-from .measures import finish, intersect, pair_scores, two_hop
+from . import measures
+from .common import ACC_MIN, ACC_NONE, JACCARD, Adjacency, Mode, adjacency, pair_costs, result
+from .measures import finish, finish_all, intersect, two_hop  # noqa: F401 - two_hop: the engine's, for run_measure
 from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
                      SimilarityParams, SorensenParams)
 
-WEIGHTED, SHARED = int(Mode.WEIGHTED), int(Mode.SHARED)  # plain ints: constants to Numba
+SETS, WEIGHTED, SHARED = int(Mode.SETS), int(Mode.WEIGHTED), int(Mode.SHARED)  # plain ints: constants to Numba
 
 # First chunk's work (Σ d_u + d_v + 1) before any timing: about 0.1 s on one core.
 FIRST_CHUNK_WORK = 1e8
@@ -33,19 +35,8 @@ def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
 
 
 def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[str, Any]:
-    """Any measure of the family (``params.measure``) on the pairs it names: the given pairs or
-    edges, or the two-hop pairs; the top k of them when asked (:mod:`.measures`)."""
-    measure = MEASURES[params.measure]
-    adj = adjacency(csr, params.symmetrize, params.use_weight and measure.weights, row_sums)
-    if params.candidates == "two_hop":
-        first, second, score = two_hop(adj, measure, params._vertex_index, params.top_k)
-    else:
-        first, second = pairs.first, pairs.second
-        score = pair_scores(adj, measure, first, second)
-        if params.top_k is not None:
-            order = np.lexsort((second, first, -score))[:params.top_k]
-            first, second, score = first[order], second[order], score[order]
-    return {"first": first, "second": second, measure.column: score}
+    """Any measure of the family (``params.measure``) on the pairs it names (:mod:`.measures`)."""
+    return measures.run_measure(csr, pairs, params, sys.modules[__name__])
 
 
 def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> dict[str, Any]:
@@ -68,51 +59,63 @@ def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocati
     return run_measure(csr, pairs, params)
 
 
+def pair_scores(adj: Adjacency, t: measures.Tables, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """A family member's score of every given pair: the kernels' raw mode, then its formula."""
+    out = coefficients(adj, first, second, mode=Mode(t.acc), aux=t.aux)
+    finish_all(adj.indptr, first, second, t.size, out, t.formula, t.weighted, out)
+    return out
+
+
 def coefficients(adj: Adjacency, first: np.ndarray, second: np.ndarray,
-                 select: np.ndarray | None = None, shared: bool = False) -> np.ndarray:
+                 select: np.ndarray | None = None, mode: Mode | None = None, aux: np.ndarray | None = None
+                 ) -> np.ndarray:
     """J of every pair, or of the pairs at positions ``select`` (then ``len(select)`` values),
-    in interruptible chunks of about equal work; with ``shared``, the counts |N(u) ∩ N(v)|
-    instead (as float64, exact)."""
+    in interruptible chunks of about equal work; with ``mode``, that mode's value instead (the
+    shared counts as float64, exact; a sum of the family, ``aux`` g(x) for ``Mode.AUX_SUM``)."""
     sel = None if select is None else np.ascontiguousarray(select, dtype=np.int64)
     f, s = (first, second) if sel is None else (first[sel], second[sel])
     out = np.empty(len(f), np.float64)
     for lo, hi in chunks(len(f), what="jaccard (cpu)", cost=pair_costs(adj, f, s), first=FIRST_CHUNK_WORK):
-        score(adj, f[lo:hi], s[lo:hi], out[lo:hi], shared)
+        score(adj, f[lo:hi], s[lo:hi], out[lo:hi], mode, aux)
     return out
 
 
-def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray, shared: bool = False) -> None:
+def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray, mode: Mode | None = None,
+          aux: np.ndarray | None = None) -> None:
     """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs); with
-    ``shared``, the shared counts (:class:`Mode`)."""
+    ``mode``, that mode's value (:class:`Mode`)."""
     weighted = adj.weights is not None
-    mode = int(Mode.of(weighted, shared))
+    mode = int(Mode.of(weighted, False) if mode is None else mode)
     w = adj.weights if weighted else np.zeros(1)
-    wdeg = adj.wdeg if weighted else np.zeros(1)
+    wdeg = adj.wdeg if weighted and adj.wdeg is not None else np.zeros(1)
     if len(out):
         lanes = max(1, min(len(out), 8 * numba.get_num_threads()))
-        _pairs(adj.indptr, adj.indices, w, wdeg, first, second, mode, out, lanes)
+        _pairs(adj.indptr, adj.indices, w, wdeg, np.zeros(1) if aux is None else aux, first, second, mode, out, lanes)
 
 
 @njit
-def jaccard_pair(indptr, indices, w, wdeg, u, v, mode):
-    """J(u, v) on the set adjacency (``Mode.SETS``; ``WEIGHTED``), or the shared count (``SHARED``):
-    the family's intersection (:func:`.measures.intersect`, the GPU's per-thread visiting order)."""
-    weighted = mode == WEIGHTED
-    shared, wmin = intersect(indptr, indices, w, w, u, v, ACC_MIN if weighted else ACC_NONE)
+def pair_value(indptr, indices, w, wdeg, aux, u, v, mode):
+    """The mode's value for the pair (u, v) (:class:`Mode`): J of the set adjacency (``SETS``,
+    ``WEIGHTED``), or the raw count or sum a family member is finished from; the family's
+    intersection (:func:`.measures.intersect`, the GPU's per-thread visiting order)."""
+    acc_kind = ACC_NONE if mode == SETS else ACC_MIN if mode == WEIGHTED else mode
+    shared, acc = intersect(indptr, indices, w, aux, u, v, acc_kind)
     if mode == SHARED:
         return float(shared)
-    return finish(JACCARD, weighted, shared, wmin, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
+    if mode > SHARED:
+        return acc
+    return finish(JACCARD, mode == WEIGHTED, shared, acc, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
                   wdeg[u], wdeg[v])
 
 
 @njit(parallel=True)
-def _pairs(indptr, indices, w, wdeg, first, second, mode, out, lanes):
+def _pairs(indptr, indices, w, wdeg, aux, first, second, mode, out, lanes):
     """Pairs dealt round-robin to ``lanes`` (a few per thread): a chunk's hub pairs spread over all
     threads instead of landing in one thread's contiguous block."""
     n = len(out)
     for lane in prange(lanes):
         for t in range(lane, n, lanes):
-            out[t] = jaccard_pair(indptr, indices, w, wdeg, first[t], second[t], mode)
+            out[t] = pair_value(indptr, indices, w, wdeg, aux, first[t], second[t], mode)
 
 
 @njit

@@ -27,7 +27,7 @@ from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, P
                              Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
-from .common import pair_work, require_default_pairs, result
+from .common import COSINE, JACCARD, MEASURES, OVERLAP, SORENSEN, Mode, pair_work
 
 __all__ = ["split"]
 
@@ -43,9 +43,13 @@ OWN_KERNELS = ("cpu", "gpu")
 
 
 def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "gpu") -> Split | Distributed:
-    require_default_pairs(params, f"{backend} on a Dask cluster")
     graph = inputs["graph"]
+    measure = MEASURES[params.measure]
     if isinstance(graph, DaskGraph):
+        if params.top_k is not None or Mode(measure.accumulator(bool(params.use_weight))).sums:
+            raise InputError(f"{measure.name} on a Dask edge frame scores given pairs or every edge by their shared "
+                             "counts, unweighted, without top_k in this version: drop use_weight/top_k, or build a "
+                             "Graph from the frame (ddf.compute()) and run it on the cluster from there")
         pairs = inputs.get("pairs")
         if pairs is not None:
             pairs.require_rows()
@@ -53,6 +57,8 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
                 raise InputError("the pairs name vertices by strings; a graph on a Dask edge frame has integer "
                                  "vertex ids. Give the pairs as those integers")
         return Distributed(sliced)
+    if params.candidates == "two_hop":
+        return _two_hop(graph, params, workers, backend)
     index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
     gpu, weighted = backend != "cpu", bool(params.use_weight)  # the kernels whose work the parts balance
     key = ("cluster parts", workers * PARTS_PER_WORKER, gpu, weighted)
@@ -65,7 +71,27 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
                                                              f"{index.digest}{p.select}"))
                             for p in rows_by_cost(work, key[1])]
     sent = {"adjacency": _adjacency(graph, params)} if backend in OWN_KERNELS else None
-    return Split(index.extra[key], run, _Merge(index), views=(index,), sent=sent, keep_with=index)
+    return Split(index.extra[key], run, _Merge(index, measure.column, params.top_k), views=(index,), sent=sent,
+                 keep_with=index)
+
+
+def _two_hop(graph: Any, params: Any, workers: int, backend: str) -> Split:
+    """Two-hop pairs: the first vertices cut into ranges of about equal wedge count, each range's
+    pairs (or its k best) found by one worker on the adjacency sent; their pairs, in order (the
+    k best of all)."""
+    if backend not in OWN_KERNELS:
+        raise InputError(f"{params.measure} with candidates='two_hop' on a Dask cluster runs graphops' own kernels "
+                         f"(backend 'cpu' or 'gpu'), not {backend!r}")
+    xp = graph.device.xp
+    adj = _adjacency(graph, params)
+    us = xp.arange(adj.n_vertices, dtype=xp.int64) if params._vertex_index is None else params._vertex_index
+    deg = adj.degrees()
+    along = xp.zeros(len(adj.indices) + 1, xp.int64)
+    xp.cumsum(deg[adj.indices], out=along[1:])
+    work = along[adj.indptr[us + 1]] - along[adj.indptr[us]] + 1  # wedges walked, and the row's own cost
+    parts = [Part(p.select, p.cost, us[p.select[0]:p.select[1]]) for p in rows_by_cost(work, workers * PARTS_PER_WORKER)]
+    return Split(parts, run_two_hop, _TwoHopMerge(MEASURES[params.measure].column, params.top_k, graph.device),
+                 sent={"adjacency": adj})
 
 
 def _adjacency(graph: Any, params: Any) -> Any:
@@ -73,8 +99,9 @@ def _adjacency(graph: Any, params: Any) -> Any:
     from .common import adjacency
 
     csr, module = graph.csr(), _module(graph.device)
-    key = ("jaccard_sent", bool(params.symmetrize), bool(params.use_weight))  # one object: kept on the workers
-    return csr.cached(key, lambda: adjacency(csr, params.symmetrize, params.use_weight, module.row_sums))
+    weighted = bool(params.use_weight and MEASURES[params.measure].weights)
+    key = ("jaccard_sent", bool(params.symmetrize), weighted)  # one object: kept on the workers
+    return csr.cached(key, lambda: adjacency(csr, params.symmetrize, weighted, module.row_sums))
 
 
 def _module(device: Device) -> Any:
@@ -96,10 +123,37 @@ def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, se
     costing more than the 385 MB it saved.)"""
     if "adjacency" not in inputs:
         return run_part(algorithm, {"graph": inputs["graph"], "pairs": data}, params, backend,
-                        wrap=False)["jaccard_coeff"]
+                        wrap=False)[MEASURES[params.measure].column]
     device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
     adj, pairs = (_on(obj, device) for obj in (inputs["adjacency"], data))
-    return run_kernel(algorithm, backend, _module(device).coefficients, adj, pairs.first, pairs.second)
+    module = _module(device)
+    if params.measure == "jaccard":
+        return run_kernel(algorithm, backend, module.coefficients, adj, pairs.first, pairs.second)
+    return run_kernel(algorithm, backend, module.pair_scores, adj, _tables(adj, params, module), pairs.first,
+                      pairs.second)
+
+
+def run_two_hop(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int],
+                data: Any) -> tuple[Any, Any, Any]:
+    """On a worker: the two-hop pairs (or the k best) of the part's first vertices ``data``."""
+    device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
+    adj, module = _on(inputs["adjacency"], device), _module(device)
+    us = to_device(data, device)
+    upper = params.top_k is not None and params.vertices is None  # each unordered pair once
+    return run_kernel(algorithm, backend, module.two_hop, adj, MEASURES[params.measure], _tables(adj, params, module),
+                      us, params.top_k, upper)
+
+
+_TABLES = Kept()  # on a worker: an adjacency -> {measure: its per-vertex tables}
+
+
+def _tables(adj: Any, params: Any, module: Any) -> Any:
+    from .measures import tables
+
+    kept = _TABLES.setdefault(adj, {})
+    if params.measure not in kept:
+        kept[params.measure] = tables(adj, MEASURES[params.measure], module.row_sums)
+    return kept[params.measure]
 
 
 _MOVED = Kept()  # on a worker: a sent object -> its copy on this worker's device, while the object lives
@@ -125,12 +179,40 @@ class _Merge:
     8 bytes a pair come back from the workers, not the pair columns."""
 
     index: PairIndex
+    column: str = "jaccard_coeff"
+    top_k: int | None = None
 
     def __call__(self, values: list[Any]) -> dict[str, Any]:
+        from .measures import best_of
+
         home = device_of(self.index.first)
         xp = home.xp
         coeff = xp.concatenate([to_device(v, home) for v in values]) if values else xp.empty(0, xp.float64)
-        return result(self.index, coeff)  # (no pairs, no parts: every backend gives float64)
+        # (no pairs, no parts: every backend gives float64)
+        first, second = self.index.first, self.index.second
+        if self.top_k is not None:
+            first, second, coeff = best_of(first, second, coeff, self.top_k)
+        return {"first": first, "second": second, self.column: coeff}
+
+
+@dataclass(frozen=True)
+class _TwoHopMerge:
+    """The parts' two-hop pairs in order (their ranges of first vertices are in order), or the k
+    best of them all."""
+
+    column: str
+    top_k: int | None
+    home: Device
+
+    def __call__(self, values: list[Any]) -> dict[str, Any]:
+        from .measures import best_of
+
+        home, xp = self.home, self.home.xp
+        cols = [xp.concatenate([to_device(v[i], home) for v in values]) if values else
+                xp.empty(0, xp.float64 if i == 2 else xp.int64) for i in range(3)]
+        if self.top_k is not None:
+            cols = list(best_of(*cols, self.top_k))
+        return {"first": cols[0], "second": cols[1], self.column: cols[2]}
 
 
 def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, workers: int,
@@ -142,26 +224,27 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     graph = inputs["graph"]
     sl = column_slices(client, graph, workers)
     sub = client.submit
+    measure = MEASURES[params.measure]
     if inputs.get("pairs") is not None:
-        return _given_pairs(client, sl, inputs["pairs"], backend, stop)
+        return _given_pairs(client, sl, inputs["pairs"], backend, stop, measure)
     whole = whole_adjacency(sl)  # each slice's edges counted where they are, when the whole adjacency fits
     scored = []
     for s in range(workers):
         counts = [sub(stoppable, stop, _shared, adjacency, sl.edges[s], backend, pure=False)
                   for adjacency in ([whole[s]] if whole else sl.adjacency)]
-        scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, *counts,
+        scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, measure, *counts,
                           pure=False))
-    futures, frame = in_input_order(sl, scored, _meta(graph.device))
+    futures, frame = in_input_order(sl, scored, _meta(graph.device, measure.column))
     return futures, lambda: frame
 
 
-def _meta(device: Device) -> Any:
+def _meta(device: Device, column: str) -> Any:
     xp = device.xp
     empty = xp.zeros(0, xp.int64)
-    return new_frame(device, {"first": empty, "second": empty, "jaccard_coeff": xp.zeros(0, xp.float64)})
+    return new_frame(device, {"first": empty, "second": empty, column: xp.zeros(0, xp.float64)})
 
 
-def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) -> tuple[list, Any]:
+def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str, measure: Any) -> tuple[list, Any]:
     """Explicit pairs on column slices: the pairs go to every slice's worker, each counts their
     shared neighbours within its slice, the counts are summed; one partition, in pair order."""
     sub = client.submit
@@ -169,8 +252,8 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str) ->
     sent = client.scatter(pairs, broadcast=True, hash=False)
     index = sub(_pair_index, sent, sl.ids, pure=False)
     counts = [sub(stoppable, stop, _shared, adjacency, index, backend, pure=False) for adjacency in sl.adjacency]
-    out = sub(_score_pairs, sent, index, sl.degrees, sl.ids, home, *counts, pure=False)
-    frame = frame_on([out], _meta(home))
+    out = sub(_score_pairs, sent, index, sl.degrees, sl.ids, home, measure, *counts, pure=False)
+    frame = frame_on([out], _meta(home, measure.column))
     return [out], lambda: frame
 
 
@@ -189,26 +272,37 @@ def _pair_index(pairs: Pairs, ids: Any) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _coefficients(pairs: tuple[Any, Any], degrees: Any, counts: tuple[Any, ...]) -> tuple:
-    """On a worker: the per-slice shared counts of ``pairs`` (internal indices) summed, and J
-    formed as the kernels form it (shared / union, or 0); ``(first, second, J)`` on the counts'
-    device."""
+def _coefficients(pairs: tuple[Any, Any], degrees: Any, counts: tuple[Any, ...], formula: int = JACCARD) -> tuple:
+    """On a worker: the per-slice shared counts c of ``pairs`` (internal indices) summed, and the
+    measure formed as the kernels form it (J = c / (d_u + d_v - c), 2c / (d_u + d_v), c / min(d_u, d_v),
+    c / √(d_u d_v); 0 over 0); ``(first, second, score)`` on the counts' device."""
     device = device_of(counts[0])
     xp = device.xp
     c = add_up(*(to_device(x, device) for x in counts))
     first, second = (to_device(a, device) for a in pairs)
     deg = to_device(degrees, device)
-    union = (deg[first] + deg[second]).astype(xp.float64) - c
-    empty = union == 0
-    return first, second, xp.where(empty, 0.0, c / xp.where(empty, 1.0, union))
+    x, y = deg[first].astype(xp.float64), deg[second].astype(xp.float64)
+    if formula == JACCARD:
+        den = (deg[first] + deg[second]).astype(xp.float64) - c
+    elif formula == SORENSEN:
+        c, den = 2.0 * c, x + y
+    elif formula == OVERLAP:
+        den = xp.minimum(x, y)
+    elif formula == COSINE:
+        den = xp.sqrt(x * y)
+    else:
+        raise ValueError(f"no count formula {formula}")
+    empty = den <= 0
+    return first, second, xp.where(empty, 0.0, c / xp.where(empty, 1.0, den))
 
 
-def _score_pairs(pairs: Pairs, index: tuple[Any, Any], degrees: Any, ids: Any, home: Device, *counts: Any) -> Any:
-    """On a worker: the pairs with J, by the caller's ids (its own arrays when of the graph's family)."""
-    first, second, coeff = _coefficients(index, degrees, counts)
+def _score_pairs(pairs: Pairs, index: tuple[Any, Any], degrees: Any, ids: Any, home: Device, measure: Any,
+                 *counts: Any) -> Any:
+    """On a worker: the pairs with their score, by the caller's ids (its own arrays when of the graph's family)."""
+    first, second, coeff = _coefficients(index, degrees, counts, measure.formula)
     ids = to_device(ids, device_of(coeff))
     named = [col if device_of(col) is home else ids[i] for col, i in zip((pairs.first, pairs.second), (first, second))]
-    return new_frame(home, {"first": named[0], "second": named[1], "jaccard_coeff": coeff})
+    return new_frame(home, {"first": named[0], "second": named[1], measure.column: coeff})
 
 
 def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) -> Any:
@@ -221,14 +315,14 @@ def _shared(adjacency: tuple[Any, Any], edges: tuple[Any, Any], backend: str) ->
     if device is Device.GPU:
         from . import gpu
 
-        return gpu.coefficients(adj, first, second, shared=True)
+        return gpu.coefficients(adj, first, second, mode=Mode.SHARED)
     from . import cpu
 
-    return cpu.coefficients(adj, first, second, shared=True)
+    return cpu.coefficients(adj, first, second, mode=Mode.SHARED)
 
 
-def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, *counts: Any) -> dict[str, Any]:
-    """On a worker: J of the slice's edges beside their input positions (their ids are taken
-    where the input partitions are: :func:`in_input_order`)."""
-    coeff = _coefficients(edges, degrees, counts)[2]
-    return {"position": to_device(positions, device_of(coeff)), "jaccard_coeff": coeff}
+def _score(edges: tuple[Any, Any], positions: Any, degrees: Any, measure: Any, *counts: Any) -> dict[str, Any]:
+    """On a worker: the score of the slice's edges beside their input positions (their ids are
+    taken where the input partitions are: :func:`in_input_order`)."""
+    coeff = _coefficients(edges, degrees, counts, measure.formula)[2]
+    return {"position": to_device(positions, device_of(coeff)), measure.column: coeff}

@@ -12,6 +12,7 @@ Ctrl-C stops a long call within about a second.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import cupy as cp
@@ -19,8 +20,11 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, chunks, grid, load_module, wait_idle
 
-from .common import MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Mode, adjacency, require_default_pairs, result
-from .params import JaccardParams
+from . import measures
+from .common import (FORMULA_DEFINES, MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Measure, Mode, adjacency,
+                     result)
+from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
+                     SimilarityParams, SorensenParams)
 
 _THREADS = 256
 
@@ -34,13 +38,54 @@ BITMAP_BYTES = 1 << 30
 # hub's pairs spread over many blocks.
 TASK_WORK = 32768
 TASK_PAIRS = 1024
-_MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS, **MODE_DEFINES})
+_MODULE = load_module(__package__, "jaccard", defines={"TASK_PAIRS": TASK_PAIRS, **MODE_DEFINES, **FORMULA_DEFINES})
 
 
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> dict[str, Any]:
-    require_default_pairs(params, "gpu")
+    if not params.default_pairs():
+        return run_measure(csr, pairs, params)
     adj = adjacency(csr, params.symmetrize, params.use_weight, row_sums)
     return result(pairs, coefficients(adj, pairs.first, pairs.second))
+
+
+def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[str, Any]:
+    """Any measure of the family (``params.measure``) on the pairs it names (:mod:`.measures`)."""
+    return measures.run_measure(csr, pairs, params, sys.modules[__name__])
+
+
+def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> dict[str, Any]:
+    return run_measure(csr, pairs, params)
+
+
+def pair_scores(adj: Adjacency, t: measures.Tables, first: Any, second: Any) -> Any:
+    """A family member's score of every given pair: the kernels' raw mode, then its formula."""
+    return finish(adj, t, first, second, coefficients(adj, first, second, mode=Mode(t.acc), aux=t.aux))
+
+
+def finish(adj: Adjacency, t: measures.Tables, first: Any, second: Any, raw: Any) -> Any:
+    """The measure's formula on each pair's raw count or sum, in place."""
+    n = len(raw)
+    if n:
+        _MODULE.get_function("finish_pairs")(grid(n, _THREADS), (_THREADS,),
+                                             (adj.indptr, first, second, t.size, raw, cp.int64(n), cp.int32(t.formula),
+                                              cp.int32(t.weighted), raw))
+    return raw
 
 
 # Pairs in the first chunk, before any timing: a graph of up to 33.5 M pairs (a 4096² grid) is
@@ -51,38 +96,39 @@ FIRST_CHUNK_PAIRS = 1 << 25
 
 
 def coefficients(adj: Adjacency, first: Any, second: Any, cpu_key: int = -1, cpu_cut: int = 0,
-                 out: Any = None, shared: bool = False) -> Any:
+                 out: Any = None, mode: Mode | None = None, aux: Any = None) -> Any:
     """J of every pair not in a CPU share (see :func:`launch`), in chunks of about 0.2 s; with
-    ``shared``, the counts |N(u) ∩ N(v)| instead (as float64, exact)."""
+    ``mode``, that mode's value instead (the counts |N(u) ∩ N(v)| as float64, exact; a sum of the
+    family, ``aux`` g(x) for ``Mode.AUX_SUM``)."""
     out = cp.empty(len(first), cp.float64) if out is None else out
     for lo, hi in chunks(len(first), what="jaccard (gpu)", first=FIRST_CHUNK_PAIRS, sync=wait_idle):
-        launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], cpu_key, min(max(cpu_cut - lo, 0), hi - lo), shared)
+        launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], cpu_key, min(max(cpu_cut - lo, 0), hi - lo), mode, aux)
     return out
 
 
 def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1, cpu_cut: int = 0,
-           shared: bool = False) -> None:
+           mode: Mode | None = None, aux: Any = None) -> None:
     """Queue the kernels that write ``out[i]`` for every pair not in the CPU's share: those
     whose key d_u + d_v is below ``cpu_key``, or equal to it at a position below ``cpu_cut``."""
     n = len(first)
     if n == 0:
         return
     weighted = adj.weights is not None
-    mode = int(Mode.of(weighted, shared))
+    mode = Mode.of(weighted, False) if mode is None else Mode(mode)
     w = adj.weights if weighted else cp.zeros(1, cp.float64)
-    wdeg = adj.wdeg if weighted else w
+    wdeg = adj.wdeg if weighted and adj.wdeg is not None else w
     light = adj.max_degree <= THREAD_MAX  # no list is long: jaccard_thread scores every pair, lists nothing
     lists = cp.empty(1 if light else n, cp.int64)
     counts = cp.zeros(2, cp.uint64)
-    common = (adj.indptr, adj.indices, w, wdeg, first, second)
+    common = (adj.indptr, adj.indices, w, wdeg, w if aux is None else aux, first, second)
     _MODULE.get_function("jaccard_thread")(
         grid(n, _THREADS), (_THREADS,),
         (*common, cp.int64(n), cp.int64(cpu_key), cp.int64(cpu_cut), cp.int64(THREAD_MAX), cp.int64(WARP_MAX),
          cp.int32(mode), out, lists, counts))
     if light:  # nor a read-back of the (empty) lists' lengths
         return
-    if not weighted:
-        by_hub(adj, first, second, out, lists, counts, mode)
+    if not mode.sums:
+        by_hub(adj, first, second, out, lists, counts, int(mode))
         return
     _MODULE.get_function("jaccard_warp")(grid(32 * n, _THREADS, per_sm=8), (_THREADS,),
                                          (*common, cp.int32(mode), out, lists, counts))
@@ -176,3 +222,118 @@ def row_sums(indptr: Any, w: Any) -> Any:
     if n:
         _MODULE.get_function("row_sums")(grid(n, _THREADS), (_THREADS,), (indptr, w, cp.int64(n), out))
     return out
+
+
+# ---- two-hop pairs (kernels/jaccard.cu's two_hop) ---------------------------------------------------
+
+TWO_HOP_THREADS = 256  # the kernel's block (TWO_HOP in the source)
+# The blocks' lane arrays (a count, a sum and a bit per vertex each) take at most this much; at most
+# eight blocks a multiprocessor.
+LANE_BYTES = 512 << 20
+# top_k: the rows a launch may append before the k best so far prune them (24 bytes each); the first
+# launch walks at most this many wedges, so it cannot overflow; a later one that does is split in two.
+BEST_ROWS = 1 << 24
+# First chunk of the full two-hop listing, in wedges walked, before any timing.
+FIRST_CHUNK_WEDGES = 1 << 26
+
+
+class _Lanes:
+    """Each block's arrays over all vertices (count, sum, bits, group flags), zero between uses: the
+    kernel clears what it wrote as it reads it back."""
+
+    def __init__(self, n: int, summed: bool) -> None:
+        from graphops.plugin import gpu_attribute
+
+        words = (n + 31) // 32
+        groups = (words + TWO_HOP_THREADS - 1) // TWO_HOP_THREADS
+        per_lane = 4 * n + (8 * n if summed else 0) + 4 * words + groups
+        self.blocks = int(max(1, min(8 * gpu_attribute("MultiProcessorCount"), LANE_BYTES // max(per_lane, 1))))
+        self.cnt = cp.zeros(self.blocks * n, cp.int32)
+        self.acc = cp.zeros(self.blocks * n if summed else 1, cp.float64)
+        self.bits = cp.zeros(self.blocks * words, cp.uint32)
+        self.flags = cp.zeros(self.blocks * groups, cp.uint8)
+        self.next = cp.zeros(1, cp.uint64)
+
+
+def wedges(adj: Adjacency, us: Any) -> Any:
+    """Per first vertex u: Σ d_x over its neighbours x, the wedges u–x–v its walk visits (an upper
+    bound of its pairs; int64)."""
+    deg = adj.degrees()
+    along = cp.zeros(len(adj.indices) + 1, cp.int64)
+    cp.cumsum(deg[adj.indices], out=along[1:])
+    return along[adj.indptr[us + 1]] - along[adj.indptr[us]]
+
+
+def _walk(adj: Adjacency, t: measures.Tables, lanes: _Lanes, us: Any, upper: bool, pass_: int, counts: Any = None,
+          offsets: Any = None, out: tuple | None = None, best: tuple = (-np.inf, 0, 0), found: Any = None,
+          capacity: int = 0) -> None:
+    """One launch of the kernel's pass ``pass_`` over the first vertices ``us`` (what a pass does not
+    use is a one-element stand-in)."""
+    none = cp.empty(1, cp.int64)
+    counts, offsets, found = (none if a is None else a for a in (counts, offsets, found))
+    out = (none, none, cp.empty(1, cp.float64)) if out is None else out
+    lanes.next.fill(0)
+    _MODULE.get_function("two_hop")(
+        (lanes.blocks,), (TWO_HOP_THREADS,),
+        (adj.indptr, adj.indices, t.weights, t.size, t.aux, us, cp.int64(len(us)), cp.int64(adj.n_vertices),
+         cp.int32(upper), cp.int32(t.acc), cp.int32(t.formula), cp.int32(t.weighted), cp.int32(pass_),
+         lanes.cnt, lanes.acc, lanes.bits, lanes.flags, lanes.next, counts, offsets, *out,
+         cp.float64(best[0]), cp.int64(best[1]), cp.int64(best[2]), found, cp.int64(capacity)))
+
+
+def two_hop(adj: Adjacency, measure: Measure, t: measures.Tables, vertices: Any = None, top_k: int | None = None,
+            upper: bool | None = None) -> tuple[Any, Any, Any]:
+    """(first, second, score) of the pairs that share a neighbour, as :func:`.measures.two_hop`
+    gives them on the CPU (the same pairs in the same order; the same scores, sums added in
+    another order: within a few units of the last place). Each launch takes its first vertices
+    heaviest first, so a hub's long walk starts early instead of last."""
+    us = cp.arange(adj.n_vertices, dtype=cp.int64) if vertices is None else cp.asarray(vertices, cp.int64)
+    work = wedges(adj, us)
+    cost = np.concatenate([[0], np.cumsum(cp.asnumpy(work) + 1)])
+    lanes = _Lanes(adj.n_vertices, Mode(t.acc).sums)
+    what = f"{measure.name} two-hop (gpu)"
+    if top_k is not None:
+        upper = vertices is None if upper is None else upper
+        return _best(adj, t, lanes, us, work, cost, upper, top_k, what)
+    counts = cp.zeros(len(us), cp.int64)
+    for lo, hi in chunks(len(us), what=what, cost=cost, first=FIRST_CHUNK_WEDGES, sync=wait_idle):
+        order = cp.argsort(-work[lo:hi])
+        part = cp.empty(hi - lo, cp.int64)
+        _walk(adj, t, lanes, us[lo:hi][order], False, 0, counts=part)
+        counts[lo + order] = part
+    offsets = cp.zeros(len(us) + 1, cp.int64)
+    cp.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
+    out = cp.empty(total, cp.int64), cp.empty(total, cp.int64), cp.empty(total, cp.float64)
+    for lo, hi in chunks(len(us), what=what, cost=cost, first=FIRST_CHUNK_WEDGES, sync=wait_idle):
+        order = cp.argsort(-work[lo:hi])
+        _walk(adj, t, lanes, us[lo:hi][order], False, 1, offsets=offsets[lo + order], out=out, capacity=total)
+    return out
+
+
+def _best(adj: Adjacency, t: measures.Tables, lanes: _Lanes, us: Any, work: Any, cost: Any, upper: bool, k: int,
+          what: str) -> tuple[Any, Any, Any]:
+    """The k best two-hop pairs: each launch appends only the pairs that beat the k-th best so far
+    (the first launch, walking at most BEST_ROWS wedges, all of its pairs), which are merged in."""
+    capacity = max(BEST_ROWS, adj.n_vertices)  # a first vertex alone has fewer pairs than vertices
+    buf = cp.empty(capacity, cp.int64), cp.empty(capacity, cp.int64), cp.empty(capacity, cp.float64)
+    found = cp.zeros(1, cp.uint64)
+    best = (cp.empty(0, cp.int64), cp.empty(0, cp.int64), cp.empty(0, cp.float64))
+    bar = (-np.inf, 0, 0)  # the k-th best so far: its score, then its pair
+
+    def piece(part: Any) -> None:
+        nonlocal best, bar
+        found.fill(0)
+        _walk(adj, t, lanes, part, upper, 2, out=buf, best=bar, found=found, capacity=capacity)
+        m = int(found.get()[0])
+        if m > capacity:  # more beat the bar than the buffer holds: again, in halves
+            piece(part[:len(part) // 2])
+            piece(part[len(part) // 2:])
+            return
+        best = measures.best_of(*(cp.concatenate([a, b[:m]]) for a, b in zip(best, buf)), k)
+        if len(best[0]) == k:
+            bar = (float(best[2][-1]), int(best[0][-1]), int(best[1][-1]))
+
+    for lo, hi in chunks(len(us), what=what, cost=cost, first=BEST_ROWS):
+        piece(us[lo:hi][cp.argsort(-work[lo:hi])])
+    return best

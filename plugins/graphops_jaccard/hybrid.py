@@ -32,9 +32,10 @@ import numpy as np
 
 from graphops.plugin import CSR, PairIndex, Result, chunks, even_ranges, interleave, spare_one_core, timed
 
-from . import cpu, gpu
-from .common import Adjacency, adjacency, pair_costs, require_default_pairs, result, work_stats
-from .params import JaccardParams
+from . import cpu, gpu, measures
+from .common import MEASURES, Adjacency, Mode, adjacency, pair_costs, work_stats
+from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
+                     SimilarityParams, SorensenParams)
 
 log = logging.getLogger("graphops")
 
@@ -56,26 +57,74 @@ class Split:
 
 
 def _host_adjacency(csr: CSR, params: JaccardParams, adj: Adjacency) -> Adjacency:
-    key = ("jaccard_host_adjacency", params.symmetrize, params.use_weight)
+    key = ("jaccard_host_adjacency", params.symmetrize, bool(adj.weights is not None))
     return csr.cached(key, adj.to_host)
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """What the kernels compute per pair (:class:`Mode`) and the per-vertex g(x) it reads on
+    each side (``Mode.AUX_SUM`` only)."""
+
+    mode: Mode | None = None  # None: J
+    aux: Any = None
+    host_aux: Any = None
+
+
 def run(csr: CSR, pairs: PairIndex, params: JaccardParams) -> Result:
-    require_default_pairs(params, "hybrid")
-    adj = adjacency(csr, params.symmetrize, params.use_weight, gpu.row_sums)
+    return run_measure(csr, pairs, params)
+
+
+def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> Result:
+    """Any member of the family: given pairs or edges split between the CPU and the GPU (the
+    kernels' raw value, then the measure's formula on the GPU); two-hop pairs on the GPU alone."""
+    measure = MEASURES[params.measure]
+    if params.candidates == "two_hop":
+        split = Split(0.0, -1, 0, "two-hop pairs: GPU only (a first vertex's pairs are one GPU block's work)")
+        return Result(gpu.run_measure(csr, pairs, params), {"split": dataclasses.asdict(split)})
+    adj = adjacency(csr, params.symmetrize, params.use_weight and measure.weights, gpu.row_sums)
+    t = measures.tables(adj, measure, gpu.row_sums)
+    kernel = Kernel()
+    if measure.name != "jaccard":
+        kernel = Kernel(Mode(t.acc), t.aux, cp.asnumpy(t.aux))
     first, second = pairs.first, pairs.second
     # Both made on first use only: a GPU-only split needs neither.
     host = functools.partial(_host_adjacency, csr, params, adj)  # cached on the CSR view
     keys = functools.cache(functools.partial(gpu.pair_keys, adj, first, second))
-    split = _split(csr, adj, params, pairs, keys, host)
-    log.info("jaccard hybrid: CPU share %.1f%% (pairs with d_u + d_v < %d, and some = %d): %s",
+    split = _split(csr, adj, params, pairs, keys, host, kernel)
+    log.info("%s hybrid: CPU share %.1f%% (pairs with d_u + d_v < %d, and some = %d): %s", measure.name,
              100 * split.cpu_share, split.key, split.key, split.reason)
     out = cp.empty(len(first), cp.float64)
-    compute(adj, host, pairs, keys, split, out)
-    return Result(result(pairs, out), {"split": dataclasses.asdict(split)})
+    compute(adj, host, pairs, keys, split, out, kernel)
+    if kernel.mode is not None and len(out):
+        gpu.finish(adj, t, first, second, out)
+    if params.top_k is not None:
+        first, second, out = measures.best_of(first, second, out, params.top_k)
+    return Result({"first": first, "second": second, measure.column: out}, {"split": dataclasses.asdict(split)})
 
 
-def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any) -> None:
+def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> Result:
+    return run_measure(csr, pairs, params)
+
+
+def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> Result:
+    return run_measure(csr, pairs, params)
+
+
+def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> Result:
+    return run_measure(csr, pairs, params)
+
+
+def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> Result:
+    return run_measure(csr, pairs, params)
+
+
+def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> Result:
+    return run_measure(csr, pairs, params)
+
+
+def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any,
+            kernel: Kernel = Kernel()) -> None:
     """Fill ``out``: the split's CPU share on the CPU, side by side with the GPU's rest, both in
     chunks (:func:`graphops.base.cuda.interleave`), so Ctrl-C is honoured within about a second.
 
@@ -83,7 +132,7 @@ def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split
     pairs' work keys; a GPU-only split calls neither."""
     first, second = pairs.first, pairs.second
     if split.key < 0:
-        gpu.coefficients(adj, first, second, out=out)
+        gpu.coefficients(adj, first, second, out=out, mode=kernel.mode, aux=kernel.aux)
         return
     sel = cpu_positions(keys(), split)
     sel_host = cp.asnumpy(sel)
@@ -92,7 +141,8 @@ def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split
     n = len(first)
 
     def launch(lo: int, hi: int) -> None:
-        gpu.launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], split.key, min(max(split.cut - lo, 0), hi - lo))
+        gpu.launch(adj, first[lo:hi], second[lo:hi], out[lo:hi], split.key, min(max(split.cut - lo, 0), hi - lo),
+                   kernel.mode, kernel.aux)
 
     on_host = host()
     gpu_ranges = even_ranges(n, -(-n // gpu.FIRST_CHUNK_PAIRS))
@@ -100,7 +150,8 @@ def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split
                         first=cpu.FIRST_CHUNK_WORK)
     with spare_one_core():
         interleave(gpu_ranges, launch, cpu_ranges, lambda lo, hi: cpu.score(on_host, hf[lo:hi], hs[lo:hi],
-                                                                            values[lo:hi]))
+                                                                            values[lo:hi], kernel.mode,
+                                                                            kernel.host_aux))
     out[sel] = cp.asarray(values)
 
 
@@ -135,16 +186,19 @@ def split_for_share(keys: Any, share: float, reason: str) -> Split:
     return Split(want / n, key, cut, reason)
 
 
-def _split(csr: CSR, adj: Adjacency, params: JaccardParams, pairs: PairIndex, keys: Any, host: Any) -> Split:
-    if params.cpu_share is not None:
-        return split_for_share(keys(), params.cpu_share, f"cpu_share={params.cpu_share} requested")
-    # Kept with the graph's CSR view on the GPU, keyed by the pairs' content: the same workload
-    # gets the same split without a new calibration.
-    ident = ("jaccard_split", params.symmetrize, params.use_weight, pairs.digest)
-    return csr.cached(ident, lambda: choose(adj, host, params, pairs, keys))
+def _split(csr: CSR, adj: Adjacency, params: SimilarityParams, pairs: PairIndex, keys: Any, host: Any,
+           kernel: Kernel) -> Split:
+    share = getattr(params, "cpu_share", None)
+    if share is not None:
+        return split_for_share(keys(), share, f"cpu_share={share} requested")
+    # Kept with the graph's CSR view on the GPU, keyed by the pairs' content and what is computed:
+    # the same workload gets the same split without a new calibration.
+    ident = ("jaccard_split", params.symmetrize, adj.weights is not None, kernel.mode, pairs.digest)
+    return csr.cached(ident, lambda: choose(adj, host, params, pairs, keys, kernel))
 
 
-def choose(adj: Adjacency, host: Any, params: JaccardParams, pairs: PairIndex, keys: Any) -> Split:
+def choose(adj: Adjacency, host: Any, params: SimilarityParams, pairs: PairIndex, keys: Any,
+           kernel: Kernel = Kernel()) -> Split:
     """Heuristic from degree statistics, then a short calibration (see the module doc)."""
     first, second = pairs.first, pairs.second
     stats = work_stats(adj, first, second)
@@ -162,14 +216,15 @@ def choose(adj: Adjacency, host: Any, params: JaccardParams, pairs: PairIndex, k
     hf, hs = _host_pairs(pairs)
 
     def run_at(split: Split) -> None:
-        compute(adj, host, pairs, keys, split, out)
+        compute(adj, host, pairs, keys, split, out, kernel)
 
     gpu_only = timed(lambda: run_at(none), repeat=3).median
     sel = cp.asnumpy(cpu_positions(keys(), split_for_share(keys(), 0.01, "probe")))
     on_host = host()
     with spare_one_core():
-        cpu.coefficients(on_host, hf, hs, sel[:1000])  # compile / warm
-        cpu_rate = len(sel) / timed(lambda: cpu.coefficients(on_host, hf, hs, sel), repeat=2).median
+        cpu.coefficients(on_host, hf, hs, sel[:1000], kernel.mode, kernel.host_aux)  # compile / warm
+        cpu_rate = len(sel) / timed(lambda: cpu.coefficients(on_host, hf, hs, sel, kernel.mode, kernel.host_aux),
+                                    repeat=2).median
     gpu_rate = stats["pairs"] / gpu_only
     balanced = min(0.5, cpu_rate / (cpu_rate + gpu_rate))
     best = Split(0.0, -1, 0, f"no split was {100 * MIN_GAIN:.0f}% faster than GPU only "

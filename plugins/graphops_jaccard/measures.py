@@ -29,59 +29,59 @@ from typing import Any
 import numba
 import numpy as np
 
-from graphops.plugin import chunks, njit, prange
+from graphops.plugin import chunks, device_of, njit, prange
 
 from .common import ACC_AUX, ACC_MIN, ACC_PROD, COSINE, JACCARD, OVERLAP, SORENSEN, SUM, Adjacency, Measure
 
 
 @dataclass(frozen=True)
 class Tables:
-    """The per-vertex arrays a measure's kernels read: weights per entry (or a dummy), each
-    vertex's size (weight sum or norm, or a dummy) and g(w) (or a dummy)."""
+    """The per-vertex arrays a measure's kernels read, on the adjacency's device: weights per entry
+    (or a dummy), each vertex's size (weight sum or norm, or a dummy) and g(w) (or a dummy)."""
 
-    weights: np.ndarray
-    size: np.ndarray
-    aux: np.ndarray
-    acc: int
+    weights: Any
+    size: Any
+    aux: Any
+    acc: int       # the raw mode (common.Mode) the kernels compute
     formula: int
     weighted: bool
 
 
-def tables(adj: Adjacency, measure: Measure) -> Tables:
+def tables(adj: Adjacency, measure: Measure, row_sums: Any) -> Tables:
+    """``row_sums(indptr, values)``: the backend's sum of each row in row order (the norms of
+    weighted cosine are the roots of the sums of squares, the same on every backend)."""
+    xp = adj.xp
     weighted = adj.weights is not None and measure.weights
-    dummy = np.zeros(1)
+    dummy = xp.zeros(1)
     w = adj.weights if weighted else dummy
     size = dummy
     if weighted:
-        size = _row_norms(adj.indptr, w) if measure.formula == COSINE else adj.wdeg
+        size = xp.sqrt(row_sums(adj.indptr, w * w)) if measure.formula == COSINE else adj.wdeg
     aux = dummy
     if measure.aux is not None:
-        aux = _aux(adj.indptr, adj.indices, measure.aux == "inv_log")
+        aux = aux_values(adj, measure.aux == "inv_log")
     return Tables(w, size, aux, measure.accumulator(weighted), measure.formula, weighted)
 
 
-@njit
-def _row_norms(indptr, w):
-    out = np.empty(len(indptr) - 1, np.float64)
-    for r in range(len(indptr) - 1):
-        s = 0.0
-        for k in range(indptr[r], indptr[r + 1]):
-            s += w[k] * w[k]
-        out[r] = math.sqrt(s)
-    return out
+def aux_values(adj: Adjacency, inv_log: bool) -> Any:
+    """g(w) per vertex on the adjacency's device: 1 / log d(w) or 1 / d(w), d networkx's degree (a
+    self-loop counts twice); 0 for d <= 1 (such a vertex is nobody's common neighbour but its own).
+    The logarithms are taken on the host, so every backend adds the same values."""
+    from graphops.plugin import Device, device_of, to_device
+
+    xp, n = adj.xp, adj.n_vertices
+    deg = adj.degrees()
+    rows = xp.repeat(xp.arange(n, dtype=xp.int64), deg)
+    nx_degree = deg + xp.bincount(rows[adj.indices == rows], minlength=n)[:n] if n else deg
+    values = _aux(to_device(nx_degree, Device.CPU).astype(np.int64), inv_log)
+    return values if xp is np else to_device(values, device_of(adj.indptr))
 
 
 @njit
-def _aux(indptr, indices, inv_log):
-    """g(w) = 1 / log d(w) or 1 / d(w), d networkx's degree (a self-loop counts twice); 0 for d <= 1
-    (such a vertex is nobody's common neighbour but its own)."""
-    n = len(indptr) - 1
-    out = np.zeros(n, np.float64)
-    for r in range(n):
-        d = indptr[r + 1] - indptr[r]
-        for k in range(indptr[r], indptr[r + 1]):
-            if indices[k] == r:
-                d += 1
+def _aux(nx_degree, inv_log):
+    out = np.zeros(len(nx_degree), np.float64)
+    for r in range(len(nx_degree)):
+        d = nx_degree[r]
         if d > 1:
             out[r] = 1.0 / math.log(d) if inv_log else 1.0 / d
     return out
@@ -179,33 +179,14 @@ def finish(formula, weighted, shared, acc, du, dv, su, sv):
 
 
 @njit(parallel=True)
-def _pairs(indptr, indices, w, size, aux, first, second, acc_kind, formula, weighted, out, lanes):
-    n = len(out)
-    for lane in prange(lanes):
-        for t in range(lane, n, lanes):
-            u, v = first[t], second[t]
-            shared, acc = intersect(indptr, indices, w, aux, u, v, acc_kind)
-            out[t] = finish(formula, weighted, shared, acc, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
-                            size[u], size[v])
-
-
-# First chunk's work (Σ d_u + d_v + 1, or wedges) before any timing: about 0.1 s on one core.
-FIRST_CHUNK_WORK = 1e8
-
-
-def pair_scores(adj: Adjacency, measure: Measure, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """The measure of every given pair, in interruptible chunks of about equal work."""
-    from .common import pair_costs
-
-    t = tables(adj, measure)
-    out = np.empty(len(first), np.float64)
-    for lo, hi in chunks(len(first), what=f"{measure.name} (cpu)", cost=pair_costs(adj, first, second),
-                         first=FIRST_CHUNK_WORK):
-        if hi > lo:
-            lanes = max(1, min(hi - lo, 8 * numba.get_num_threads()))
-            _pairs(adj.indptr, adj.indices, t.weights, t.size, t.aux, first[lo:hi], second[lo:hi], t.acc,
-                   t.formula, t.weighted, out[lo:hi], lanes)
-    return out
+def finish_all(indptr, first, second, size, raw, formula, weighted, out):
+    """Each pair's score from the raw count or sum the kernels gave (in place when out is raw)."""
+    for i in prange(len(out)):
+        u, v = first[i], second[i]
+        r = raw[i]
+        su = size[u] if weighted else 0.0
+        sv = size[v] if weighted else 0.0
+        out[i] = finish(formula, weighted, int(r), r, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v], su, sv)
 
 
 # ---- two-hop candidates ---------------------------------------------------------------------
@@ -251,13 +232,21 @@ def _walk(indptr, indices, w, aux, u, upper, acc_kind, mark, cnt, acc, seen):
     return m
 
 
+@njit(inline="always")
+def _beats(s, u, v, tau, tu, tv):
+    """Whether the pair (u, v) of score s ranks above the bar (score tau, then the pair (tu, tv))."""
+    return s > tau or (s == tau and (u < tu or (u == tu and v < tv)))
+
+
 @njit(parallel=True)
 def _two_hop(indptr, indices, w, size, aux, us, upper, acc_kind, formula, weighted, lanes, fill, counts, offsets,
-             first, second, score):
-    """Each first vertex's two-hop pairs: counted into ``counts`` (``fill`` False), or written at
-    ``offsets`` with their scores, second vertex ascending (``fill`` True). Per lane of threads a
-    mark, count, sum and list array of the vertex count, reused over its first vertices."""
+             first, second, score, tau, tu, tv):
+    """Each first vertex's two-hop pairs that beat the bar (``tau``, ``tu``, ``tv``; -inf: all):
+    counted into ``counts`` (``fill`` False), or written at ``offsets`` with their scores, second
+    vertex ascending (``fill`` True). Per lane of threads a mark, count, sum and list array of the
+    vertex count, reused over its first vertices."""
     n = len(indptr) - 1
+    every = tau == -np.inf
     for lane in prange(lanes):
         mark = np.full(n, -1, np.int64)
         cnt = np.zeros(n, np.int32)
@@ -266,42 +255,55 @@ def _two_hop(indptr, indices, w, size, aux, us, upper, acc_kind, formula, weight
         for t in range(lane, len(us), lanes):
             u = us[t]
             m = _walk(indptr, indices, w, aux, u, upper, acc_kind, mark, cnt, acc, seen)
+            du = indptr[u + 1] - indptr[u]
             if not fill:
-                counts[t] = m
+                c = m
+                if not every:
+                    c = 0
+                    for q in range(m):
+                        v = seen[q]
+                        sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], size[u], size[v])
+                        c += _beats(sc, u, v, tau, tu, tv)
+                counts[t] = c
                 continue
             vs = np.sort(seen[:m])
             o = offsets[t]
-            du = indptr[u + 1] - indptr[u]
             for q in range(m):
                 v = vs[q]
-                first[o + q] = u
-                second[o + q] = v
-                score[o + q] = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], size[u], size[v])
+                sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], size[u], size[v])
+                if every or _beats(sc, u, v, tau, tu, tv):
+                    first[o] = u
+                    second[o] = v
+                    score[o] = sc
+                    o += 1
 
 
-# Wedges a chunk of first vertices walks (twice: counting, then filling) before any timing.
+# Wedges a chunk of first vertices walks (twice: counting, then filling) before any timing; with
+# top_k, the first chunk's pairs are all kept and sorted, so it is smaller.
 FIRST_CHUNK_WEDGES = 5e7
+TOP_K_FIRST_WEDGES = 1e6
 
 
-def two_hop(adj: Adjacency, measure: Measure, vertices: np.ndarray | None = None, top_k: int | None = None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def two_hop(adj: Adjacency, measure: Measure, t: Tables, vertices: np.ndarray | None = None,
+            top_k: int | None = None, upper: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first, second, score) of the pairs that share a neighbour, u != v.
 
     Without ``top_k``: every ordered pair (u, v) with u in ``vertices`` (all when None), both
     orders when both are, sorted by u and then v (internal indices). With ``top_k``: the k
     highest scores over the unordered pairs (u < v) when ``vertices`` is None, else over the
     pairs (u, v) with u in ``vertices``; ties broken by (u, v) ascending; sorted by score
-    descending. Memory: the output (or k rows plus one chunk's pairs), and per thread lane four
-    arrays of the vertex count."""
-    t = tables(adj, measure)
+    descending. ``upper``: whether only pairs u < v are walked (default: with ``top_k`` and no
+    ``vertices``; a cluster's part passes it with its share of the vertices). Memory: the output
+    (or k rows plus one chunk's pairs), and per thread lane four arrays of the vertex count."""
     us = np.arange(adj.n_vertices, dtype=np.int64) if vertices is None else np.asarray(vertices, np.int64)
-    upper = top_k is not None and vertices is None
+    upper = (top_k is not None and vertices is None) if upper is None else upper
     lanes_max = 4 * numba.get_num_threads()
     work = _wedges(adj.indptr, adj.indices, us)
     cost = np.concatenate([[0], np.cumsum(work + 1)])
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     best = None
-    for lo, hi in chunks(len(us), what=f"{measure.name} two-hop (cpu)", cost=cost, first=FIRST_CHUNK_WEDGES):
+    first_chunk = FIRST_CHUNK_WEDGES if top_k is None else min(FIRST_CHUNK_WEDGES, TOP_K_FIRST_WEDGES)
+    for lo, hi in chunks(len(us), what=f"{measure.name} two-hop (cpu)", cost=cost, first=first_chunk):
         if hi <= lo:
             continue
         part = us[lo:hi]
@@ -310,12 +312,16 @@ def two_hop(adj: Adjacency, measure: Measure, vertices: np.ndarray | None = None
         offsets = np.zeros(len(part) + 1, np.int64)
         walk = (adj.indptr, adj.indices, t.weights, t.size, t.aux, part, upper, t.acc, t.formula, t.weighted, lanes)
         none_i, none_f = np.empty(0, np.int64), np.empty(0, np.float64)
-        _two_hop(*walk, False, counts, offsets, none_i, none_i, none_f)
+        # top_k, once k pairs are kept: only the pairs beating the k-th so far are listed (the sums
+        # are added in one order on the CPU, so both passes see the same scores)
+        bar = (-np.inf, 0, 0) if best is None or len(best[0]) < top_k else (
+            float(best[2][-1]), int(best[0][-1]), int(best[1][-1]))
+        _two_hop(*walk, False, counts, offsets, none_i, none_i, none_f, *bar)
         np.cumsum(counts, out=offsets[1:])
         total = int(offsets[-1])
         f, s = np.empty(total, np.int64), np.empty(total, np.int64)
         sc = np.empty(total, np.float64)
-        _two_hop(*walk, True, counts, offsets, f, s, sc)
+        _two_hop(*walk, True, counts, offsets, f, s, sc, *bar)
         if top_k is None:
             parts.append((f, s, sc))
         else:
@@ -335,6 +341,37 @@ def two_hop(adj: Adjacency, measure: Measure, vertices: np.ndarray | None = None
 
 def _keep_best(best: Any, new: tuple, k: int) -> tuple:
     """The k rows of highest score of ``best`` and ``new`` together, ties by (first, second)."""
-    f, s, sc = new if best is None else (np.concatenate([a, b]) for a, b in zip(best, new))
-    order = np.lexsort((s, f, -sc))[:k]
-    return f[order], s[order], sc[order]
+    if best is None:
+        return best_of(*new, k)
+    return best_of(*(np.concatenate([a, b]) for a, b in zip(best, new)), k)
+
+
+def best_of(first: Any, second: Any, score: Any, k: int) -> tuple[Any, Any, Any]:
+    """The k rows of highest score, highest first, ties by (first, second) ascending (NumPy or
+    CuPy; the ids sort exactly as float64 keys, up to 2**53)."""
+    xp = device_of(first).xp
+    f64 = xp.float64
+    if len(score) > k:  # only the rows scoring at least the k-th highest (ties included) are sorted
+        keep = score >= -xp.partition(-score, k - 1)[k - 1]
+        first, second, score = first[keep], second[keep], score[keep]
+    order = xp.lexsort(xp.stack([second.astype(f64), first.astype(f64), -score + 0.0]))[:k]  # (no -0.0 beside 0.0)
+    return first[order], second[order], score[order]
+
+
+def run_measure(csr: Any, pairs: Any, params: Any, engine: Any) -> dict[str, Any]:
+    """Any member of the family (``params.measure``) on the pairs it names: the given pairs or the
+    edges, or the two-hop pairs; the top k of them when asked. ``engine``: the backend's module,
+    with ``row_sums``, ``pair_scores(adj, tables, first, second)`` and ``two_hop`` (as here)."""
+    from .common import MEASURES, adjacency
+
+    measure = MEASURES[params.measure]
+    adj = adjacency(csr, params.symmetrize, params.use_weight and measure.weights, engine.row_sums)
+    t = tables(adj, measure, engine.row_sums)
+    if params.candidates == "two_hop":
+        first, second, score = engine.two_hop(adj, measure, t, params._vertex_index, params.top_k)
+    else:
+        first, second = pairs.first, pairs.second
+        score = engine.pair_scores(adj, t, first, second)
+        if params.top_k is not None:
+            first, second, score = best_of(first, second, score, params.top_k)
+    return {"first": first, "second": second, measure.column: score}

@@ -22,6 +22,9 @@ class SimilarityParams(Params):
       graph's vertex order. With two_hop and no ``vertices`` each unordered pair counts once
       (first before second); the work goes in chunks, so memory holds k rows plus one chunk.
     * ``use_weight``, ``symmetrize``: as for ``jaccard``.
+    * ``cpu_share`` (hybrid backend only): the fraction of given pairs or edges, lightest first by
+      d_u + d_v, given to the CPU threads; ``None`` lets a degree-statistics heuristic plus a short
+      calibration choose (0 = GPU only). Two-hop pairs run on the GPU alone.
     """
 
     measure: ClassVar[str] = "jaccard"  # the algorithm (measures.MEASURES)
@@ -31,6 +34,7 @@ class SimilarityParams(Params):
     candidates: Literal["edges", "two_hop"] = "edges"
     vertices: tuple[int | str, ...] | None = None
     top_k: int | None = Field(None, ge=1, le=1_000_000_000)
+    cpu_share: float | None = Field(None, ge=0.0, le=1.0)
     _vertex_index: Any = PrivateAttr(default=None)  # vertices as internal indices (check_inputs)
 
     @model_validator(mode="after")
@@ -97,14 +101,9 @@ class JaccardParams(SimilarityParams):
       of the neighbours of u and of v they do not share); weights must be ≥ 0.
     * Directed graphs are refused unless ``symmetrize=True`` (each arc becomes an
       undirected edge; when both directions are stored the first one's weight is used).
-    * ``cpu_share`` (hybrid backend only): the fraction of pairs, lightest first by
-      d_u + d_v, given to the CPU threads; ``None`` lets a degree-statistics heuristic
-      plus a short calibration choose (0 = GPU only).
-    * ``candidates``, ``vertices``, ``top_k``: which pairs (:class:`SimilarityParams`); two-hop
-      pairs and top_k run on the cpu backend in this version.
+    * ``candidates``, ``vertices``, ``top_k``, ``cpu_share``: which pairs, and the hybrid
+      backend's CPU share (:class:`SimilarityParams`).
     """
-
-    cpu_share: float | None = Field(None, ge=0.0, le=1.0)
 
 
 def _id_column(ids: tuple) -> Any:

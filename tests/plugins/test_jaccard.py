@@ -165,7 +165,7 @@ def test_heavy_pairs_by_hub_equal_cpu(monkeypatch, bitmap_bytes):
     import graphops_jaccard.gpu as jgpu
     from graphops.base.device import Device
     from graphops.model.pairs import Pairs
-    from graphops_jaccard.common import adjacency
+    from graphops_jaccard.common import Mode, adjacency
 
     monkeypatch.setattr(jgpu, "THREAD_MAX", 2)
     monkeypatch.setattr(jgpu, "HASH_CLASSES", ((8, 16, 32), (40, 128, 64), (100, 256, 128)))
@@ -179,7 +179,7 @@ def test_heavy_pairs_by_hub_equal_cpu(monkeypatch, bitmap_bytes):
     assert go.run("jaccard", g, backend="gpu")["jaccard_coeff"].tolist() == cpu["jaccard_coeff"].tolist()
     adj = adjacency(g.csr(Device.GPU), False, False)
     pairs = Pairs.edges_of(g).index(g, Device.GPU)
-    got = cp.asnumpy(jgpu.coefficients(adj, pairs.first, pairs.second, shared=True))
+    got = cp.asnumpy(jgpu.coefficients(adj, pairs.first, pairs.second, mode=Mode.SHARED))
     nbrs = neighbourhoods(g.src_index.tolist(), g.dst_index.tolist())  # internal indices, as the pairs
     want = [len(set(nbrs[u]) & set(nbrs[v])) for u, v in zip(cp.asnumpy(pairs.first).tolist(), cp.asnumpy(pairs.second).tolist())]
     assert got.tolist() == want
@@ -389,10 +389,13 @@ def test_the_kernels_modes_are_named_once():
     import re
     from importlib import resources
 
-    from graphops_jaccard.common import MODE_DEFINES, Mode
+    from graphops_jaccard.common import FORMULA_DEFINES, MODE_DEFINES, Mode
 
     source = resources.files("graphops_jaccard").joinpath("kernels/jaccard.cu").read_text()
     assert not re.search(r"mode\s*==\s*\d", source)
-    assert set(re.findall(r"MODE_[A-Z]+", source)) == set(MODE_DEFINES)
-    assert MODE_DEFINES == {"MODE_SETS": 0, "MODE_WEIGHTED": 1, "MODE_SHARED": 2}
+    assert set(re.findall(r"MODE_[A-Z_]*[A-Z]", source)) == set(MODE_DEFINES)
+    assert MODE_DEFINES == {"MODE_SETS": 0, "MODE_WEIGHTED": 1, "MODE_SHARED": 2, "MODE_MIN_SUM": 3,
+                            "MODE_PROD_SUM": 4, "MODE_AUX_SUM": 5}
+    assert not re.search(r"formula\s*==\s*\d", source)
+    assert set(re.findall(r"FORMULA_[A-Z]+", source)) == set(FORMULA_DEFINES)
     assert Mode.of(weighted=True, shared=True) is Mode.SHARED and Mode.of(True, False) is Mode.WEIGHTED

@@ -19,6 +19,17 @@ COLUMN = {"jaccard": "jaccard_coeff", "sorensen": "sorensen_coeff", "overlap": "
           "cosine": "cosine_coeff", "adamic_adar": "adamic_adar_index",
           "resource_allocation": "resource_allocation_index"}
 WEIGHTED = ["jaccard", "sorensen", "overlap", "cosine"]
+SUMS = ("adamic_adar", "resource_allocation")
+# graphops' own backends; the hybrid with a CPU share, so both sides score pairs
+OWN = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu), pytest.param("hybrid", marks=pytest.mark.gpu)]
+
+
+def same(got, want, backend, measure, weighted):
+    """CPU results are exact; the GPU adds a sum's terms in another order (atomics), within 1e-12."""
+    if backend == "cpu" or not (weighted or measure in SUMS):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
 def make(src, dst, weights=None):
@@ -37,9 +48,10 @@ graphs = st.integers(2, 14).flatmap(lambda n: st.tuples(
              min_size=1, max_size=40)))
 
 
+@pytest.mark.parametrize("backend", OWN)
 @settings(max_examples=30, deadline=None)
 @given(graphs, st.sampled_from(MEASURES), st.booleans())
-def test_given_edges_and_two_hop_pairs_equal_the_reference(drawn, measure, weighted):
+def test_given_edges_and_two_hop_pairs_equal_the_reference(backend, drawn, measure, weighted):
     """Random small graphs with self-loops and repeated edges: every edge's score and every two-hop
     pair's (both orders, grouped by the first vertex) equal the definitions'; a two-hop pair scores
     exactly what it scores as a given pair."""
@@ -48,7 +60,9 @@ def test_given_edges_and_two_hop_pairs_equal_the_reference(drawn, measure, weigh
     src, dst, w = (list(c) for c in zip(*edges))
     g = make(src, dst, w if weighted else None)
     nbrs = neighbourhoods(src, dst, w if weighted else None)
-    kw = dict(backend="cpu", use_weight=weighted)
+    kw = dict(backend=backend, use_weight=weighted)
+    if backend == "hybrid":
+        kw["cpu_share"] = 0.5
     got = rows(go.run(measure, g, **kw), COLUMN[measure])
     assert set(got) == set(edge_pairs(src, dst))
     for (u, v), x in got.items():
@@ -64,15 +78,19 @@ def test_given_edges_and_two_hop_pairs_equal_the_reference(drawn, measure, weigh
     if hop:
         pairs = pd.DataFrame({"first": out["first"], "second": out["second"]})
         again = go.run(measure, g, pairs, **kw)[COLUMN[measure]].to_numpy()
-        np.testing.assert_array_equal(again, out[COLUMN[measure]].to_numpy())
+        same(again, out[COLUMN[measure]].to_numpy(), backend, measure, weighted)
 
 
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @settings(max_examples=25, deadline=None)
 @given(graphs, st.sampled_from(MEASURES), st.integers(1, 12), st.booleans())
-def test_top_k_is_the_reference_top_k_in_any_chunking(drawn, measure, k, small_chunks):
+def test_top_k_is_the_reference_top_k_in_any_chunking(backend, drawn, measure, k, small_chunks):
     """top_k over the unordered two-hop pairs: the k highest, ties by (first, second) in vertex
-    order, highest first; the same whether the work goes in one chunk or one vertex a chunk."""
+    order, highest first; the same whether the work goes in one chunk or one vertex a chunk (on the
+    GPU: launches of one wedge first, then buffers of the vertex count, split when they overflow)."""
     import graphops_jaccard.measures as m
+    if backend == "gpu":
+        import graphops_jaccard.gpu as m  # noqa: F811 - the GPU's chunking knob
 
     (edges,) = drawn
     src, dst, _ = (list(c) for c in zip(*edges))
@@ -82,12 +100,13 @@ def test_top_k_is_the_reference_top_k_in_any_chunking(drawn, measure, k, small_c
     pairs = {(u, v) for u, v in two_hop(nbrs, aux=measure in ("adamic_adar", "resource_allocation"))
              if index[u] < index[v]}
     ranked = sorted(pairs, key=lambda p: (-score(nbrs, measure, *p), index[p[0]], index[p[1]]))[:k]
-    old = m.FIRST_CHUNK_WEDGES
-    m.FIRST_CHUNK_WEDGES = 1 if small_chunks else old
+    knob = "FIRST_CHUNK_WEDGES" if backend == "cpu" else "BEST_ROWS"
+    old = getattr(m, knob)
+    setattr(m, knob, 1 if small_chunks else old)
     try:
-        out = go.run(measure, g, backend="cpu", candidates="two_hop", top_k=k)
+        out = go.run(measure, g, backend=backend, candidates="two_hop", top_k=k)
     finally:
-        m.FIRST_CHUNK_WEDGES = old
+        setattr(m, knob, old)
     got = list(zip(out["first"].tolist(), out["second"].tolist()))
     want = [score(nbrs, measure, *p) for p in ranked]
     np.testing.assert_allclose(out[COLUMN[measure]].to_numpy(), want, rtol=1e-12)
@@ -144,29 +163,45 @@ def test_two_hop_with_a_pairs_input_or_weights_on_an_index_is_refused():
         go.run("adamic_adar", g, backend="cpu", use_weight=True)
 
 
-def test_other_jaccard_backends_say_two_hop_is_cpu_only():
+def test_backends_without_two_hop_say_which_have_it():
     from graphops_jaccard.common import require_default_pairs
     from graphops_jaccard.params import JaccardParams
 
-    with pytest.raises(GraphopsError, match="runs on the cpu backend.*'gpu'.*backend='cpu'"):
-        require_default_pairs(JaccardParams(candidates="two_hop"), "gpu")
-    with pytest.raises(GraphopsError, match="top_k runs on the cpu backend"):
-        require_default_pairs(JaccardParams(top_k=5), "hybrid")
-    require_default_pairs(JaccardParams(), "gpu")  # the default mode runs anywhere
+    with pytest.raises(GraphopsError, match="two_hop' runs on the backends cpu, gpu and hybrid.*'cugraph_dask'"):
+        require_default_pairs(JaccardParams(candidates="two_hop"), "cugraph_dask")
+    with pytest.raises(GraphopsError, match="top_k runs on the backends cpu, gpu and hybrid"):
+        require_default_pairs(JaccardParams(top_k=5), "cugraph_dask")
+    require_default_pairs(JaccardParams(), "cugraph_dask")  # the default mode runs anywhere
 
 
-def test_auto_takes_the_cpu_backend_for_two_hop_jaccard_even_beside_a_gpu():
-    """The plugin's choose-backend hook answers cpu for two-hop pairs and top_k (the default rule
-    would take a usable GPU), and defers otherwise."""
-    from graphops.host.registry import get_registry
-    from graphops_jaccard import graphops_choose_backend
-    from graphops_jaccard.params import JaccardParams
+@pytest.mark.gpu
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gpu_equals_cpu_on_an_rmat_graph_in_every_mode(monkeypatch, weighted):
+    """R-MAT 12 (hubs: hash sets and bitmaps for the counts, warps and blocks for the sums), every
+    measure: edges, two-hop pairs (both passes cut into many launches), top_k, vertices; the GPU's
+    pairs are the CPU's in the same order, its scores equal (sums within 1e-12)."""
+    import graphops_jaccard.gpu as jgpu
 
-    algo = get_registry().algorithms["jaccard"]
-    offered = ("cpu", "gpu", "hybrid")
-    assert graphops_choose_backend(algo, JaccardParams(candidates="two_hop"), offered) == "cpu"
-    assert graphops_choose_backend(algo, JaccardParams(top_k=3), offered) == "cpu"
-    assert graphops_choose_backend(algo, JaccardParams(), offered) is None
+    g = go.generate.rmat(12, 16, seed=5)
+    if weighted:
+        rng = np.random.default_rng(1)
+        g = make(g.edges.src, g.edges.dst, rng.uniform(0.1, 3.0, len(g.edges)))
+    monkeypatch.setattr(jgpu, "FIRST_CHUNK_WEDGES", 1 << 12)
+    monkeypatch.setattr(jgpu, "BEST_ROWS", 1 << 10)
+    some = g.vertices[::7].tolist()
+    for measure in MEASURES:
+        use = weighted and measure in WEIGHTED
+        for kw in ({}, {"candidates": "two_hop"}, {"candidates": "two_hop", "top_k": 300},
+                   {"candidates": "two_hop", "vertices": some}, {"candidates": "two_hop", "vertices": some, "top_k": 40},
+                   {"top_k": 100}):
+            want = go.run(measure, g, backend="cpu", use_weight=use, **kw)
+            got = go.run(measure, g, backend="gpu", use_weight=use, **kw)
+            if "top_k" in kw and (use or measure in SUMS):  # near-ties may swap within 1e-12
+                np.testing.assert_allclose(got[COLUMN[measure]], want[COLUMN[measure]], rtol=1e-12)
+                continue
+            assert got["first"].tolist() == want["first"].tolist(), (measure, kw)
+            assert got["second"].tolist() == want["second"].tolist(), (measure, kw)
+            same(got[COLUMN[measure]].to_numpy(), want[COLUMN[measure]].to_numpy(), "gpu", measure, use)
 
 
 def test_real_graph_two_hop_jaccard_against_networkx(shared_data):
@@ -184,3 +219,32 @@ def test_real_graph_two_hop_jaccard_against_networkx(shared_data):
     count = sum(1 for u in G for v in nx.single_source_shortest_path_length(G, u, cutoff=2)
                 if v != u and set(G[u]) & set(G[v]))
     assert len(out) == count
+
+
+@pytest.mark.rapids
+@pytest.mark.parametrize("measure", ["jaccard", "sorensen", "overlap"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cugraph_peers_agree_on_edges_two_hop_pairs_and_top_k(measure, weighted):
+    """cuGraph's functions of the family on R-MAT 12 (no self-loops, no repeats): every edge, the
+    two-hop pairs (cuGraph without vertex_pair, its self pairs dropped: both orders appear there as
+    here) and all_pairs top k, values to 1e-6."""
+    g = go.generate.rmat(12, 16, seed=5)
+    if weighted:
+        rng = np.random.default_rng(2)
+        g = make(g.edges.src, g.edges.dst, rng.uniform(0.1, 3.0, len(g.edges)))
+    for kw in ({}, {"candidates": "two_hop"}):
+        ours = go.run(measure, g, backend="gpu", use_weight=weighted, **kw)
+        theirs = go.run(measure, g, backend="cugraph", use_weight=weighted, **kw)
+        a, b = rows(ours, COLUMN[measure]), rows(theirs, COLUMN[measure])
+        assert set(a) == set(b), (kw, len(a), len(b))
+        keys = sorted(a)
+        np.testing.assert_allclose([b[p] for p in keys], [a[p] for p in keys], rtol=1e-6, atol=1e-7)
+    ours = go.run(measure, g, backend="gpu", use_weight=weighted, candidates="two_hop", top_k=200)
+    theirs = go.run(measure, g, backend="cugraph", use_weight=weighted, candidates="two_hop", top_k=200)
+    # cuGraph may list a pair in both orders: compare the scores of the unordered pairs it keeps
+    kept = {tuple(sorted(p)): x for p, x in rows(theirs, COLUMN[measure]).items()}
+    best = sorted(rows(ours, COLUMN[measure]).values(), reverse=True)
+    np.testing.assert_allclose(sorted(kept.values(), reverse=True), best[:len(kept)], rtol=1e-6, atol=1e-7)
+    everything = rows(go.run(measure, g, backend="gpu", use_weight=weighted, candidates="two_hop"), COLUMN[measure])
+    for p, x in kept.items():
+        assert x == pytest.approx(everything[p], rel=1e-6, abs=1e-7)
