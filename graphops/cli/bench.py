@@ -17,6 +17,7 @@ work run on that Dask cluster (started once for the file), beside steps saying
 from __future__ import annotations
 
 import contextlib
+import functools
 import datetime as _dt
 import errno
 import json
@@ -294,6 +295,7 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
     after the steps that run here."""
     cluster = cluster_settings(loaded)
     steps = loaded.model.steps
+    loaded.sources.produce = functools.partial(_produce, loaded)  # a graph made from a step: its result, once
     if cluster is None or not any(on_cluster(loaded, s) for s in steps):
         rows = [_time_step(loaded, s, settings, repeat, warmup) for s in steps]
         if workers:  # asked to sweep: say why this file was not
@@ -310,6 +312,15 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
         for size in sizes:
             rows += _time_on_cluster(loaded, settings, repeat, warmup, {**cluster, "workers": size} if size else cluster)
     return rows
+
+
+def _produce(loaded: LoadedPipeline, step_id: str) -> Any:
+    """The result of step ``step_id``, made once (untimed) for the graphs made from it."""
+    step = next(s for s in loaded.model.steps if s.id == step_id)
+    params, checked = _params(loaded, step)
+    inputs = {slot: loaded.sources.get(g) for slot, g in step.inputs.items()}
+    return execute(loaded.registry.algorithm(step.algorithm), inputs, step_backend(loaded, step, None), params,
+                   loaded.registry, declared_checked=checked).result
 
 
 def _time_on_cluster(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None, warmup: int | None,

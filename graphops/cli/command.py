@@ -55,10 +55,12 @@ def _print_steps(summary: Any, out: Console) -> None:
 
 def cmd_run(args: argparse.Namespace, out: Console) -> int:
     from graphops.pipeline import run_pipeline
+    from graphops.pipeline.overrides import parse_assignments
 
     try:
         summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going,
-                               cluster=args.cluster, cluster_timeout=args.cluster_timeout)
+                               cluster=args.cluster, cluster_timeout=args.cluster_timeout,
+                               overrides=parse_assignments(args.set or ()))
     except (PipelineError, Interrupted) as exc:
         _print_steps(exc.summary, out)
         raise
@@ -72,11 +74,12 @@ def cmd_validate(args: argparse.Namespace, out: Console) -> int:
     its folder (a warning on stderr), command lines of its own (``bench.commands``)."""
     from graphops.pipeline import load_pipeline
     from graphops.pipeline.confine import trust_note
+    from graphops.pipeline.overrides import parse_assignments
 
     failed = 0
     for file in args.files:
         try:
-            loaded = load_pipeline(file)
+            loaded = load_pipeline(file, overrides=parse_assignments(args.set or ()))
         except ConfigError as exc:
             failed += 1
             print(f"ConfigError: {exc}", file=sys.stderr)
@@ -205,7 +208,11 @@ def _builtin_parsers(sub: Any) -> None:
     r.add_argument("--out", type=given("--out", "folder", "for the file's output_dir", path=True),
                    help="folder for outputs and the summary (default: the file's output_dir); every output stays "
                         "inside it, whatever the file says")
-    r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails")
+    r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails (a step "
+                   "reading a failed step's result is not run)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a value of the file, by dotted key "
+                   "(steps.<id>.params.<name>=true, graphs.<name>.path=data/x.tsv); checked as the file's own; repeat "
+                   "for more")
     r.add_argument("--cluster", metavar="ADDRESS", help="run the steps that split their work on this Dask scheduler "
                    "(e.g. tcp://host:8786), instead of the file's cluster: section; connected to only when a step "
                    "splits its work", type=given("--cluster", "address", "for the file's cluster: section"))
@@ -213,6 +220,7 @@ def _builtin_parsers(sub: Any) -> None:
                    help="how long the scheduler has to answer, above 0 and at most 3600 (default 10)")
     v = sub.add_parser("validate", help="check pipeline files (structure and meaning) without running")
     v.add_argument("files", nargs="+")
+    v.add_argument("--set", action="append", metavar="KEY=VALUE", help="as for run: values set over each file's")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
     d = sub.add_parser("datasets", help="public data sets by name: list, fetch (download once), path")

@@ -22,12 +22,13 @@ from graphops.errors import choices, did_you_mean
 from graphops.pipeline.fields import PathText, _lower, _Model
 
 __all__ = ["SOURCE_KINDS", "SOURCE_TAGS", "GraphSource", "PathSource", "PartitionedSource", "GeneratedSource",
-           "DatasetSource", "SmilesSource", "validate_source", "untagged"]
+           "DatasetSource", "SmilesSource", "FromStepSource", "COMPARISONS", "validate_source", "untagged"]
 
-SOURCE_KINDS = ("path", "generate", "dataset", "smiles")  # the keys that say where a graph comes from
-SOURCE_TAGS = ("path", "partitioned", "generate", "dataset", "smiles")  # the union's tags (a kind each)
+SOURCE_KINDS = ("path", "generate", "dataset", "smiles", "from_step")  # the keys that say where a graph comes from
+SOURCE_TAGS = ("path", "partitioned", "generate", "dataset", "smiles", "from_step")  # the union's tags (a kind each)
 ONE_SOURCE = ("give exactly one of 'path' (a file or TU folder), 'generate' (e.g. {kind: rmat, scale: 18}), "
-              "'dataset' (e.g. karate) and 'smiles' (a CSV of SMILES strings)")
+              "'dataset' (e.g. karate), 'smiles' (a CSV of SMILES strings) and 'from_step' (an earlier step's "
+              "result, e.g. {from_step: sim, src: first, dst: second})")
 
 
 def _tag(value: Any) -> str | None:
@@ -50,6 +51,8 @@ def _foreign(cls: Any, data: Any, mine: str) -> Any:
     if not isinstance(data, dict):
         return data
     data = {k: v for k, v in data.items() if v is not None or k in cls.model_fields}
+    if mine != "from_step" and any(data.get(k) is not None for k in ("where",)):
+        raise ValueError("'where' filters the rows of an earlier step's result: it goes with 'from_step'")
     if mine != "smiles" and any(data.get(k) is not None for k in ("column", "label")):
         raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
     if mine not in ("path", "partitioned") and data.get("nodes") is not None:
@@ -104,6 +107,10 @@ class _Source(_Model):
 
     def made_of(self, ctx: Any) -> str | None:
         """The graph of the file this one is made from, if any."""
+        return None
+
+    def step_of(self) -> str | None:
+        """The step of the file whose result this graph is made from, if any."""
         return None
 
     def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
@@ -497,6 +504,117 @@ class SmilesSource(_Source):
         return read_smiles(ctx.base / self.smiles, self.column or "smiles", self.label, device)
 
 
+# A where: filter's comparisons (column -> {comparison: value}): a structure, never an expression.
+COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "in": "in"}
+Scalar = Union[bool, int, float, str]
+
+
+class FromStepSource(_Source):
+    """``from_step: <step id>``: an earlier step's result. With ``src`` and ``dst`` (columns of the
+    step's result frame): a graph of the rows that pass ``where`` ({column: {ge: 0.5}}, every
+    condition true), ``weight`` a column, ``directed`` as for an edge file. Without them: the result
+    itself (e.g. a Gram step's matrix), for a step whose input takes a matrix. The graph lives where
+    the result does (pandas or cuDF) unless ``device`` says otherwise. The step runs before the
+    steps that read this graph (steps run in dependency order)."""
+
+    tag: ClassVar[str] = "from_step"
+    from_step: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    src: str | None = Field(None, min_length=1)
+    dst: str | None = Field(None, min_length=1)
+    weight: str | None = Field(None, min_length=1)
+    directed: bool = False
+    where: dict[str, dict[Literal["eq", "ne", "lt", "le", "gt", "ge", "in"], Union[Scalar, list[Scalar]]]] | None = None
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_others(cls, data: Any) -> Any:
+        return _foreign(cls, data, "from_step")
+
+    @model_validator(mode="after")
+    def _columns_or_none(self) -> "FromStepSource":
+        if (self.src is None) != (self.dst is None):
+            raise ValueError("a graph from a step's result frame names both columns, src: and dst: (e.g. src: first, "
+                             "dst: second); give neither to take the result itself (a matrix)")
+        if self.src is None and (self.weight is not None or self.where):
+            raise ValueError("weight: and where: pick columns and rows of a result frame: give src: and dst: too")
+        for column, tests in (self.where or {}).items():
+            for op, value in tests.items():
+                if (op == "in") != isinstance(value, list):
+                    raise ValueError(f"where: {column}: {op}: " + ("'in' takes a list of values, e.g. in: [1, 2]"
+                                     if op == "in" else f"{op!r} takes one value, not a list (use 'in' for a list)"))
+        return self
+
+    def columns(self) -> list[tuple[str, str]]:
+        """``(key, column)`` of every column named: src, dst, weight and the where: columns."""
+        named = [(k, getattr(self, k)) for k in ("src", "dst", "weight") if getattr(self, k) is not None]
+        return named + [(f"where.{c}", c) for c in self.where or {}]
+
+    def reader_format(self, ctx: Any, name: str) -> str:
+        return "from_step"
+
+    def graph_kind(self, ctx: Any, name: str) -> str:
+        return "graph" if self.src is not None else "matrix"
+
+    def is_directed(self, ctx: Any, name: str) -> bool:
+        return self.directed
+
+    def is_weighted(self, ctx: Any, name: str) -> bool | None:
+        return self.weight is not None
+
+    def step_of(self) -> str:
+        return self.from_step
+
+    def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
+        steps = getattr(ctx, "steps", None)
+        if steps is None:  # the graphs: section read alone (a command): steps are not known there
+            return
+        if self.from_step not in steps:
+            yield "from_step", (f"Unknown step {self.from_step!r}. Steps of this file: {choices(steps)}."
+                                f"{did_you_mean(self.from_step, steps)}")
+            return
+        algo = ctx.registry.algorithms.get(steps[self.from_step].algorithm)
+        if algo is None:  # reported at the step
+            return
+        if self.src is not None and algo.result not in ("frame", "array_or_frame"):
+            yield "from_step", (f"step {self.from_step!r} ({algo.name}) returns a matrix, not a frame of rows: drop "
+                                f"src:/dst:/weight:/where: to take the matrix itself")
+            return
+        outputs = list(algo.outputs or ())
+        for key, column in self.columns() if outputs else ():
+            if column not in outputs:
+                yield key, (f"step {self.from_step!r} ({algo.name}) returns the columns {choices(outputs)}; "
+                            f"{column!r} is not one of them.{did_you_mean(column, outputs)}")
+
+    def load(self, ctx: Any, name: str, device: str) -> Any:
+        result = ctx.result(self.from_step, name)
+        if self.src is None:
+            return result
+        from graphops.model.graph import Graph
+
+        frame = result
+        keep = None
+        for column, tests in (self.where or {}).items():
+            for op, value in tests.items():
+                mask = _compare(frame[column], op, value)
+                keep = mask if keep is None else keep & mask
+        if keep is not None:
+            frame = frame[keep]
+        graph = Graph.from_edgelist(frame, src=self.src, dst=self.dst, weight=self.weight, directed=self.directed)
+        return graph if self.device == "auto" else graph.to(device)
+
+    def info(self) -> dict[str, Any]:
+        return {"dataset": None, "generate": None, "from_step": self.from_step}
+
+
+def _compare(column: Any, op: str, value: Any) -> Any:
+    """A column compared with a value, as a where: condition (pandas and cuDF alike)."""
+    if op == "in":
+        return column.isin(value)
+    return {"eq": column.__eq__, "ne": column.__ne__, "lt": column.__lt__, "le": column.__le__,
+            "gt": column.__gt__, "ge": column.__ge__}[op](value)
+
+
 def _given(src: Any, *keys: str) -> dict[str, Any]:
     """The reading options the file says (a data set or reader has its own defaults for the others)."""
     return {k: getattr(src, k) for k in keys if getattr(src, k, None) is not None}
@@ -505,7 +623,7 @@ def _given(src: Any, *keys: str) -> dict[str, Any]:
 GraphSource = Annotated[
     Union[Annotated[PathSource, Tag("path")], Annotated[PartitionedSource, Tag("partitioned")],
           Annotated[GeneratedSource, Tag("generate")], Annotated[DatasetSource, Tag("dataset")],
-          Annotated[SmilesSource, Tag("smiles")]],
+          Annotated[SmilesSource, Tag("smiles")], Annotated[FromStepSource, Tag("from_step")]],
     Discriminator(_tag, custom_error_type="one_source", custom_error_message=ONE_SOURCE)]
 """Where a graph comes from: one of the kinds above, told apart by the one source key it gives."""
 

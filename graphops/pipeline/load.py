@@ -22,6 +22,7 @@ from graphops.host.validation import explain
 from graphops.pipeline.arguments import check_path, check_registry
 from graphops.pipeline.config import config_error, crumbs, read_config
 from graphops.pipeline.meaning import check_meaning
+from graphops.pipeline.overrides import apply_overrides, check_overrides
 from graphops.pipeline.graph_sources import file_loc, validate_source
 from graphops.pipeline.schema import SCHEMA_VERSION, Pipeline, Step, path_problem
 from graphops.pipeline.yamlfile import load_yaml
@@ -42,11 +43,12 @@ class LoadedPipeline:
     # step id -> its Params, built and checked against the graphs' declarations by the meaning pass
     # (they travel with the step into dispatch: a step is checked once)
     params: dict = field(default_factory=dict, compare=False)
+    overrides: dict = field(default_factory=dict, compare=False)  # values set from outside (--set), by dotted key
 
     @functools.cached_property
     def sources(self) -> Sources:
         """The graphs of the file, each loaded once (:class:`graphops.pipeline.sources.Sources`)."""
-        return Sources(self.model.graphs, self.base, self.registry)
+        return Sources(self.model.graphs, self.base, self.registry, {s.id: s for s in self.model.steps})
 
     def output_dir(self, out: str | os.PathLike | None = None) -> Path:
         """Where outputs go: ``out`` when given (e.g. ``graphops run --out``), else ``output_dir``."""
@@ -118,7 +120,7 @@ def _structure(data: dict) -> tuple[Pipeline, tuple[int, ...], list[ConfigIssue]
 
 
 def load_pipeline(path: str | os.PathLike, registry: Registry | None = None,
-                  out: str | os.PathLike | None = None) -> LoadedPipeline:
+                  out: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None) -> LoadedPipeline:
     """Read and validate a pipeline file (both passes); raise one ConfigError listing every problem.
 
     :param path: the pipeline file (a ``str`` or ``os.PathLike``)
@@ -126,17 +128,22 @@ def load_pipeline(path: str | os.PathLike, registry: Registry | None = None,
     :param out: the folder a run will write to instead of the file's ``output_dir`` (``graphops run
         --out``, your own choice: checked for being writable, not for where it is; every output stays
         inside it, whatever the file says)
+    :param overrides: values set over the file's, by dotted key (``{"steps.sim.params.use_weight": True}``,
+        ``graphops run --set``: :mod:`graphops.pipeline.overrides`), checked as the file's own are
     :raises TypeError: an argument of the wrong type (naming it); ``ValueError``: an empty path
     """
     check_path("load_pipeline", "path", path, "a pipeline file", "configs/describe_example.yaml", optional=False)
     check_registry("load_pipeline", registry)
     check_path("load_pipeline", "out", out, "a folder", "results")
+    check_overrides("load_pipeline", overrides)
     file, data = read_config(path)
+    data = apply_overrides(file, data, overrides)
     _check_version(file, data)
     model, indices, issues = _structure(data)
     graphs = data.get("graphs")
     loaded = LoadedPipeline(model, file, Path(path).resolve().parent, registry or get_registry(),
-                            indices, tuple(graphs) if isinstance(graphs, dict) else ())
+                            indices, tuple(graphs) if isinstance(graphs, dict) else (),
+                            overrides=dict(overrides or {}))
     issues += check_meaning(loaded, data, out)
     if issues:
         issues.sort(key=lambda issue: _position(issue, loaded.declared))

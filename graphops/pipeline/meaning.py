@@ -104,11 +104,24 @@ def check_meaning(loaded: Any, data: Any, out: str | os.PathLike | None = None) 
         crumb = step_crumb(data, i)
         issues += [ConfigIssue((crumb, f"At key: {key}"), msg)
                    for key, msg in _step_problems(loaded, step, i, seen, outs)]
+    issues += _cycle_issues(loaded, data)
     reads = (loaded.model.bench.reads if loaded.model.bench else None) or {}
     issues += [ConfigIssue((f"At bench.reads.{name}", "At key: graph"), f"Unknown graph {case.graph!r}. Graphs of "
                            f"this file: {choices(loaded.model.graphs)}.{did_you_mean(case.graph, loaded.model.graphs)}")
                for name, case in reads.items() if case.graph not in loaded.model.graphs]
     return issues
+
+
+def _cycle_issues(loaded: Any, data: Any) -> list[ConfigIssue]:
+    """Steps that feed each other through graphs made from their results: one issue, at the first of
+    them in the file."""
+    from graphops.pipeline.flow import cycle, cycle_problem
+
+    links = cycle(loaded)
+    if links is None:
+        return []
+    first = [s.id for s in loaded.model.steps].index(links[0][0])
+    return [ConfigIssue((step_crumb(data, loaded.step_indices[first]), "At key: inputs"), cycle_problem(links))]
 
 
 def _step_problems(loaded: Any, step: Any, i: int, seen: dict[str, int], outs: _Outputs) -> Found:

@@ -1,4 +1,6 @@
-"""Executing a validated pipeline: graphs loaded once, steps in order, outputs written atomically.
+"""Executing a validated pipeline: graphs loaded once, steps in dependency order (a step after the
+steps whose results its input graphs are made from: :mod:`graphops.pipeline.flow`, else file order),
+outputs written atomically.
 
 Failure semantics: the output folder is checked (created, written to) before any step
 computes, and so is every path the run will write (``graphops.pipeline.confine``): inside the
@@ -27,13 +29,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from graphops.engine.dispatch import execute
-from graphops.errors import GraphopsError, Interrupted, OutputError, PipelineError, error_line
+from graphops.errors import GraphopsError, InputError, Interrupted, OutputError, PipelineError, error_line
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.registry import Registry
 from graphops.pipeline.arguments import check_path, check_run_arguments
 from graphops.pipeline.confine import (OWN_FOLDER, Claims, leaves, output_dir_leaves, picture_of, summary_name,
                                        trust_note, write_problem, writes)
+from graphops.pipeline import flow
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
+from graphops.pipeline.overrides import check_overrides
 
 __all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
 
@@ -75,6 +79,8 @@ class RunSummary:
     cluster: str = ""  # where the steps that split their work ran, or why no cluster was used
     error: str | None = None  # what stopped the run before its steps (e.g. an unreachable scheduler)
     warnings: list[str] = field(default_factory=list)  # said before the steps ran (a file writing outside)
+    order: list[str] = field(default_factory=list)  # the steps' ids in the order they were taken
+    overrides: dict[str, Any] = field(default_factory=dict)  # values set over the file's (--set), by dotted key
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,7 +107,8 @@ Place = Callable[..., Path]  # (a path relative to the output folder, what it is
 
 
 def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord,
-              client: Any = None) -> None:
+              client: Any = None, keep: bool = False) -> None:
+    """Run one step into its record; with ``keep``, its result stays for the graphs made from it."""
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
     here = client is not None and not on_cluster(loaded, step)
@@ -125,6 +132,8 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
     if done.details.get("cluster"):  # whether the cluster paid: "cluster not used: ..." or "cluster used: ..."
         rec.reason += f"; {done.details['cluster']}"
     rec.shape = _shape(done.result)
+    if keep:
+        loaded.sources.results[step.id] = done.result
     if step.output:
         target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")
         rec.output = str(write_result(done.result, target, algo.writers))
@@ -189,7 +198,7 @@ def _write_summary(summary: RunSummary, path: Path) -> None:
 def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | None = None,
                  out: str | os.PathLike | None = None, registry: Registry | None = None,
                  keep_going: bool = False, cluster: str | None = None,
-                 cluster_timeout: float | None = None) -> RunSummary:
+                 cluster_timeout: float | None = None, overrides: dict[str, Any] | None = None) -> RunSummary:
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
@@ -197,10 +206,14 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
         file's ``output_dir`` (default ``out`` beside the pipeline file); your own choice, so it may
         be anywhere (a pipeline file's ``output_dir`` must lie inside the file's folder unless the
         file says ``allow_outside_output_dir: true``); outputs stay inside it all the same
-    :param keep_going: run the remaining steps after one fails (they read no step's output)
+    :param keep_going: run the remaining steps after one fails (a step whose input graph is made from
+        a failed step's result is ``not run``, its reason naming that step)
     :param cluster: a Dask scheduler's address, instead of the file's ``cluster:`` section; it is
         connected to only when a step splits its work (else the summary says why not)
     :param cluster_timeout: seconds that scheduler has to answer (default 10)
+    :param overrides: values set over the file's by dotted key (``{"steps.sim.params.use_weight": True}``;
+        ``graphops run --set``), validated as the file's own; with a ``LoadedPipeline``, give them to
+        ``load_pipeline`` instead
     :param registry: the plugins to run with (default: the installed ones; unused for a ``LoadedPipeline``)
     :raises TypeError: an argument of the wrong type; ``ValueError``: a wrong value (an empty ``out``,
         a ``cluster_timeout`` out of range); each names the parameter, before anything is read
@@ -212,13 +225,15 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
         check_path("run_pipeline", "pipeline", pipeline, "a pipeline file", "configs/describe_example.yaml",
                    optional=False, other="a LoadedPipeline (from load_pipeline)")
     check_run_arguments(backend, out, registry, keep_going, cluster, cluster_timeout)
-    loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry, out)
+    check_overrides("run_pipeline", overrides)
+    if overrides and isinstance(pipeline, LoadedPipeline):
+        raise InputError("run_pipeline: overrides are set when the file is read: pass them to load_pipeline(path, "
+                         "overrides=...), or give run_pipeline the file's path")
+    loaded = pipeline if isinstance(pipeline, LoadedPipeline) else load_pipeline(pipeline, registry, out, overrides)
     settings = cluster_settings(loaded, cluster, cluster_timeout)
     if settings is None:
         need_no_cluster(loaded)
     elif isinstance(settings.get("workers"), list):
-        from graphops.errors import InputError
-
         sizes = settings["workers"]
         raise InputError(f"{loaded.file}: cluster.workers: {sizes} is a list of cluster sizes, which graphops bench "
                          f"sweeps; a run uses one cluster: give one count (workers: {max(sizes)}), or time the "
@@ -300,7 +315,8 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     prepare_folder(folder)
     _check_files(loaded, folder)
     summary = RunSummary(loaded.name, loaded.file, _dt.datetime.now().isoformat(timespec="seconds"),
-                         output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps])
+                         output_dir=str(folder), steps=[StepRecord(s.id, s.algorithm) for s in loaded.model.steps],
+                         overrides=dict(loaded.overrides))
     note = trust_note(loaded, out)
     if note:
         logging.getLogger("graphops").warning("%s", note)
@@ -308,14 +324,24 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     start = t0 = time.perf_counter()
     rec = summary.steps[0]
     failure: tuple[StepRecord | None, BaseException] | None = None
+    needs = flow.reads(loaded)
+    kept = {s for pairs in needs.values() for _, s in pairs}  # the steps whose results graphs are made from
+    status: dict[str, str] = {}
     try:
         with contextlib.ExitStack() as stack:
             client, summary.cluster = open_cluster(stack, loaded, settings)
-            for step, rec in zip(loaded.model.steps, summary.steps):
+            for i in flow.order(loaded):  # dependencies first, else file order
+                step, rec = loaded.model.steps[i], summary.steps[i]
                 if failure is not None and not keep_going:
                     break
+                summary.order.append(step.id)
+                why = flow.blocked(needs[step.id], status)
+                if why:  # keep_going past a failure: what reads the failed step's result cannot run
+                    rec.reason, status[step.id] = why, rec.status
+                    continue
                 t0 = time.perf_counter()
-                failure = _step(loaded, step, backend, place, rec, client, t0) or failure
+                failure = _step(loaded, step, backend, place, rec, client, t0, step.id in kept) or failure
+                status[step.id] = rec.status
     except KeyboardInterrupt:
         rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
         summary.status = "interrupted"
@@ -342,10 +368,10 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
 
 
 def _step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord, client: Any,
-          t0: float) -> tuple[StepRecord, BaseException] | None:
+          t0: float, keep: bool = False) -> tuple[StepRecord, BaseException] | None:
     """Run one step into its record; its failure, if any (reported after the summary is written)."""
     try:
-        _run_step(loaded, step, backend, place, rec, client)
+        _run_step(loaded, step, backend, place, rec, client, keep)
         rec.status = "ok"
     except Exception as exc:  # recorded, reported after the summary is written
         rec.status, rec.seconds = "failed", time.perf_counter() - t0

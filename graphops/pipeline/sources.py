@@ -2,7 +2,8 @@
 :mod:`graphops.pipeline.graph_sources`) and loaded (cached by name).
 
 A source is a file or TU folder (``path``), edge files for a cluster (``partitioned: true``), a
-generator (``generate``), a named data set (``dataset``) or a SMILES file (``smiles``).
+generator (``generate``), a named data set (``dataset``), a SMILES file (``smiles``) or an earlier
+step's result (``from_step``: its frame's rows as edges, or the result itself).
 Pipelines, ``graphops bench`` and plugins (e.g. a sweep command) all read
 graphs through :class:`Sources`; none of them reaches into another's internals. In YAML::
 
@@ -45,12 +46,29 @@ class DeclaredGraph:
 class Sources:
     """Named graph sources, paths relative to ``base``; each graph loaded at most once."""
 
-    def __init__(self, sources: Mapping[str, Any], base: Path, registry: Any):
+    def __init__(self, sources: Mapping[str, Any], base: Path, registry: Any, steps: Mapping[str, Any] | None = None):
         self.sources = dict(sources)
         self.base = Path(base)
         self.registry = registry
+        self.steps = None if steps is None else dict(steps)  # step id -> step (None: a graphs: section alone)
         self.graphs: dict[str, Any] = {}
         self.info: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, Any] = {}  # step id -> its result, for the graphs made from it
+        self.produce: Any = None  # step id -> its result, made on demand (graphops bench); None: a run's order
+
+    def result(self, step: str, graph: str) -> Any:
+        """The result of ``step`` that graph ``graph`` is made from: kept by the run, or made now."""
+        if step not in self.results and self.produce is not None:
+            self.results[step] = self.produce(step)
+        if step not in self.results:
+            raise InputError(f"graph {graph!r} is made from the result of step {step!r}, which is not there (the "
+                             f"step has not run or did not finish)")
+        return self.results[step]
+
+    def steps_of(self, name: str) -> list[str]:
+        """The steps whose results graph ``name`` is made from (through the graphs it is generated from)."""
+        return [s for s in (self.sources[g].step_of() for g in self.made_from(name) if g in self.sources)
+                if s is not None]
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, registry: Any = None) -> "Sources":
@@ -83,7 +101,7 @@ class Sources:
         return self.sources[name].reader_format(self, name)
 
     def kind(self, name: str) -> str:
-        """``graph``, ``graphset`` or ``daskgraph`` (partitioned edge files)."""
+        """``graph``, ``graphset``, ``daskgraph`` (partitioned edge files) or ``matrix`` (a step's result)."""
         return self.sources[name].graph_kind(self, name)
 
     def generator(self, name: str) -> tuple[Any, Any]:
