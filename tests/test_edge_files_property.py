@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import graphops as go
 from tests.reference.edge_files import Refused, parse_mtx, parse_text
@@ -221,6 +221,8 @@ def plain_files(draw):
 @settings(max_examples=800, **SETTINGS)
 @given(text=plain_files(), header=st.sampled_from(["auto", True, False]), weight=st.sampled_from([None, 2]),
        ids=st.sampled_from(["auto", "string"]))
+@example(text="0,alice,0,0,\n0,alice,0,100000000000000000000,\n0,alice,0,alice,\n0,alice,0,,\n", header="auto",
+         weight=None, ids="auto")  # pandas 3 kept that empty text field as '' (an integer beyond int64 beside it)
 def test_the_parallel_parser_reads_what_pandas_reads(text, header, weight, ids):
     """Files pyarrow can parse are read by it (on every core); each must come out as pandas' C parser
     reads it: the same frame (names, types, values) or the same error."""

@@ -422,6 +422,23 @@ def _beyond_exact(column: Any) -> bool:
 
 
 def _read_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype: Any, skip: Any) -> pd.DataFrame:
+    return _empty_is_missing(_parse_csv(layout, header, names, dtype, skip))
+
+
+def _empty_is_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    """An empty field of a text column is missing, as ``na_values=[""]`` asks (pandas 3 keeps some as
+    ``''``: a text column whose other fields include an integer too large for int64), and as
+    pyarrow's reader gives it."""
+    for k in range(frame.shape[1]):
+        column = frame.iloc[:, k]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            empty = column.eq("").fillna(False).to_numpy(dtype=bool)
+            if empty.any():
+                frame.isetitem(k, column.mask(empty))
+    return frame
+
+
+def _parse_csv(layout: TextLayout, header: bool, names: Sequence[str] | None, dtype: Any, skip: Any) -> pd.DataFrame:
     want = len(names) if names else len(layout.rows[0])
     try:
         with warnings.catch_warnings():
