@@ -42,6 +42,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_rapids)
 
 
+@pytest.fixture(autouse=True)
+def _own_run_cache(tmp_path_factory, monkeypatch):
+    """Each test its own, empty run cache (a pipeline's steps are computed, not read from another
+    test's run); tests of the cache itself run pipelines twice within one test."""
+    monkeypatch.setenv("GRAPHOPS_RUN_CACHE", str(tmp_path_factory.mktemp("runcache")))
+
+
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def backend(request):
     """Each own backend of graphops: cpu always, gpu where a GPU is usable."""

@@ -862,7 +862,7 @@ def test_pipeline_step_cluster_false_runs_here(tmp_path):
     from graphops.pipeline import run_pipeline
 
     (tmp_path / "p.yaml").write_text(SCALE_OUT.replace("bench: {repeat: 2, warmup: 1, baseline: cpu}\n", ""))
-    here, spread, stats = run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o").steps
+    here, spread, stats = run_pipeline(tmp_path / "p.yaml", out=tmp_path / "o", cache=False).steps
     assert "the step says cluster: false" in here.reason and "Dask, 2 worker(s)" in spread.reason
     assert "does not split its work" in stats.reason
 

@@ -143,7 +143,7 @@ def test_any_wiring_of_steps_runs_in_dependency_order_or_is_refused_as_a_cycle(t
         assert not (folder / "out").exists()
         return
     summary = go.run_pipeline(path)
-    assert all(s.status == "ok" for s in summary.steps)
+    assert all(s.status in ("ok", "cached") for s in summary.steps)  # (a step like another: read from the cache)
     at = {sid: k for k, sid in enumerate(summary.order)}
     assert sorted(at) == sorted(f"s{i}" for i in range(len(reads)))
     for i, r in enumerate(reads):

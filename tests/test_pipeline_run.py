@@ -83,7 +83,8 @@ def test_keep_going_runs_the_steps_after_a_failure(tmp_path, registry):
     path = write(tmp_path, STEPS.replace("MODE", "value"))
     with pytest.raises(PipelineError):
         go.run_pipeline(path, registry=registry, keep_going=True)
-    assert [s["status"] for s in _summary(tmp_path)["steps"]] == ["ok", "failed", "ok"]
+    # step three is step one again (same algorithm, parameters, input): read from the run cache
+    assert [s["status"] for s in _summary(tmp_path)["steps"]] == ["ok", "failed", "cached"]
 
 
 def test_an_interrupted_step_is_recorded_and_re_raised(tmp_path, registry):
@@ -98,7 +99,9 @@ def test_an_interrupted_step_is_recorded_and_re_raised(tmp_path, registry):
 
 def test_ok_run(tmp_path, registry):
     summary = go.run_pipeline(write(tmp_path, STEPS.replace("MODE", "ok")), registry=registry)
-    assert summary.status == "ok" and [s.status for s in summary.steps] == ["ok"] * 3
+    assert summary.status == "ok" and [s.status for s in summary.steps] == ["ok", "ok", "cached"]
+    again = go.run_pipeline(write(tmp_path, STEPS.replace("MODE", "ok")), registry=registry, cache=False)
+    assert [s.status for s in again.steps] == ["ok"] * 3
 
 
 ONE = """\

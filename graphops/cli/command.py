@@ -60,7 +60,7 @@ def cmd_run(args: argparse.Namespace, out: Console) -> int:
     try:
         summary = run_pipeline(args.file, backend=args.backend, out=args.out, keep_going=args.keep_going,
                                cluster=args.cluster, cluster_timeout=args.cluster_timeout,
-                               overrides=parse_assignments(args.set or ()))
+                               overrides=parse_assignments(args.set or ()), cache=not args.no_cache)
     except (PipelineError, Interrupted) as exc:
         _print_steps(exc.summary, out)
         raise
@@ -176,6 +176,26 @@ def cmd_bench(args: argparse.Namespace, out: Console) -> int:
     return 1 if report.invalid else 0
 
 
+def cmd_cache(args: argparse.Namespace, out: Console) -> int:
+    """The run cache: its entries listed, or cleared."""
+    from graphops.pipeline import cache
+
+    if args.action == "clear":
+        n = cache.clear()
+        out.print(f"removed {n} cached result(s) from {cache.cache_root()}")
+        return 0
+    found = cache.entries()
+    if getattr(args, "json", False):
+        print(json.dumps({"folder": str(cache.cache_root()), "entries": found}, indent=1))
+        return 0
+    rows = [["key", "algorithm", "backend", "bytes", "created"]]
+    rows += [[e["key"][:16], str(e["algorithm"]), str(e["backend"] or "-"), f"{e['bytes']:,}", str(e["created"])]
+             for e in found]
+    out.print(_table(rows, title=f"run cache {cache.cache_root()}: {len(found)} result(s), "
+                                 f"{sum(e['bytes'] for e in found):,} bytes"))
+    return 0
+
+
 def cmd_datasets(args: argparse.Namespace, out: Console) -> int:
     """``datasets list`` (the catalogue), ``fetch NAME...`` (download into the cache, print where),
     ``path NAME...`` (where each is here, downloading nothing)."""
@@ -197,7 +217,7 @@ def cmd_datasets(args: argparse.Namespace, out: Console) -> int:
 
 
 _COMMANDS = {"run": cmd_run, "validate": cmd_validate, "plugins": cmd_plugins, "bench": cmd_bench,
-             "datasets": cmd_datasets}
+             "datasets": cmd_datasets, "cache": cmd_cache}
 
 
 def _builtin_parsers(sub: Any) -> None:
@@ -210,6 +230,9 @@ def _builtin_parsers(sub: Any) -> None:
                         "inside it, whatever the file says")
     r.add_argument("--keep-going", action="store_true", help="run the remaining steps after one fails (a step "
                    "reading a failed step's result is not run)")
+    r.add_argument("--no-cache", action="store_true", help="compute every step, reading and keeping nothing in the "
+                   "run cache (default: a step whose inputs, parameters, plugin and backend are unchanged is read "
+                   "from it)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a value of the file, by dotted key "
                    "(steps.<id>.params.<name>=true, graphs.<name>.path=data/x.tsv); checked as the file's own; repeat "
                    "for more")
@@ -223,6 +246,11 @@ def _builtin_parsers(sub: Any) -> None:
     v.add_argument("--set", action="append", metavar="KEY=VALUE", help="as for run: values set over each file's")
     pl = sub.add_parser("plugins", help="list plugins, algorithms, backends, commands and failures")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
+    c = sub.add_parser("cache", help="the run cache of pipeline steps: list its results, or clear it")
+    acts = c.add_subparsers(dest="action", required=True)
+    acts.add_parser("list", help="every cached result: key, algorithm, backend, size, when").add_argument(
+        "--json", action="store_true", help="machine-readable output")
+    acts.add_parser("clear", help="remove every cached result (nothing else of the folder)")
     d = sub.add_parser("datasets", help="public data sets by name: list, fetch (download once), path")
     actions = d.add_subparsers(dest="action", required=True)
     dl = actions.add_parser("list", help="the catalogue: sizes, licences, whether each is here")

@@ -98,9 +98,11 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
                 shutil.rmtree(left, ignore_errors=True)
 
 
-def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None) -> Path:
+def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str] | None = None,
+                 metadata: Mapping[str, Any] | None = None) -> Path:
     """Write a frame (.parquet/.csv) or array (.npy/.csv/.npz; several arrays: .npz) atomically, or through one of the
-    algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path."""
+    algorithm's ``writers`` (suffix -> ``"module:function"`` ``(result, path)``); return the path. ``metadata``: what a
+    Parquet file carries in its file metadata, as JSON under the key ``graphops`` (a run's provenance)."""
     path = Path(path)
     suffix = path.suffix.lower()
     is_frame = hasattr(result, "columns")
@@ -123,11 +125,27 @@ def write_result(result: Any, path: str | os.PathLike, writers: Mapping[str, str
             from graphops.host.algorithm import load_target
 
             load_target(writers[suffix])(result, tmp)
+        elif is_frame and suffix == ".parquet" and metadata is not None and not dask:
+            _write_parquet(result, tmp, metadata)
         elif is_frame:
             _write_frame(result, tmp, suffix, dask)
         else:
             _write_array(result, tmp, suffix)
     return path
+
+
+def _write_parquet(frame: Any, tmp: Path, metadata: Mapping[str, Any]) -> None:
+    """A frame (pandas or cuDF) as Parquet with ``metadata`` as JSON under the file metadata key ``graphops``."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    on_gpu = type(frame).__module__.startswith("cudf")
+    table = frame.to_arrow(preserve_index=False) if on_gpu else pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"graphops"] = json.dumps(metadata, default=str).encode()
+    pq.write_table(table.replace_schema_metadata(meta), tmp)
 
 
 def _write_frame(frame: Any, tmp: Path, suffix: str, dask: bool = False) -> None:

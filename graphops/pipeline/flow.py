@@ -78,7 +78,7 @@ def cycle_problem(links: list[tuple[str, str, str]]) -> str:
 def blocked(needs: list[tuple[str, str]], status: dict[str, str]) -> str | None:
     """Why a step cannot run because a step it reads did not finish (its ``status``), or ``None``."""
     for graph, step in needs:
-        if status.get(step, "ok") != "ok":
+        if status.get(step, "ok") not in ("ok", "cached"):
             how = {"failed": "failed", "not run": "was not run", "interrupted": "was interrupted"}.get(status[step],
                                                                                                        status[step])
             return f"not run: its input graph {graph!r} is made from step {step!r}, which {how}"

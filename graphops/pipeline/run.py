@@ -29,19 +29,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from graphops.engine.dispatch import execute
-from graphops.errors import GraphopsError, InputError, Interrupted, OutputError, PipelineError, error_line
+from graphops.errors import GraphopsError, InputError, InputTypeError, Interrupted, OutputError, PipelineError, error_line
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.registry import Registry
 from graphops.pipeline.arguments import check_path, check_run_arguments
 from graphops.pipeline.confine import (OWN_FOLDER, Claims, leaves, output_dir_leaves, picture_of, summary_name,
                                        trust_note, write_problem, writes)
-from graphops.pipeline import flow
+from graphops.pipeline import cache as runcache
+from graphops.pipeline import flow, provenance
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
 from graphops.pipeline.overrides import check_overrides
 
 __all__ = ["run_pipeline", "RunSummary", "StepRecord", "step_backend", "STATUSES"]
 
-STATUSES = ("ok", "failed", "interrupted", "not run")
+STATUSES = ("ok", "cached", "failed", "interrupted", "not run")
 
 
 @dataclass
@@ -61,6 +62,7 @@ class StepRecord:
     shape: list[int] = field(default_factory=list)
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    cache_key: str | None = None  # the run cache's key of the step (None: not cached, details["cache"] says why)
 
 
 @dataclass
@@ -80,6 +82,7 @@ class RunSummary:
     error: str | None = None  # what stopped the run before its steps (e.g. an unreachable scheduler)
     warnings: list[str] = field(default_factory=list)  # said before the steps ran (a file writing outside)
     order: list[str] = field(default_factory=list)  # the steps' ids in the order they were taken
+    provenance: dict[str, Any] = field(default_factory=dict)  # versions, GPU, command line, inputs' digests
     overrides: dict[str, Any] = field(default_factory=dict)  # values set over the file's (--set), by dotted key
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,12 +110,27 @@ Place = Callable[..., Path]  # (a path relative to the output folder, what it is
 
 
 def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord,
-              client: Any = None, keep: bool = False) -> None:
-    """Run one step into its record; with ``keep``, its result stays for the graphs made from it."""
+              client: Any = None, keep: bool = False, keys: dict | None = None) -> str:
+    """Run one step into its record (``ok``), or read its result from the run cache (``cached``);
+    with ``keep``, its result stays for the graphs made from it. ``keys``: the cache keys of the steps
+    run so far (None: no cache)."""
     algo = loaded.registry.algorithm(step.algorithm)
     inputs = {slot: loaded.sources.get(gname) for slot, gname in step.inputs.items()}
     here = client is not None and not on_cluster(loaded, step)
     validated: dict[str, Any] = {}
+    checked = loaded.params.get(step.id)  # built and checked by the meaning pass: not again
+    asked = step_backend(loaded, step, backend)
+    key = None if keys is None else _cache_key(loaded, step, algo, checked, asked, inputs, keys, rec)
+    if key is not None:
+        hit = runcache.load(key.key)
+        if hit is not None:
+            result, entry = hit
+            rec.backend, rec.device, rec.seconds = entry.get("backend", ""), entry.get("device", ""), 0.0
+            rec.reason = f"cached: computed {entry.get('created')} in {float(entry.get('seconds', 0)):.4f} s"
+            rec.details = {"cache": "read"}
+            params = checked if checked is not None else algo.params.model_validate(step.params)
+            _keep_and_write(loaded, step, algo, result, inputs, params, place, rec, keep)
+            return "cached"
 
     def started(planned: Any) -> None:  # the backend is chosen: the step is about to run
         validated["params"] = planned.params
@@ -122,27 +140,67 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
                                                              else "the algorithm does not split its work"))
         loaded.registry.pm.hook.graphops_step_start(pipeline=loaded.model, step=step, backend=planned.backend)
 
-    checked = loaded.params.get(step.id)  # built and checked by the meaning pass: not again
-    done = execute(algo, inputs, step_backend(loaded, step, backend), step.params if checked is None else checked,
+    done = execute(algo, inputs, asked, step.params if checked is None else checked,
                    loaded.registry, client=None if here else client, started=started,
                    declared_checked=checked is not None)
     loaded.registry.pm.hook.graphops_step_end(pipeline=loaded.model, step=step, backend=done.backend,
                                               result=done.result, seconds=done.seconds)
-    rec.seconds, rec.prepare_seconds, rec.details = done.seconds, done.prepare_seconds, dict(done.details)
+    rec.seconds, rec.prepare_seconds = done.seconds, done.prepare_seconds
+    rec.details = {**rec.details, **dict(done.details)}
     if done.details.get("cluster"):  # whether the cluster paid: "cluster not used: ..." or "cluster used: ..."
         rec.reason += f"; {done.details['cluster']}"
-    rec.shape = _shape(done.result)
+    if key is not None:
+        why = runcache.store(key, done.result, {"backend": rec.backend, "device": rec.device, "seconds": done.seconds})
+        rec.details["cache"] = "written" if why is None else f"not cached: {why}"
+    _keep_and_write(loaded, step, algo, done.result, inputs, validated["params"], place, rec, keep)
+    return "ok"
+
+
+def _cache_key(loaded: LoadedPipeline, step: Any, algo: Any, params: Any, asked: str, inputs: dict, keys: dict,
+               rec: StepRecord) -> Any:
+    """The step's run-cache key (its inputs: their content, or a from_step graph's step key), kept in
+    ``keys`` and the record; ``None`` with the reason in the record when it has none."""
+    from graphops.engine.digest import Undigestible, digest
+
+    digests = {}
+    try:
+        for slot, gname in step.inputs.items():
+            source = loaded.sources.sources[gname]
+            made_from = source.step_of()
+            if made_from is not None:
+                if made_from not in keys:
+                    raise Undigestible(f"its graph {gname!r} is made from step {made_from!r}, which has no key")
+                digests[slot] = runcache.source_key(keys[made_from].key, source)
+            else:
+                digests[slot] = digest(inputs[slot])
+    except Undigestible as exc:
+        rec.details["cache"] = f"not cached: {exc}"
+        return None
+    key = runcache.step_key(loaded.registry, algo, params if params is not None else step.params, asked, digests)
+    if isinstance(key, str):
+        rec.details["cache"] = f"not cached: {key}"
+        return None
+    keys[step.id] = key
+    rec.cache_key = key.key
+    return key
+
+
+def _keep_and_write(loaded: LoadedPipeline, step: Any, algo: Any, result: Any, inputs: dict, params: Any,
+                    place: Place, rec: StepRecord, keep: bool) -> None:
+    """A step's result: its shape recorded, kept for the graphs made from it, written, drawn."""
+    rec.shape = _shape(result)
     if keep:
-        loaded.sources.results[step.id] = done.result
+        loaded.sources.results[step.id] = result
     if step.output:
         target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")
-        rec.output = str(write_result(done.result, target, algo.writers))
+        about = {"step": step.id, "algorithm": algo.name, "cache_key": rec.cache_key, **provenance.versions(loaded)}
+        rec.output = str(write_result(result, target, algo.writers, metadata=about))
     if step.plot and step.output:
         from graphops.host.algorithm import load_target
 
         picture = place(str(picture_of(step.output)), f"step {step.id!r}: picture",
                         f"the picture of step {step.id!r}")
-        load_target(algo.plot)(done.result, inputs, validated["params"], picture)
+        load_target(algo.plot)(result, inputs, params, picture)
         rec.picture = str(picture)
 
 
@@ -198,7 +256,8 @@ def _write_summary(summary: RunSummary, path: Path) -> None:
 def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | None = None,
                  out: str | os.PathLike | None = None, registry: Registry | None = None,
                  keep_going: bool = False, cluster: str | None = None,
-                 cluster_timeout: float | None = None, overrides: dict[str, Any] | None = None) -> RunSummary:
+                 cluster_timeout: float | None = None, overrides: dict[str, Any] | None = None,
+                 cache: bool = True) -> RunSummary:
     """Validate (if given a path) and run a pipeline; return and write its :class:`RunSummary`.
 
     :param backend: override every step's backend (``cpu``, ``gpu``, ``auto``, ...)
@@ -214,6 +273,9 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
     :param overrides: values set over the file's by dotted key (``{"steps.sim.params.use_weight": True}``;
         ``graphops run --set``), validated as the file's own; with a ``LoadedPipeline``, give them to
         ``load_pipeline`` instead
+    :param cache: read a step's result from the run cache when nothing that made it changed, and keep
+        each new one there (:mod:`graphops.pipeline.cache`); ``False`` (``--no-cache``) computes every step
+        and keeps nothing
     :param registry: the plugins to run with (default: the installed ones; unused for a ``LoadedPipeline``)
     :raises TypeError: an argument of the wrong type; ``ValueError``: a wrong value (an empty ``out``,
         a ``cluster_timeout`` out of range); each names the parameter, before anything is read
@@ -226,6 +288,8 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
                    optional=False, other="a LoadedPipeline (from load_pipeline)")
     check_run_arguments(backend, out, registry, keep_going, cluster, cluster_timeout)
     check_overrides("run_pipeline", overrides)
+    if not isinstance(cache, bool):
+        raise InputTypeError(f"run_pipeline: cache must be True or False; got {cache!r}")
     if overrides and isinstance(pipeline, LoadedPipeline):
         raise InputError("run_pipeline: overrides are set when the file is read: pass them to load_pipeline(path, "
                          "overrides=...), or give run_pipeline the file's path")
@@ -238,7 +302,7 @@ def run_pipeline(pipeline: str | os.PathLike | LoadedPipeline, backend: str | No
         raise InputError(f"{loaded.file}: cluster.workers: {sizes} is a list of cluster sizes, which graphops bench "
                          f"sweeps; a run uses one cluster: give one count (workers: {max(sizes)}), or time the "
                          f"sizes with graphops bench {loaded.file}")
-    return _run_all(loaded, backend, out, keep_going, settings)
+    return _run_all(loaded, backend, out, keep_going, settings, cache)
 
 
 def on_cluster(loaded: LoadedPipeline, step: Any) -> bool:
@@ -309,7 +373,7 @@ def need_no_cluster(loaded: LoadedPipeline) -> None:
 
 
 def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: bool,
-             settings: dict | None) -> RunSummary:
+             settings: dict | None, use_cache: bool = True) -> RunSummary:
     _check_outputs(loaded, _placer(loaded, out)[1])
     folder, place = _placer(loaded, out)
     prepare_folder(folder)
@@ -327,6 +391,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     needs = flow.reads(loaded)
     kept = {s for pairs in needs.values() for _, s in pairs}  # the steps whose results graphs are made from
     status: dict[str, str] = {}
+    keys: dict | None = {} if use_cache else None  # step id -> its run-cache key
     try:
         with contextlib.ExitStack() as stack:
             client, summary.cluster = open_cluster(stack, loaded, settings)
@@ -340,7 +405,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
                     rec.reason, status[step.id] = why, rec.status
                     continue
                 t0 = time.perf_counter()
-                failure = _step(loaded, step, backend, place, rec, client, t0, step.id in kept) or failure
+                failure = _step(loaded, step, backend, place, rec, client, t0, step.id in kept, keys) or failure
                 status[step.id] = rec.status
     except KeyboardInterrupt:
         rec.status, rec.seconds, rec.error = "interrupted", time.perf_counter() - t0, "interrupted (Ctrl-C)"
@@ -350,6 +415,7 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     finally:
         summary.seconds = time.perf_counter() - start
         summary.graphs = loaded.sources.info
+        summary.provenance = {**provenance.versions(loaded), "inputs": provenance.inputs(loaded)}
         if summary.status != "interrupted" and failure is not None:
             summary.status = "failed"
         _write_summary(summary, place(summary_name(loaded), "the run summary"))
@@ -368,11 +434,10 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
 
 
 def _step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Place, rec: StepRecord, client: Any,
-          t0: float, keep: bool = False) -> tuple[StepRecord, BaseException] | None:
+          t0: float, keep: bool = False, keys: dict | None = None) -> tuple[StepRecord, BaseException] | None:
     """Run one step into its record; its failure, if any (reported after the summary is written)."""
     try:
-        _run_step(loaded, step, backend, place, rec, client, keep)
-        rec.status = "ok"
+        rec.status = _run_step(loaded, step, backend, place, rec, client, keep, keys)
     except Exception as exc:  # recorded, reported after the summary is written
         rec.status, rec.seconds = "failed", time.perf_counter() - t0
         rec.error = error_line(exc)

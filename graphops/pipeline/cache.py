@@ -1,0 +1,251 @@
+"""The run cache: a step's result kept under a key made of what made it, so a rerun with nothing
+changed reads it instead of computing it (``cached`` in the table and the summary).
+
+A step's key hashes the algorithm, the plugin that provides it (its distribution's version and the
+content of its source files, so an edited plugin is not taken for the old one), graphops' version, the
+validated parameters, the backend asked for (``auto`` with whether a GPU is usable here: the backend
+family) and each input: a graph's content (:func:`graphops.engine.digest.digest`, from its arrays), or
+for a graph made ``from_step`` the key of that step with the source's keys. A step with an input that
+has no digest (a Dask graph), parameters that are not plain data, or a result that is neither a frame
+nor an array is not cached, and the summary says why.
+
+Entries live in ``GRAPHOPS_RUN_CACHE`` when set, else in graphops' per-user cache folder under ``runs``
+(``graphops cache list | clear``), one folder a key: the result (``result.parquet``, ``.npy`` or ``.npz``)
+and ``entry.json`` (the key's parts, the result's kind and family, its SHA-256). An entry is written
+into a temporary folder and renamed into place in one step, so a reader sees a whole entry or none;
+two runs writing the same key keep the first and drop the second's copy. An entry whose files are
+missing, unreadable or do not match their SHA-256 is removed and computed again, never returned.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphops.version import __version__
+
+__all__ = ["cache_root", "step_key", "load", "store", "entries", "clear", "StepKey", "CACHE_FORMAT"]
+
+log = logging.getLogger("graphops")
+
+CACHE_FORMAT = 1
+ENTRY = "entry.json"
+_SHARD, _KEY = re.compile(r"[0-9a-f]{2}"), re.compile(r"[0-9a-f]{40}")
+
+
+def cache_root() -> Path:
+    """Where entries live (not created here)."""
+    given = os.environ.get("GRAPHOPS_RUN_CACHE")
+    if given:
+        return Path(given)
+    from graphops.base.dirs import cache_dir
+
+    return cache_dir("runs")
+
+
+@dataclass(frozen=True)
+class StepKey:
+    """A step's key, and the parts it was made of (kept in the entry and the run summary)."""
+
+    key: str
+    parts: dict
+
+
+@functools.cache
+def _code_digest(module: str) -> str:
+    """The content of the package a backend lives in (its .py and .cu files), hashed once per process."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module.split(".")[0])
+    h = hashlib.blake2b(digest_size=16)
+    folders = [Path(f) for f in (spec.submodule_search_locations or [])] if spec else []
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".cu", ".cuh")):
+            h.update(str(path.relative_to(folder)).encode())
+            h.update(path.read_bytes())
+    if not folders and spec and spec.origin:
+        h.update(Path(spec.origin).read_bytes())
+    return h.hexdigest()
+
+
+def _plugin_parts(registry: Any, algo: Any) -> dict:
+    """The plugin of an algorithm: its distribution ("name version") and the content of its code."""
+    dist = (getattr(registry.pm, "distributions", {}) or {}).get(algo.plugin)
+    modules = sorted({str(getattr(b, "target", b)).split(":")[0] for b in algo.backends.values()})
+    return {"plugin": algo.plugin, "distribution": dist,
+            "code": hashlib.blake2b("".join(_code_digest(m) for m in modules).encode(), digest_size=16).hexdigest()}
+
+
+def step_key(registry: Any, algo: Any, params: Any, backend: str, inputs: dict[str, str]) -> StepKey | str:
+    """The key of a step (``inputs``: slot -> the input's digest or key), or why it has none."""
+    from graphops.base.device import gpu_available
+
+    try:
+        dumped = params.model_dump(mode="json") if hasattr(params, "model_dump") else dict(params)
+        json.dumps(dumped, sort_keys=True)
+    except Exception as exc:  # a parameter that is not plain data (an object): no key
+        return f"its parameters are not plain data ({type(exc).__name__})"
+    family = f"auto:{'gpu' if gpu_available() else 'cpu'}" if backend == "auto" else backend
+    parts = {"format": CACHE_FORMAT, "graphops": __version__, "algorithm": algo.name, **_plugin_parts(registry, algo),
+             "params": dumped, "backend": family, "inputs": dict(sorted(inputs.items()))}
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return StepKey(hashlib.blake2b(text.encode(), digest_size=20).hexdigest(), parts)
+
+
+def source_key(step_key: str, source: Any) -> str:
+    """The digest of a graph made ``from_step``: the step's key with the source's own keys."""
+    spec = source.model_dump(mode="json", exclude={"device"})
+    return hashlib.blake2b(json.dumps([step_key, spec], sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
+def _where(key: str) -> Path:
+    return cache_root() / key[:2] / key
+
+
+def _payload(result: Any) -> tuple[str, str, bytes] | str:
+    """(file name, family, bytes) of a result, or why it cannot be kept."""
+    import numpy as np
+
+    from graphops.base.device import Device, device_of, to_device
+
+    if hasattr(result, "columns") and hasattr(result, "dtypes") and not hasattr(result, "dask"):
+        family = "cudf" if type(result).__module__.startswith("cudf") else "pandas"
+        frame = result.to_pandas() if family == "cudf" else result
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        return "result.parquet", family, buf.getvalue()
+    if hasattr(result, "dtype") and hasattr(result, "shape") and not hasattr(result, "dask"):
+        family = "cupy" if device_of(result) is Device.GPU else "numpy"
+        buf = io.BytesIO()
+        np.save(buf, to_device(result, Device.CPU), allow_pickle=False)
+        return "result.npy", family, buf.getvalue()
+    if isinstance(result, dict) and result and all(hasattr(v, "dtype") and hasattr(v, "shape") for v in result.values()):
+        family = "cupy" if any(device_of(v) is Device.GPU for v in result.values()) else "numpy"
+        buf = io.BytesIO()
+        np.savez(buf, **{str(k): to_device(v, Device.CPU) for k, v in result.items()})
+        return "result.npz", family, buf.getvalue()
+    return f"its result (a {type(result).__name__}) is neither a frame nor an array"
+
+
+def store(key: StepKey, result: Any, made: dict) -> str | None:
+    """Keep ``result`` under ``key`` (``made``: backend, device, seconds); why not, or ``None`` when kept
+    (or already kept by another run)."""
+    payload = _payload(result)
+    if isinstance(payload, str):
+        return payload
+    name, family, data = payload
+    final = _where(key.key)
+    if (final / ENTRY).is_file():
+        return None
+    tmp = final.parent / f".tmp-{uuid.uuid4().hex}"
+    try:
+        tmp.mkdir(parents=True)
+        (tmp / name).write_bytes(data)
+        entry = {"key": key.key, "parts": key.parts, "file": name, "family": family,
+                 "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                 "created": _dt.datetime.now().isoformat(timespec="seconds"), **made}
+        (tmp / ENTRY).write_text(json.dumps(entry, indent=1, default=str))
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another run kept this key first (or a broken entry is in the way: replaced)
+            if not (final / ENTRY).is_file():
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+    except OSError as exc:
+        return f"the cache folder cannot be written ({exc.strerror or exc})"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return None
+
+
+def load(key: str) -> tuple[Any, dict] | None:
+    """``(result, entry)`` kept under ``key``; ``None`` when there is none. A broken entry (files missing,
+    unreadable, not matching their SHA-256) is removed and ``None`` returned."""
+    folder = _where(key)
+    if not folder.exists():
+        return None
+    try:
+        entry = json.loads((folder / ENTRY).read_text())
+        data = (folder / entry["file"]).read_bytes()
+        if entry.get("key") != key or hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise ValueError("its result does not match its SHA-256")
+        return _result(entry, data), entry
+    except Exception as exc:  # any damage: the entry goes, the step is computed again
+        log.warning("run cache: entry %s is damaged (%s: %s); removed, the step is computed again", key,
+                    type(exc).__name__, exc)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+
+
+def _result(entry: dict, data: bytes) -> Any:
+    import numpy as np
+
+    file, family = entry["file"], entry["family"]
+    if file.endswith(".parquet"):
+        import pandas as pd
+
+        frame = pd.read_parquet(io.BytesIO(data))
+        if family == "cudf":
+            import cudf
+
+            frame = cudf.from_pandas(frame)
+        return frame
+    if file.endswith(".npy"):
+        out = np.load(io.BytesIO(data), allow_pickle=False)
+        return _to_family(out, family)
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return {k: _to_family(z[k], family) for k in z.files}
+
+
+def _to_family(a: Any, family: str) -> Any:
+    if family == "cupy":
+        import cupy
+
+        return cupy.asarray(a)
+    return a
+
+
+def entries() -> list[dict]:
+    """Every whole entry: key, algorithm, bytes, created."""
+    out = []
+    for path in sorted(e / ENTRY for e in _entry_folders() if (e / ENTRY).is_file()):
+        try:
+            e = json.loads(path.read_text())
+            out.append({"key": e["key"], "algorithm": e["parts"].get("algorithm"), "bytes": e.get("bytes", 0),
+                        "created": e.get("created"), "backend": e.get("backend")})
+        except (OSError, ValueError, KeyError):
+            continue
+    return out
+
+
+def _entry_folders() -> list[Path]:
+    """The cache's own folders (``xx/<key>`` and unfinished ``xx/.tmp-*``), nothing else of ``cache_root``."""
+    root = cache_root()
+    if not root.is_dir():
+        return []
+    return [e for d in root.iterdir() if _SHARD.fullmatch(d.name) and d.is_dir()
+            for e in d.iterdir() if e.is_dir() and (_KEY.fullmatch(e.name) or e.name.startswith(".tmp-"))]
+
+
+def clear() -> int:
+    """Remove every entry (and unfinished one), nothing else that may share the folder; how many
+    whole entries there were."""
+    found = _entry_folders()
+    n = sum(1 for e in found if (e / ENTRY).is_file())
+    for folder in found:
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            folder.parent.rmdir()  # the shard, once empty
+        except OSError:
+            pass
+    return n
