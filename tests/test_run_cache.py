@@ -173,6 +173,7 @@ def test_the_summary_and_parquet_outputs_say_what_made_them(tmp_path):
     assert set(about["inputs"]) == {"karate", "rmat", "strong"} and all(len(d) == 32 for d in about["inputs"].values())
     kept = json.loads(pq.read_metadata(tmp_path / "a" / "sim.parquet").metadata[b"graphops"])
     assert kept["step"] == "sim" and kept["cache_key"] == summary.steps[0].cache_key
-    assert kept["packages"]["pandas"] == about["packages"]["pandas"]
+    assert kept["packages"]["pandas"] == about["packages"]["pandas"] and kept["inputs"] == {
+        "karate": about["inputs"]["karate"]}
     again = go.run_pipeline(write(tmp_path), out=tmp_path / "b")  # the same inputs: the same digests
     assert again.provenance["inputs"] == summary.provenance["inputs"]

@@ -71,7 +71,8 @@ def _converted(slot: Any, obj: Any) -> Any:
 def _accepted(slot: Any) -> str:
     kinds = {"graph": "a graphops.Graph or a networkx graph",
              "graphset": "a graphops.GraphSet or a list of networkx graphs or of graphops.Graph objects",
-             "pairs": "a frame of vertex pairs", "daskgraph": "a graphops.DaskGraph"}
+             "pairs": "a frame of vertex pairs", "daskgraph": "a graphops.DaskGraph",
+             "matrix": "a 2-D NumPy or CuPy array (e.g. a Gram matrix)"}
     return ", or ".join(kinds[k] for k in slot.kinds)
 
 
@@ -96,7 +97,13 @@ def as_graphset(obj: Any, who: str) -> GraphSet:
     return got
 
 
+def _is_matrix(obj: Any) -> bool:
+    return hasattr(obj, "shape") and hasattr(obj, "dtype") and len(obj.shape) == 2 and not hasattr(obj, "columns")
+
+
 def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
+    if "matrix" in slot.kinds and _is_matrix(obj):
+        return obj
     obj = _converted(slot, obj)
     kind = _KIND.get(type(obj))
     if kind == "daskgraph" and kind in slot.kinds:

@@ -44,6 +44,8 @@ def plugin_code(algo: Any, backend: str) -> Any:
 
 
 def _prepare(obj: Any, spec: Backend) -> Any:
+    if not hasattr(obj, "csr"):  # a matrix input: as it is, on the backend's device
+        return to_device(obj, Device(spec.device))
     if spec.prepare is not None:
         return obj.cached(("prepare", spec.prepare), lambda: load_target(spec.prepare)(obj))
     return obj.csr(Device(spec.device))

@@ -25,7 +25,7 @@ __all__ = ["Algorithm", "Backend", "Command", "Generator", "Gram", "Input", "Rea
 
 # pairs: vertex pairs of the first input; daskgraph: a graph on a Dask edge frame (graphops.model.daskgraph),
 # taken by algorithms whose split runs on column slices
-INPUT_KINDS = ("graph", "graphset", "pairs", "daskgraph")
+INPUT_KINDS = ("graph", "graphset", "pairs", "daskgraph", "matrix")  # matrix: a 2-D array (e.g. a Gram step's result)
 
 # What a backend name needs unless declared otherwise: its device and importable modules.
 _DEFAULT_NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {

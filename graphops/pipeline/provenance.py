@@ -47,12 +47,14 @@ def _gpu() -> dict[str, Any] | None:
         return {"model": None, "error": f"{type(exc).__name__}: {exc}"}
 
 
-def inputs(loaded: Any) -> dict[str, str]:
-    """Each graph the run loaded: its content digest (or why it has none)."""
+def inputs(loaded: Any, names: list[str] | None = None) -> dict[str, str]:
+    """Each graph the run loaded (or those of ``names``): its content digest (or why it has none)."""
     from graphops.engine.digest import Undigestible, digest
 
     out = {}
     for name, graph in loaded.sources.graphs.items():
+        if names is not None and name not in names:
+            continue
         try:
             out[name] = digest(graph)
         except Undigestible as exc:

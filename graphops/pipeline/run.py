@@ -193,7 +193,8 @@ def _keep_and_write(loaded: LoadedPipeline, step: Any, algo: Any, result: Any, i
         loaded.sources.results[step.id] = result
     if step.output:
         target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")
-        about = {"step": step.id, "algorithm": algo.name, "cache_key": rec.cache_key, **provenance.versions(loaded)}
+        about = {"step": step.id, "algorithm": algo.name, "cache_key": rec.cache_key, **provenance.versions(loaded),
+                 "inputs": provenance.inputs(loaded, list(step.inputs.values()))}
         rec.output = str(write_result(result, target, algo.writers, metadata=about))
     if step.plot and step.output:
         from graphops.host.algorithm import load_target
