@@ -49,7 +49,13 @@ SOURCES = st.one_of(
                                     "directed": st.booleans(), "dedupe": st.booleans(),
                                     "src": st.sampled_from([0, 1, "src", "a"]),
                                     "columns": st.sampled_from([["u", "v"], ["u", "v", "w"], []])}),
-    st.dictionaries(st.sampled_from(["path", "generate", "dataset", "color"]), ANY, max_size=2),
+    st.fixed_dictionaries({"from_step": st.sampled_from(["s0", "s1", "s2", "nosuch", "Bad"])}, optional={
+        "src": st.sampled_from(["first", "second", "n_vertices", "x"]), "dst": st.sampled_from(["second", "first", "y"]),
+        "weight": st.sampled_from(["jaccard_coeff", "n_edges", "z"]), "directed": st.booleans(),
+        "where": st.dictionaries(st.sampled_from(["first", "jaccard_coeff", "n_edges", "x"]),
+                                 st.dictionaries(st.sampled_from(["ge", "lt", "eq", "in", "like"]), ANY, max_size=2),
+                                 max_size=2)}),
+    st.dictionaries(st.sampled_from(["path", "generate", "dataset", "color", "from_step"]), ANY, max_size=2),
 )
 PARAMS = {
     "node_kernel": st.sampled_from(["delta", "gaussian", "gausian", "none", {"gaussian": {"gamma": 0.5}},
@@ -186,12 +192,14 @@ def test_a_pipeline_is_refused_at_load_or_runs_or_fails_with_a_graphops_error(da
 
 
 SOURCE_KEYS = ["path", "generate", "dataset", "smiles", "nodes", "format", "src", "dst", "weight", "columns", "header",
-               "ids", "directed", "dedupe", "device", "partitioned", "column", "label"]
+               "ids", "directed", "dedupe", "device", "partitioned", "column", "label", "from_step", "where"]
 SOURCE_VALUES = {"path": st.sampled_from(["g.txt", "w.csv", "e/*.parquet", ""]), "generate": GENERATORS,
                  "dataset": st.sampled_from(["karate", "nosuch"]), "smiles": st.just("m.csv"),
                  "nodes": st.just("n.csv"), "format": st.sampled_from(["csv", "tu", "x"]), "weight": st.just("w"),
                  "partitioned": st.booleans(), "ids": st.sampled_from(["auto", "string"]),
-                 "device": st.sampled_from(["cpu", "auto"]), "directed": st.booleans(), "dedupe": st.booleans()}
+                 "device": st.sampled_from(["cpu", "auto"]), "directed": st.booleans(), "dedupe": st.booleans(),
+                 "from_step": st.sampled_from(["s", "nosuch"]),
+                 "where": st.sampled_from([{"n_edges": {"ge": 1}}, {"x": {"in": [1]}}, {}])}
 
 
 @given(keys=st.lists(st.sampled_from(SOURCE_KEYS), min_size=0, max_size=5, unique=True), data=st.data())
