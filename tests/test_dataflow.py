@@ -207,3 +207,83 @@ def test_any_override_is_taken_or_refused_with_a_config_error(tmp_path_factory, 
     except ConfigError:
         pass
     assert path.read_text() == before
+
+
+@pytest.mark.parametrize("graph, message", [
+    ("{from_step: sim, src: first, dst: second, where: {first: {eq: 'x'}}}",
+     "where: first: eq: 'x' is text, and the column holds number values"),
+    ("{from_step: sim, src: first, dst: second, where: {first: {in: [1, true]}}}",
+     "True is bool, and the column holds number values"),
+    ("{from_step: look, src: n_vertices, dst: n_edges, where: {graph: {gt: 5}}}",
+     "the step's result has no column 'graph' (where.graph)"),
+])
+def test_what_only_the_result_shows_is_one_line_at_run(tmp_path, graph, message):
+    """A where: value of another kind than its column (never a silent empty or misread filter), and a
+    column the algorithm declares but this result lacks: the step fails with one line naming both."""
+    text = FLOW.replace("{from_step: sim, src: first, dst: second, weight: jaccard_coeff, where: {jaccard_coeff: "
+                        "{ge: 0.3}, first: {ne: 0}}}", graph)
+    if "look" in graph:
+        text = text.replace("inputs: {graph: strong}", "inputs: {graph: karate}") + \
+            "  - {id: again, algorithm: describe, inputs: {graph: strong}}\n"
+    with pytest.raises(PipelineError) as info:
+        go.run_pipeline(write(tmp_path, text))
+    assert message in str(info.value) and "Traceback" not in str(info.value)
+    from graphops.errors import is_user_error
+
+    assert is_user_error(info.value)
+
+
+def test_a_matrix_where_rows_are_wanted_and_rows_where_a_matrix_is(tmp_path):
+    text = """\
+    version: 1
+    graphs:
+      karate: {dataset: karate}
+      mutag: {dataset: MUTAG}
+      rows: {from_step: sim}
+    steps:
+      - {id: sim, algorithm: jaccard, inputs: {graph: karate}}
+      - {id: acc, algorithm: classify, inputs: {graphs: mutag, gram: rows}}
+    """
+    with pytest.raises(ConfigError, match="returns a frame of rows, not a matrix: give src: and dst:"):
+        go.load_pipeline(write(tmp_path, text))
+    with pytest.raises(ConfigError, match="orders by true/false"):
+        go.load_pipeline(write(tmp_path, FLOW.replace("{ge: 0.3}", "{ge: true}")))
+
+
+def test_a_long_chain_validates_and_a_long_cycle_is_said_briefly(tmp_path):
+    n = 1500
+    graphs = "".join(f"  g{i}: {{from_step: s{i + 1}, src: first, dst: second}}\n" for i in range(n - 1))
+    steps = "".join(f"  - {{id: s{i}, algorithm: jaccard, inputs: {{graph: g{i}}}}}\n" for i in range(n - 1))
+    head = "version: 1\ngraphs:\n  karate: {dataset: karate}\n"
+    chain = write(tmp_path, head + graphs + "steps:\n" + steps +
+                  f"  - {{id: s{n - 1}, algorithm: jaccard, inputs: {{graph: karate}}}}\n", "chain.yaml")
+    loaded = go.load_pipeline(chain)
+    from graphops.pipeline.flow import order
+
+    assert order(loaded)[:2] == [n - 1, n - 2]
+    cyclic = write(tmp_path, head + graphs + f"  g{n - 1}: {{from_step: s0, src: first, dst: second}}\nsteps:\n" +
+                   steps + f"  - {{id: s{n - 1}, algorithm: jaccard, inputs: {{graph: g{n - 1}}}}}\n", "cyc.yaml")
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(cyclic)
+    assert "... 1494 more ..." in str(info.value) and "(1500 steps in all)" in str(info.value)
+    dup = write(tmp_path, "version: 1\ngraphs:\n  karate: {dataset: karate}\n  g: {from_step: sim, src: first, dst: "
+                          "second}\nsteps:\n  - {id: sim, algorithm: jaccard, inputs: {graph: karate}}\n"
+                          "  - {id: sim, algorithm: jaccard, inputs: {graph: g}}\n", "dup.yaml")
+    with pytest.raises(ConfigError) as info:
+        go.load_pipeline(dup)
+    assert "Duplicate step id 'sim'" in str(info.value) and "cycle" not in str(info.value)
+    assert "own result" not in str(info.value)
+
+
+def test_set_through_a_yaml_alias_changes_that_step_only(tmp_path):
+    text = """\
+    version: 1
+    name: p
+    graphs:
+      karate: {dataset: karate}
+    steps:
+      - {id: a, algorithm: jaccard, inputs: &in {graph: karate}, params: &p {top_k: 3}, output: a.csv}
+      - {id: b, algorithm: jaccard, inputs: *in, params: *p, output: b.csv}
+    """
+    go.run_pipeline(write(tmp_path, text), overrides={"steps.a.params.top_k": 5})
+    assert len(pd.read_csv(tmp_path / "out" / "a.csv")) == 5 and len(pd.read_csv(tmp_path / "out" / "b.csv")) == 3

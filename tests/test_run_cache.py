@@ -177,3 +177,49 @@ def test_the_summary_and_parquet_outputs_say_what_made_them(tmp_path):
         "karate": about["inputs"]["karate"]}
     again = go.run_pipeline(write(tmp_path), out=tmp_path / "b")  # the same inputs: the same digests
     assert again.provenance["inputs"] == summary.provenance["inputs"]
+
+
+def test_clear_never_follows_a_link_nor_takes_what_is_not_an_entry(tmp_path, monkeypatch):
+    root, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    root.mkdir()
+    (elsewhere / ("a" * 40)).mkdir(parents=True)
+    (elsewhere / ("a" * 40) / "f").write_text("keep")
+    (root / "cd").symlink_to(elsewhere)  # a shard that is a link: never entered
+    (root / "00" / ".tmp-important").mkdir(parents=True)
+    (root / "00" / ".tmp-important" / "thesis.tex").write_text("keep")
+    (root / "ff" / ("0" * 40)).mkdir(parents=True)
+    (root / "ff" / ("0" * 40) / "data.txt").write_text("keep")  # a key-shaped folder of something else
+    monkeypatch.setenv("GRAPHOPS_RUN_CACHE", str(root))
+    go.run_pipeline(write(tmp_path), out=tmp_path / "a")
+    assert cache.clear() == 3 and cache.entries() == []
+    for kept in (elsewhere / ("a" * 40) / "f", root / "00" / ".tmp-important" / "thesis.tex",
+                 root / "ff" / ("0" * 40) / "data.txt"):
+        assert kept.read_text() == "keep"
+
+
+def test_an_entry_whose_result_is_a_fifo_or_tampered_is_not_read(tmp_path):
+    path = write(tmp_path)
+    first = go.run_pipeline(path, out=tmp_path / "a")
+    key = first.steps[0].cache_key
+    folder = cache.cache_root() / key[:2] / key
+    payload = folder / "result.parquet"
+    payload.unlink()
+    os.mkfifo(payload)  # reading it would wait forever
+    again = go.run_pipeline(path, out=tmp_path / "b")
+    assert statuses(again)["sim"] == "ok"
+    other = first.steps[2].cache_key  # describe's: replaced by a frame without its columns, SHA-256 updated
+    folder = cache.cache_root() / other[:2] / other
+    import hashlib
+    import io
+
+    import pandas as pd
+
+    buf = io.BytesIO()
+    pd.DataFrame({"x": [1]}).to_parquet(buf, index=False)
+    (folder / "result.parquet").write_bytes(buf.getvalue())
+    entry = json.loads((folder / "entry.json").read_text())
+    entry.update(sha256=hashlib.sha256(buf.getvalue()).hexdigest(), bytes=len(buf.getvalue()))
+    (folder / "entry.json").write_text(json.dumps(entry))
+    third = go.run_pipeline(path, out=tmp_path / "c")
+    assert statuses(third)["other"] == "ok"
+    assert (tmp_path / "a" / "other.csv").read_bytes() == (tmp_path / "c" / "other.csv").read_bytes()

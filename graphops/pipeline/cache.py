@@ -40,7 +40,8 @@ log = logging.getLogger("graphops")
 
 CACHE_FORMAT = 1
 ENTRY = "entry.json"
-_SHARD, _KEY = re.compile(r"[0-9a-f]{2}"), re.compile(r"[0-9a-f]{40}")
+OWN_FILES = {ENTRY, "result.parquet", "result.npy", "result.npz"}  # all an entry folder ever holds
+_SHARD, _KEY, _TMP = re.compile(r"[0-9a-f]{2}"), re.compile(r"[0-9a-f]{40}"), re.compile(r"\.tmp-[0-9a-f]{32}")
 
 
 def cache_root() -> Path:
@@ -169,22 +170,55 @@ def store(key: StepKey, result: Any, made: dict) -> str | None:
 
 
 def load(key: str) -> tuple[Any, dict] | None:
-    """``(result, entry)`` kept under ``key``; ``None`` when there is none. A broken entry (files missing,
-    unreadable, not matching their SHA-256) is removed and ``None`` returned."""
+    """``(result, entry)`` kept under ``key``; ``None`` when there is none. A damaged entry (files missing,
+    unreadable, not regular files, of another size or SHA-256 than recorded) is removed and ``None``
+    returned."""
+    import stat
+
     folder = _where(key)
-    if not folder.exists():
+    if not os.path.lexists(folder):
         return None
     try:
-        entry = json.loads((folder / ENTRY).read_text())
-        data = (folder / entry["file"]).read_bytes()
+        if not _own_folder(folder):
+            raise ValueError("it is not a folder of the cache's own files")
+        entry_path = folder / ENTRY
+        if not stat.S_ISREG(os.lstat(entry_path).st_mode) or os.lstat(entry_path).st_size > 1 << 20:
+            raise ValueError(f"{ENTRY} is not a small regular file")
+        entry = json.loads(entry_path.read_text())
+        payload = folder / entry["file"]
+        if entry["file"] not in OWN_FILES - {ENTRY}:
+            raise ValueError(f"it names a result file {entry['file']!r} the cache never writes")
+        info = os.lstat(payload)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != entry["bytes"]:
+            raise ValueError("its result is not a regular file of the size recorded")
+        data = payload.read_bytes()
         if entry.get("key") != key or hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ValueError("its result does not match its SHA-256")
         return _result(entry, data), entry
     except Exception as exc:  # any damage: the entry goes, the step is computed again
-        log.warning("run cache: entry %s is damaged (%s: %s); removed, the step is computed again", key,
-                    type(exc).__name__, exc)
-        shutil.rmtree(folder, ignore_errors=True)
+        discard(key, f"{type(exc).__name__}: {exc}")
         return None
+
+
+def discard(key: str, why: str) -> None:
+    """Remove a damaged entry (only a real folder of the cache's own files: never through a link)."""
+    folder = _where(key)
+    log.warning("run cache: entry %s is damaged (%s); removed, the step is computed again", key, why)
+    if _own_folder(folder):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _own_folder(folder: Path) -> bool:
+    """A real folder (no link on the way from the cache root) holding only the files an entry holds."""
+    root = cache_root()
+    try:
+        if any(p.is_symlink() for p in (folder, folder.parent)) or not folder.is_dir():
+            return False
+        if folder.parent.parent.resolve() != root.resolve():
+            return False
+        return all(c.name in OWN_FILES and c.is_file() and not c.is_symlink() for c in folder.iterdir())
+    except OSError:
+        return False
 
 
 def _result(entry: dict, data: bytes) -> Any:
@@ -229,12 +263,13 @@ def entries() -> list[dict]:
 
 
 def _entry_folders() -> list[Path]:
-    """The cache's own folders (``xx/<key>`` and unfinished ``xx/.tmp-*``), nothing else of ``cache_root``."""
+    """The cache's own folders (``xx/<key>`` and unfinished ``xx/.tmp-<hex>``, real folders holding only
+    an entry's files), nothing else under ``cache_root``: a link is never followed."""
     root = cache_root()
     if not root.is_dir():
         return []
-    return [e for d in root.iterdir() if _SHARD.fullmatch(d.name) and d.is_dir()
-            for e in d.iterdir() if e.is_dir() and (_KEY.fullmatch(e.name) or e.name.startswith(".tmp-"))]
+    return [e for d in root.iterdir() if _SHARD.fullmatch(d.name) and d.is_dir() and not d.is_symlink()
+            for e in d.iterdir() if (_KEY.fullmatch(e.name) or _TMP.fullmatch(e.name)) and _own_folder(e)]
 
 
 def clear() -> int:

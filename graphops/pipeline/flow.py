@@ -40,28 +40,43 @@ def order(loaded: Any) -> list[int]:
 
 
 def cycle(loaded: Any) -> list[tuple[str, str, str]] | None:
-    """A cycle of steps feeding each other, as ``(step, graph, step it reads)`` links from the first
-    step of the cycle in file order back to it; ``None`` when there is none."""
-    needs = reads(loaded)
+    """A cycle of steps feeding each other, as ``(step, graph, step it reads)`` links from the step of
+    the cycle first in file order back to it; ``None`` when there is none, or when step ids repeat
+    (that is the file's error then, and a cycle through a repeated id would be a guess). Iterative:
+    chains of any length."""
     steps = [s.id for s in loaded.model.steps]
-    for start in steps:
+    if len(set(steps)) != len(steps):
+        return None
+    needs = reads(loaded)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in steps:
+        if state.get(root):
+            continue
         path: list[tuple[str, str, str]] = []
-        if _back_to(start, start, needs, path, set()):
-            return path
+        stack = [(root, iter(needs.get(root, ())))]
+        state[root] = 1
+        while stack:
+            at, todo = stack[-1]
+            link = next(todo, None)
+            if link is None:
+                state[at] = 2
+                stack.pop()
+                if path:
+                    path.pop()
+                continue
+            graph, then = link
+            if then not in needs:  # a step the file does not have (reported at the graph)
+                continue
+            if state.get(then) == 1:  # back on the path: the cycle is the path from `then` on
+                loop = path[[p[0] for p in path].index(then):] if then != at else []
+                loop = loop + [(at, graph, then)]
+                first = min(range(len(loop)), key=lambda k: steps.index(loop[k][0]))
+                return loop[first:] + loop[:first]
+            if not state.get(then):
+                state[then] = 1
+                path.append((at, graph, then))
+                stack.append((then, iter(needs.get(then, ()))))
     return None
-
-
-def _back_to(goal: str, at: str, needs: dict, path: list, seen: set) -> bool:
-    for graph, step in needs.get(at, ()):
-        path.append((at, graph, step))
-        if step == goal:
-            return True
-        if step not in seen:
-            seen.add(step)
-            if _back_to(goal, step, needs, path, seen):
-                return True
-        path.pop()
-    return False
 
 
 def cycle_problem(links: list[tuple[str, str, str]]) -> str:
@@ -70,7 +85,10 @@ def cycle_problem(links: list[tuple[str, str, str]]) -> str:
         step, graph, _ = links[0]
         return (f"step {step!r} reads graph {graph!r}, which is made from the step's own result, so it can never "
                 f"run; make {graph!r} from another step or from a file")
-    spelled = ", ".join(f"{step!r} reads graph {graph!r} (made from step {then!r})" for step, graph, then in links)
+    said = [f"{step!r} reads graph {graph!r} (made from step {then!r})" for step, graph, then in links]
+    if len(said) > 8:  # a long cycle: its ends, and how long it is
+        said = [*said[:4], f"... {len(said) - 6} more ...", *said[-2:]]
+    spelled = ", ".join(said) + (f" ({len(links)} steps in all)" if len(links) > 8 else "")
     return (f"steps feed each other in a cycle: {spelled}; none of them can run first. Make one of those graphs "
             f"from a file, a generator or a step outside the cycle")
 

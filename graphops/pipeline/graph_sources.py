@@ -543,6 +543,9 @@ class FromStepSource(_Source):
                 if (op == "in") != isinstance(value, list):
                     raise ValueError(f"where: {column}: {op}: " + ("'in' takes a list of values, e.g. in: [1, 2]"
                                      if op == "in" else f"{op!r} takes one value, not a list (use 'in' for a list)"))
+                if op in ("lt", "le", "gt", "ge") and isinstance(value, bool):
+                    raise ValueError(f"where: {column}: {op}: {str(value).lower()} orders by true/false; compare with a "
+                                     f"number or a text")
         return self
 
     def columns(self) -> list[tuple[str, str]]:
@@ -580,6 +583,10 @@ class FromStepSource(_Source):
             yield "from_step", (f"step {self.from_step!r} ({algo.name}) returns a matrix, not a frame of rows: drop "
                                 f"src:/dst:/weight:/where: to take the matrix itself")
             return
+        if self.src is None and algo.result == "frame":
+            yield "from_step", (f"step {self.from_step!r} ({algo.name}) returns a frame of rows, not a matrix: give "
+                                f"src: and dst: (columns {choices(list(algo.outputs or ()))}) to make a graph of its rows")
+            return
         outputs = list(algo.outputs or ())
         for key, column in self.columns() if outputs else ():
             if column not in outputs:
@@ -587,16 +594,31 @@ class FromStepSource(_Source):
                             f"{column!r} is not one of them.{did_you_mean(column, outputs)}")
 
     def load(self, ctx: Any, name: str, device: str) -> Any:
+        from graphops.errors import InputError
+
         result = ctx.result(self.from_step, name)
+        frame_like = hasattr(result, "columns") and hasattr(result, "dtypes")
+        where = f"graph {name!r} (from_step: {self.from_step})"
         if self.src is None:
+            if frame_like or not (hasattr(result, "shape") and len(result.shape) == 2):
+                raise InputError(f"{where}: the step's result is {_what(result)}, not a matrix; give src: and dst: to "
+                                 f"make a graph of its rows, or take the matrix of a step that returns one")
             return result
+        if not frame_like:
+            raise InputError(f"{where}: the step's result is {_what(result)} with its parameters, not a frame of rows: "
+                             f"drop src:/dst:/weight:/where: to take it as a matrix, or set the step's parameters so "
+                             f"that it returns rows")
+        missing = [(k, c) for k, c in self.columns() if c not in result.columns]
+        if missing:
+            raise InputError(f"{where}: the step's result has no column {missing[0][1]!r} ({missing[0][0]}); its "
+                             f"columns: {choices([str(c) for c in result.columns])}")
         from graphops.model.graph import Graph
 
         frame = result
         keep = None
         for column, tests in (self.where or {}).items():
             for op, value in tests.items():
-                mask = _compare(frame[column], op, value)
+                mask = _compare(frame[column], op, value, f"{where}: where: {column}: {op}")
                 keep = mask if keep is None else keep & mask
         if keep is not None:
             frame = frame[keep]
@@ -607,8 +629,38 @@ class FromStepSource(_Source):
         return {"dataset": None, "generate": None, "from_step": self.from_step}
 
 
-def _compare(column: Any, op: str, value: Any) -> Any:
-    """A column compared with a value, as a where: condition (pandas and cuDF alike)."""
+def _what(result: Any) -> str:
+    if hasattr(result, "columns"):
+        return f"a frame of {len(result.columns)} columns"
+    if hasattr(result, "shape"):
+        return f"a {len(result.shape)}-D array of shape {tuple(result.shape)}"
+    return f"a {type(result).__name__}"
+
+
+def _kind_of(value: Any) -> str:
+    """``bool``, ``number`` or ``text``: what a where: value is, to match a column's kind."""
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, (int, float)) else "text"
+
+
+def _column_kind(column: Any) -> str:
+    kind = getattr(column.dtype, "kind", "O")
+    return "bool" if kind == "b" else "number" if kind in "iufc" else "text"
+
+
+def _compare(column: Any, op: str, value: Any, where: str) -> Any:
+    """A column compared with a value, as a where: condition (pandas and cuDF alike); a value of another
+    kind than the column's (a number against text ids, true against numbers) is an error, not a silent
+    empty or misread filter."""
+    from graphops.errors import InputError
+
+    have = _column_kind(column)
+    for v in value if op == "in" else [value]:
+        if _kind_of(v) != have:
+            raise InputError(f"{where}: {v!r} is {_kind_of(v)}, and the column holds {have} values "
+                             f"({column.dtype}): give a {have} value" + (" (quote numbers written as text: '5')"
+                                                                          if have == "text" else ""))
     if op == "in":
         return column.isin(value)
     return {"eq": column.__eq__, "ne": column.__ne__, "lt": column.__lt__, "le": column.__le__,

@@ -59,7 +59,7 @@ def apply_overrides(file: str, data: Any, overrides: Mapping[str, Any] | None) -
         return data
     if not isinstance(data, dict):
         return data  # the file's own error (not a mapping) is reported as before
-    data = copy.deepcopy(data)
+    data = _unshared(data)
     issues = []
     for key, value in overrides.items():
         problem = _set(data, key.split("."), value)
@@ -68,6 +68,16 @@ def apply_overrides(file: str, data: Any, overrides: Mapping[str, Any] | None) -
     if issues:
         raise ConfigError(file, issues)
     return data
+
+
+def _unshared(value: Any) -> Any:
+    """A copy in which no mapping or list is shared (a YAML alias made two places one object: a value
+    set at one of them must not change the other)."""
+    if isinstance(value, dict):
+        return {k: _unshared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unshared(v) for v in value]
+    return copy.copy(value)
 
 
 def _set(data: dict, parts: list[str], value: Any) -> str | None:

@@ -123,6 +123,9 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
     key = None if keys is None else _cache_key(loaded, step, algo, checked, asked, inputs, keys, rec)
     if key is not None:
         hit = runcache.load(key.key)
+        if hit is not None and not _has_outputs(algo, hit[0]):  # a result that is not this algorithm's
+            runcache.discard(key.key, "its result lacks the algorithm's columns")
+            hit = None
         if hit is not None:
             result, entry = hit
             rec.backend, rec.device, rec.seconds = entry.get("backend", ""), entry.get("device", ""), 0.0
@@ -154,6 +157,13 @@ def _run_step(loaded: LoadedPipeline, step: Any, backend: str | None, place: Pla
         rec.details["cache"] = "written" if why is None else f"not cached: {why}"
     _keep_and_write(loaded, step, algo, done.result, inputs, validated["params"], place, rec, keep)
     return "ok"
+
+
+def _has_outputs(algo: Any, result: Any) -> bool:
+    """A frame result has every column the algorithm always returns (an array: nothing to check)."""
+    if not hasattr(result, "columns"):
+        return True
+    return set(algo.outputs or ()) - set(algo.optional_outputs or ()) <= {str(c) for c in result.columns}
 
 
 def _cache_key(loaded: LoadedPipeline, step: Any, algo: Any, params: Any, asked: str, inputs: dict, keys: dict,

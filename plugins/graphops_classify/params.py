@@ -56,7 +56,21 @@ class ClassifyParams(Params):
         if not np.isfinite(k).all():
             raise ValueError(f"the Gram matrix holds {int((~np.isfinite(k)).sum())} values that are not finite: "
                              "check the kernel step's parameters")
+        if self.normalize:
+            d = np.diag(k)
+            if not (d > 0).all():
+                raise ValueError(f"normalize: true divides by sqrt(k_ii k_jj), and {int((d <= 0).sum())} diagonal "
+                                 f"entries are not positive: give the kernel step's own normalized matrix, or drop "
+                                 f"normalize")
+            with np.errstate(over="ignore", invalid="ignore"):
+                if not np.isfinite(k / np.sqrt(np.outer(d, d))).all():
+                    raise ValueError("the normalized Gram matrix overflows (values far beyond its diagonal): check "
+                                     "the kernel step's parameters")
         y = np.asarray(to_device(labels, Device.CPU))
+        if y.dtype.kind == "f" and not (np.isfinite(y).all() and (y == np.round(y)).all()):
+            raise ValueError(f"the graph labels are not classes: {int((~np.isfinite(y) | (y != np.round(y))).sum())} "
+                             f"are not whole numbers (e.g. {float(y[~np.isfinite(y) | (y != np.round(y))][0])!r}); give "
+                             f"integer or text labels")
         _, counts = np.unique(y, return_counts=True)
         if len(counts) < 2:
             raise ValueError("every graph has the same label: a classifier needs two classes at least")

@@ -56,6 +56,16 @@ def test_wrong_inputs_are_told_what_to_fix(monkeypatch):
     bad[0, 1] = np.nan
     with pytest.raises(GraphopsError, match="holds 1 values that are not finite"):
         go.run("classify", graphs, bad)
+    zero = gram.copy()
+    zero[3, 3] = 0.0
+    with pytest.raises(GraphopsError, match="1 diagonal entries are not positive"):
+        go.run("classify", graphs, zero, normalize=True)
+    import dataclasses
+
+    for labels, shown in ((np.linspace(0.5, 1.5, 188), "0.5"), (np.where(np.arange(188) % 2, np.inf, 1.0), "inf")):
+        odd = dataclasses.replace(graphs, graph_labels=labels)
+        with pytest.raises(GraphopsError, match=f"are not whole numbers .e.g. {shown}"):
+            go.run("classify", odd, gram)
     same = go.generate.gnp_set({10: 6}, p=0.5, seed=1)
     with pytest.raises(GraphopsError, match="every graph has the same label: a classifier needs two classes"):
         go.run("classify", same, np.eye(6))
