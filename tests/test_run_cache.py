@@ -114,7 +114,7 @@ def test_runs_sharing_the_cache_at_once_leave_it_whole(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(tmp_path / f"o{i}")], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
     outs = [p.communicate(timeout=300) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
+    assert all(p.returncode == 0 for p in procs), [(p.returncode, o[1][-500:]) for p, o in zip(procs, outs)]
     assert {len(cache.entries())} == {3}
     assert statuses(go.run_pipeline(path, out=tmp_path / "last")) == {"sim": "cached", "parts": "cached",
                                                                       "other": "cached"}

@@ -121,9 +121,12 @@ def _payload(result: Any) -> tuple[str, str, bytes] | str:
 
     if hasattr(result, "columns") and hasattr(result, "dtypes") and not hasattr(result, "dask"):
         family = "cudf" if type(result).__module__.startswith("cudf") else "pandas"
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         frame = result.to_pandas() if family == "cudf" else result
         buf = io.BytesIO()
-        frame.to_parquet(buf, index=False)
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buf)  # (one file, no dataset machinery)
         return "result.parquet", family, buf.getvalue()
     if hasattr(result, "dtype") and hasattr(result, "shape") and not hasattr(result, "dask"):
         family = "cupy" if device_of(result) is Device.GPU else "numpy"
@@ -226,9 +229,11 @@ def _result(entry: dict, data: bytes) -> Any:
 
     file, family = entry["file"], entry["family"]
     if file.endswith(".parquet"):
-        import pandas as pd
+        import pyarrow.parquet as pq
 
-        frame = pd.read_parquet(io.BytesIO(data))
+        # one file read on this thread: pandas' reader goes through pyarrow's datasets and thread pool,
+        # which aborted a process at exit now and then ("terminate called without an active exception")
+        frame = pq.ParquetFile(io.BytesIO(data)).read(use_threads=False).to_pandas()
         if family == "cudf":
             import cudf
 

@@ -12,7 +12,7 @@ each vertex's degree and one per-vertex size (a weight sum, or a weight norm):
   each vertex's whole neighbourhood;
 * adamic_adar Σ 1 / log d(w), resource_allocation Σ 1 / d(w) over the common neighbours w other
   than u and v, d(w) networkx's degree (a self-loop counted twice), as networkx defines them (a
-  common neighbour of degree 1, possible only in the pair (u, u) of a self-loop, adds 0 where
+  common neighbour of degree 1, possible only in a pair (u, u), adds 0 to Adamic–Adar where
   networkx divides by log 1 = 0).
 
 A score whose denominator is 0 is 0. The same loops serve given pairs (:func:`pair_scores`, a
@@ -65,8 +65,9 @@ def tables(adj: Adjacency, measure: Measure, row_sums: Any) -> Tables:
 
 def aux_values(adj: Adjacency, inv_log: bool) -> Any:
     """g(w) per vertex on the adjacency's device: 1 / log d(w) or 1 / d(w), d networkx's degree (a
-    self-loop counts twice); 0 for d <= 1 (such a vertex is nobody's common neighbour but its own).
-    The logarithms are taken on the host, so every backend adds the same values."""
+    self-loop counts twice); 0 where d = 0, and for Adamic–Adar where d = 1 (a vertex of one neighbour u
+    is a common neighbour only of the pair (u, u), where networkx divides by log 1 = 0). The
+    logarithms are taken on the host, so every backend adds the same values."""
     from graphops.plugin import Device, device_of, to_device
 
     xp, n = adj.xp, adj.n_vertices
@@ -82,8 +83,10 @@ def _aux(nx_degree, inv_log):
     out = np.zeros(len(nx_degree), np.float64)
     for r in range(len(nx_degree)):
         d = nx_degree[r]
-        if d > 1:
-            out[r] = 1.0 / math.log(d) if inv_log else 1.0 / d
+        if inv_log and d > 1:
+            out[r] = 1.0 / math.log(d)
+        elif not inv_log and d > 0:
+            out[r] = 1.0 / d
     return out
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from graphops.plugin import Pairs, Params, device_of
 
@@ -36,6 +36,27 @@ class SimilarityParams(Params):
     top_k: int | None = Field(None, ge=1, le=1_000_000_000)
     cpu_share: float | None = Field(None, ge=0.0, le=1.0)
     _vertex_index: Any = PrivateAttr(default=None)  # vertices as internal indices (check_inputs)
+
+    @field_validator("vertices", mode="before")
+    @classmethod
+    def _vertex_ids(cls, value: Any) -> Any:
+        """Vertex ids: all integers (within int64) or all strings, each said once when wrong."""
+        import numbers
+
+        if value is None:
+            return value
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+            raise ValueError(f"vertices= is a list of vertex ids (e.g. [0, 33]); got a {type(value).__name__}")
+        ids = list(value)
+        for v in ids:
+            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, str)):
+                raise ValueError(f"vertices= holds {v!r} ({type(v).__name__}); a vertex id is an integer or a string")
+            if isinstance(v, numbers.Integral) and not -2**63 <= int(v) < 2**63:
+                raise ValueError(f"vertices= holds {int(v)}, beyond the 64-bit signed range of a graph's integer ids")
+        if len({isinstance(v, str) for v in ids}) > 1:
+            raise ValueError("vertices= mixes integers and strings; a graph's ids are all integers or all strings: "
+                             "give them as the graph has them")
+        return tuple(v if isinstance(v, str) else int(v) for v in ids)
 
     @model_validator(mode="after")
     def _pairs_chosen_once(self) -> "SimilarityParams":
@@ -71,11 +92,33 @@ class SimilarityParams(Params):
             return
         w = graph.weights
         bad = w < 0
+        xp = device_of(w).xp
         if bool(bad.any()):
-            xp = device_of(w).xp
             row = int(xp.flatnonzero(bad)[0])
             raise ValueError(f"use_weight=True needs non-negative weights; edge row {row} has weight "
                              f"{float(w[row])!r} ({int(bad.sum())} negative in all). Fix or drop them")
+        if len(w):
+            self._weights_in_range(xp, w)
+
+    def _weights_in_range(self, xp: Any, w: Any) -> None:
+        """Weights whose sums (and, for cosine, products) float64 holds: a weight sum beyond it, or a
+        product lost below it, would give NaN or 0 without a word."""
+        import math
+
+        import numpy as np
+
+        largest = float(w.max())
+        positive = w[w > 0]
+        smallest = float(positive.min()) if len(positive) else 0.0
+        fix = "rescale them (e.g. divide by the largest), which leaves every coefficient as it is"
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is what is looked for here
+            total = 2.0 * float(w.sum())
+        if not math.isfinite(total):
+            raise ValueError(f"use_weight=True: the weights (up to {largest:.3g}) add up beyond what float64 holds "
+                             f"in a vertex's weight sum; {fix}")
+        if self.measure == "cosine" and (largest > 1e150 or 0 < smallest < 1e-150):
+            raise ValueError(f"use_weight=True: cosine multiplies weights, and weights from {smallest:.3g} to "
+                             f"{largest:.3g} leave float64's range when squared; {fix}")
 
     def _name(self) -> str:
         return self.measure

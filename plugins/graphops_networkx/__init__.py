@@ -83,8 +83,11 @@ class GraphopsNxGraph:
 
 
 def _ids_supported(G: Any) -> bool:
+    """Node ids graphops takes: all strings, or all Python ints within int64."""
     kinds = {type(n) for n in G}
-    return kinds <= {int} or kinds <= {str}
+    if kinds <= {str}:
+        return True
+    return kinds <= {int} and all(-2**63 <= n < 2**63 for n in G)
 
 
 class BackendInterface:
@@ -112,7 +115,7 @@ class BackendInterface:
         G = args[0] if args else kwargs.get("G")
         G = G.nx_graph if isinstance(G, GraphopsNxGraph) else G
         if G is None or not _ids_supported(G):
-            return "node ids must be all integers or all strings"
+            return "node ids must be all integers (within int64) or all strings"
         if name in EULER:
             return True
         if G.is_directed() or G.is_multigraph():

@@ -2,6 +2,8 @@
 two-hop and top-k pairs) against the set references and networkx."""
 from __future__ import annotations
 
+import re
+
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -161,6 +163,31 @@ def test_two_hop_with_a_pairs_input_or_weights_on_an_index_is_refused():
         go.run("jaccard", g, pd.DataFrame({"first": [0], "second": [1]}), backend="cpu", candidates="two_hop")
     with pytest.raises(GraphopsError, match="no weighted form"):
         go.run("adamic_adar", g, backend="cpu", use_weight=True)
+
+
+def test_what_the_trial_found_is_said_or_scored_as_networkx_does():
+    """resource_allocation of a pair (u, u) with a neighbour of degree 1 (networkx: 1/1); vertex ids
+    beyond int64 or of mixed kinds, one line each; weights whose sums or squares leave float64."""
+    g = make([0, 0], [1, 2])
+    p = pd.DataFrame({"first": [0], "second": [0]})
+    assert go.run("resource_allocation", g, p, backend="cpu")["resource_allocation_index"].tolist() == [2.0]
+    assert list(nx.resource_allocation_index(nx.star_graph(2), [(0, 0)], backend="graphops")) == [(0, 0, 2.0)]
+    for vertices, message in (([2**70], "beyond the 64-bit signed range"), ([0, "1"], "mixes integers and strings"),
+                              ([0, None], "holds None (NoneType); a vertex id is an integer or a string"),
+                              ("0", "is a list of vertex ids")):
+        with pytest.raises(GraphopsError, match=re.escape(message)) as info:
+            go.run("jaccard", g, backend="cpu", candidates="two_hop", vertices=vertices)
+        assert str(info.value).count("vertices") <= 2
+    edges = pd.DataFrame({"src": [0, 1, 0, 2], "dst": [1, 2, 2, 3]})
+    for w, measure, message in ((1e308, "jaccard", "add up beyond what float64 holds"),
+                                (1e200, "cosine", "leave float64's range when squared"),
+                                (1e-200, "cosine", "leave float64's range when squared")):
+        heavy = go.Graph.from_edgelist(edges.assign(w=w), weight="w")
+        with pytest.raises(GraphopsError, match=message):
+            go.run(measure, heavy, backend="cpu", use_weight=True)
+    G = nx.Graph([(2**70, 1), (1, 2)])
+    with nx.config.backend_priority(algos=["graphops"]):  # declined: networkx runs it
+        assert len(list(nx.jaccard_coefficient(G))) == 1
 
 
 def test_backends_without_two_hop_say_which_have_it():

@@ -16,8 +16,10 @@ def score(nbrs: dict, measure: str, u, v, weighted: bool = False) -> float:
         total = 0.0
         for w in shared - {u, v}:
             d = len(nbrs[w]) + (1 if w in nbrs[w] else 0)
-            if d > 1:  # d = 1 only for the pair (u, u) of a self-loop: networkx divides by log 1 = 0 there
-                total += 1 / math.log(d) if measure == "adamic_adar" else 1 / d
+            if measure == "resource_allocation":
+                total += 1 / d
+            elif d > 1:  # d = 1 only in a pair (u, u): networkx divides by log 1 = 0 there (graphops adds 0)
+                total += 1 / math.log(d)
         return total
     if not weighted:
         c, du, dv = len(shared), len(a), len(b)
