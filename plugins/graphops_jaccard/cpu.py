@@ -104,8 +104,9 @@ def pair_value(indptr, indices, w, wdeg, aux, u, v, mode):
         return float(shared)
     if mode > SHARED:
         return acc
-    return finish(JACCARD, mode == WEIGHTED, shared, acc, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
-                  wdeg[u], wdeg[v])
+    weighted = mode == WEIGHTED  # (wdeg is a one-entry stand-in otherwise: never read past it)
+    return finish(JACCARD, weighted, shared, acc, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v],
+                  wdeg[u] if weighted else 0.0, wdeg[v] if weighted else 0.0)
 
 
 @njit(parallel=True)

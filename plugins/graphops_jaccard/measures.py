@@ -259,13 +259,15 @@ def _two_hop(indptr, indices, w, size, aux, us, upper, acc_kind, formula, weight
             u = us[t]
             m = _walk(indptr, indices, w, aux, u, upper, acc_kind, mark, cnt, acc, seen)
             du = indptr[u + 1] - indptr[u]
+            su = size[u] if weighted else 0.0  # (size is a one-entry stand-in otherwise: never read past it)
             if not fill:
                 c = m
                 if not every:
                     c = 0
                     for q in range(m):
                         v = seen[q]
-                        sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], size[u], size[v])
+                        sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], su,
+                                    size[v] if weighted else 0.0)
                         c += _beats(sc, u, v, tau, tu, tv)
                 counts[t] = c
                 continue
@@ -273,7 +275,8 @@ def _two_hop(indptr, indices, w, size, aux, us, upper, acc_kind, formula, weight
             o = offsets[t]
             for q in range(m):
                 v = vs[q]
-                sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], size[u], size[v])
+                sc = finish(formula, weighted, cnt[v], acc[v], du, indptr[v + 1] - indptr[v], su,
+                            size[v] if weighted else 0.0)
                 if every or _beats(sc, u, v, tau, tu, tv):
                     first[o] = u
                     second[o] = v
