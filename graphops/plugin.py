@@ -18,7 +18,8 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   ``gpu_attribute``, ``spare_one_core``.
 * **Compiling and running kernels**: ``njit``, ``prange`` (Numba, cached per user);
   ``load_module``, ``grid``, ``THREADS``, ``interleave``, ``wait_idle`` (CUDA through CuPy);
-  ``chunks``, ``even_ranges`` (chunked, interruptible work with progress); ``timed``; ``cache_dir``;
+  ``chunks``, ``even_ranges`` (chunked, interruptible work with progress); ``timed``; ``phase`` (a
+  block's seconds among a cluster part's phases); ``cache_dir``;
   ``gini``, ``gini_from_sums``.
 * **Gram matrices and kernels**: ``gram_rows``, ``normalize``, ``gram_picture``; the base-kernel
   algebra ``BaseKernel``, ``KroneckerDelta``, ``SquareExponential``, ``Constant``,
@@ -68,7 +69,7 @@ _WHERE = {
     "graphops.base.jit": ("njit", "prange"),
     "graphops.base.cuda": ("load_module", "grid", "THREADS", "interleave", "wait_idle"),
     "graphops.base.work": ("chunks", "even_ranges"),
-    "graphops.base.timing": ("timed",),
+    "graphops.base.timing": ("timed", "phase"),
     "graphops.base.dirs": ("cache_dir",),
     "graphops.base.stats": ("gini", "gini_from_sums"),
     "graphops.engine.gram": ("gram_rows", "normalize"),

@@ -66,6 +66,19 @@ def test_the_similarity_family_and_two_hop_pairs_in_parts_equal_one_process(clie
         assert out.details["parts"] > 2, kw
 
 
+def test_each_worker_reports_its_parts_phases(client):
+    """Where a part's time goes, per worker: jaccard's parts move their data and run the kernels, a
+    Gram call's parts cut their graphs and compute; each phase within the part's seconds."""
+    g = rmat(10, 8, seed=4)
+    out = go.execute_call("jaccard", g, backend="cpu", client=client)
+    for w in out.details["workers"].values():
+        assert set(w["phases_s"]) == {"move", "kernels"} and 0 <= sum(w["phases_s"].values()) <= w["seconds"]
+    gs = go.generate.gnp_set({8: 12}, p=0.4, seed=2)
+    gram = go.execute_call("sp_kernel", gs, backend="cpu", client=client)
+    for w in gram.details["workers"].values():
+        assert set(w["phases_s"]) == {"slice", "compute"} and 0 <= sum(w["phases_s"].values()) <= w["seconds"]
+
+
 def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
     """A range of a graph's pairs carries the slice of their internal index: a part scored on a
     worker does not search its ids in the graph again; its result is the range of the whole."""

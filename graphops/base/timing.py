@@ -1,14 +1,47 @@
-"""One way to time things: GPU work is synchronized before and after each run."""
+"""One way to time things: GPU work is synchronized before and after each run; and the phases of
+a cluster call's part (:func:`phase`: a block's seconds, added up by name while :func:`phases`
+records, e.g. on a Dask worker running one part; nothing is timed or synchronized otherwise)."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from graphops.base.device import synchronize
 
-__all__ = ["Timing", "timed"]
+__all__ = ["Timing", "timed", "phase", "phases"]
+
+_PHASES: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphops_phases", default=None)
+
+
+@contextlib.contextmanager
+def phase(name: str, sync: bool = False) -> Iterator[None]:
+    """The block's seconds added to phase ``name`` of what :func:`phases` records (GPU work queued in
+    it waited for with ``sync``); a no-op when nothing records."""
+    record = _PHASES.get()
+    if record is None:
+        yield
+        return
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        if sync:
+            synchronize()
+        record[name] = record.get(name, 0.0) + time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def phases() -> Iterator[dict[str, float]]:
+    """Record the :func:`phase` blocks run within: {name: seconds}."""
+    token = _PHASES.set({})
+    try:
+        yield _PHASES.get()
+    finally:
+        _PHASES.reset(token)
 
 
 @dataclass(frozen=True)

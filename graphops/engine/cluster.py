@@ -30,7 +30,8 @@ here the executor
   slices of the inputs the parts took, and what the backend derived from them); a GPU worker's
   device arrays go to a caller with a GPU device to device, else through the host;
 * reports the tasks each worker ran and their seconds in the outcome's ``details["workers"]``
-  (``{address: {"tasks": n, "seconds": s}}``; a part is one task), the same for both kinds of
+  (``{address: {"tasks": n, "seconds": s, "phases_s": {...}}}``; a part is one task; ``phases_s``: the
+  parts' own phases, :func:`graphops.base.timing.phase`, added up), the same for both kinds of
   call; a call cut into parts also reports its phases (``phases_s``: split, send, parts, merge,
   wrap, and the busiest worker's part seconds) and the bytes it moved each way.
 
@@ -95,12 +96,16 @@ def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: 
     from graphops.engine.faults import describe_part, reported_memory
     from graphops.engine.parts import stoppable
 
+    from graphops.base.timing import phase, phases
+
     t0 = time.perf_counter()
-    with reported_memory(algorithm.name, lambda: describe_part(select, algorithm), lambda: get_worker().address):
-        value = stoppable(stop, functools.partial(run, **data), algorithm, inputs, params, backend, select)
-    if host and hasattr(value, "__cuda_array_interface__"):  # a device array
-        value = to_device(value, Device.CPU)
-    return value, time.perf_counter() - t0, get_worker().address
+    with phases() as spent:
+        with reported_memory(algorithm.name, lambda: describe_part(select, algorithm), lambda: get_worker().address):
+            value = stoppable(stop, functools.partial(run, **data), algorithm, inputs, params, backend, select)
+        if host and hasattr(value, "__cuda_array_interface__"):  # a device array
+            with phase("to host"):
+                value = to_device(value, Device.CPU)
+    return value, time.perf_counter() - t0, get_worker().address, dict(spent)
 
 
 def _stop_event(client: Any) -> Any:
@@ -239,13 +244,15 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
 
     def keep(fut: Any, got: tuple) -> None:
-        value, seconds, where = got
+        value, seconds, where, spent = got
         moved["from_workers"] += nbytes(value)
         values[futures[fut]] = None if add is not None and add(futures[fut], value) else value  # placed: not kept twice
         where_ran[hashable(split.parts[futures[fut]].select)] = where
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
         mine["seconds"] += seconds
+        for name, took in spent.items():  # the parts' own phases (graphops.base.timing.phase), per worker
+            mine.setdefault("phases_s", {})[name] = mine.get("phases_s", {}).get(name, 0.0) + took
 
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)),
           keep)

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from graphops.base.device import Device, device_of, to_device
+from graphops.base.timing import phase
 from graphops.base.work import chunks
 from graphops.engine.gramcost import Site, estimate
 from graphops.engine.local import run_part
@@ -295,17 +296,21 @@ def gram_part(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: 
     device = "gpu" if algo.backends[backend].device == "gpu" else None
     if kind in ("rows", "cols"):
         other, graphs = inputs.get(slot), inputs["graphs"]
-        if kind == "cols":
-            both = {"graphs": kept_slice(graphs, device=device), slot: kept_slice(other, runs, device=device)}
-        elif other is None:  # rows r0:r1 of a square matrix: their pairs (i, j >= i)
-            (r0, r1), = runs
-            both = {"graphs": kept_slice(graphs, ((r0, r1),), device=device),
-                    slot: kept_slice(graphs, ((r0, len(graphs)),), device=device)}
-        else:
-            both = {"graphs": kept_slice(graphs, runs, device=device), slot: kept_slice(other, device=device)}
-        return run_part(algo, both, params if _self_normalized(algo, params, other) else raw, backend)
-    subset = kept_slice(inputs[slot], runs, device=device)
-    return run_part(algo, {"graphs": subset}, raw.model_copy(update={g.diagonal: True}), backend)
+        with phase("slice", sync=True):  # the part's graphs, cut from the sets kept here (on its device)
+            if kind == "cols":
+                both = {"graphs": kept_slice(graphs, device=device), slot: kept_slice(other, runs, device=device)}
+            elif other is None:  # rows r0:r1 of a square matrix: their pairs (i, j >= i)
+                (r0, r1), = runs
+                both = {"graphs": kept_slice(graphs, ((r0, r1),), device=device),
+                        slot: kept_slice(graphs, ((r0, len(graphs)),), device=device)}
+            else:
+                both = {"graphs": kept_slice(graphs, runs, device=device), slot: kept_slice(other, device=device)}
+        with phase("compute", sync=True):
+            return run_part(algo, both, params if _self_normalized(algo, params, other) else raw, backend)
+    with phase("slice", sync=True):
+        subset = kept_slice(inputs[slot], runs, device=device)
+    with phase("compute", sync=True):
+        return run_part(algo, {"graphs": subset}, raw.model_copy(update={g.diagonal: True}), backend)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Split, add_up, column_slices, device_of, frame_on, in_input_order, new_frame,
+                             Split, add_up, phase, column_slices, device_of, frame_on, in_input_order, new_frame,
                              rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import COSINE, JACCARD, MEASURES, OVERLAP, SORENSEN, Mode, pair_work
@@ -125,23 +125,27 @@ def run(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, se
         return run_part(algorithm, {"graph": inputs["graph"], "pairs": data}, params, backend,
                         wrap=False)[MEASURES[params.measure].column]
     device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
-    adj, pairs = (_on(obj, device) for obj in (inputs["adjacency"], data))
+    with phase("move", sync=True):  # the adjacency and the part's pairs onto this worker's device (once)
+        adj, pairs = (_on(obj, device) for obj in (inputs["adjacency"], data))
     module = _module(device)
-    if params.measure == "jaccard":
-        return run_kernel(algorithm, backend, module.coefficients, adj, pairs.first, pairs.second)
-    return run_kernel(algorithm, backend, module.pair_scores, adj, _tables(adj, params, module), pairs.first,
-                      pairs.second)
+    with phase("kernels", sync=True):
+        if params.measure == "jaccard":
+            return run_kernel(algorithm, backend, module.coefficients, adj, pairs.first, pairs.second)
+        return run_kernel(algorithm, backend, module.pair_scores, adj, _tables(adj, params, module), pairs.first,
+                          pairs.second)
 
 
 def run_two_hop(algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: tuple[int, int],
                 data: Any) -> tuple[Any, Any, Any]:
     """On a worker: the two-hop pairs (or the k best) of the part's first vertices ``data``."""
     device = Device.GPU if algorithm.backends[backend].device == "gpu" else Device.CPU
-    adj, module = _on(inputs["adjacency"], device), _module(device)
-    us = to_device(data, device)
+    with phase("move", sync=True):
+        adj, module = _on(inputs["adjacency"], device), _module(device)
+        us = to_device(data, device)
     upper = params.top_k is not None and params.vertices is None  # each unordered pair once
-    return run_kernel(algorithm, backend, module.two_hop, adj, MEASURES[params.measure], _tables(adj, params, module),
-                      us, params.top_k, upper)
+    with phase("kernels", sync=True):
+        return run_kernel(algorithm, backend, module.two_hop, adj, MEASURES[params.measure],
+                          _tables(adj, params, module), us, params.top_k, upper)
 
 
 _TABLES = Kept()  # on a worker: an adjacency -> {measure: its per-vertex tables}
