@@ -223,3 +223,13 @@ def test_an_entry_whose_result_is_a_fifo_or_tampered_is_not_read(tmp_path):
     third = go.run_pipeline(path, out=tmp_path / "c")
     assert statuses(third)["other"] == "ok"
     assert (tmp_path / "a" / "other.csv").read_bytes() == (tmp_path / "c" / "other.csv").read_bytes()
+
+
+def test_what_cannot_be_digested_is_said_not_raised():
+    import pandas as pd
+
+    from graphops.engine.digest import Undigestible, digest
+
+    with pytest.raises(Undigestible, match="a column of list values"):
+        digest(pd.DataFrame({"a": [[1], [2]]}))
+    assert digest(pd.DataFrame({"a": ["x", None]})) == digest(pd.DataFrame({"a": ["x", None]}))

@@ -251,8 +251,10 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         mine = workers.setdefault(where, {"tasks": 0, "seconds": 0.0})
         mine["tasks"] += 1
         mine["seconds"] += seconds
-        for name, took in spent.items():  # the parts' own phases (graphops.base.timing.phase), per worker
-            mine.setdefault("phases_s", {})[name] = mine.get("phases_s", {}).get(name, 0.0) + took
+        if spent:  # the parts' own phases (graphops.base.timing.phase), per worker
+            own = mine.setdefault("phases_s", {})
+            for name, took in spent.items():
+                own[name] = own.get(name, 0.0) + took
 
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)),
           keep)

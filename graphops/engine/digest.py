@@ -108,4 +108,8 @@ def _feed_column(h: Any, column: Any) -> None:
         a = np.ascontiguousarray(values)
         h.update(a.view(np.uint8).reshape(-1).data if a.size else b"")
     else:
-        h.update(np.ascontiguousarray(pd.util.hash_pandas_object(host, index=False).to_numpy()).data)
+        try:
+            hashed = pd.util.hash_pandas_object(host, index=False).to_numpy()
+        except TypeError as exc:  # values pandas cannot hash (lists, dicts in an object column)
+            raise Undigestible(f"a column of {type(values[0]).__name__ if len(values) else '?'} values ({exc})") from None
+        h.update(np.ascontiguousarray(hashed).data)

@@ -161,8 +161,10 @@ def store(key: StepKey, result: Any, made: dict) -> str | None:
         (tmp / ENTRY).write_text(json.dumps(entry, indent=1, default=str))
         try:
             os.rename(tmp, final)
-        except OSError:  # another run kept this key first (or a broken entry is in the way: replaced)
+        except OSError:  # another run kept this key first (or a broken entry of the cache's own is in the way)
             if not (final / ENTRY).is_file():
+                if not _own_folder(final):
+                    return f"a folder that is not the cache's own is where its entry goes ({final})"
                 shutil.rmtree(final, ignore_errors=True)
                 os.rename(tmp, final)
     except OSError as exc:

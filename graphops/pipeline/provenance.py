@@ -5,6 +5,7 @@ model and driver, the command line, and each input's content digest. The run sum
 metadata (key ``graphops``)."""
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from typing import Any
@@ -28,7 +29,17 @@ def versions(loaded: Any) -> dict[str, Any]:
             "packages": packages, "plugins": plugins, "gpu": _gpu(), "command": list(sys.argv)}
 
 
+@functools.cache
+def _gpu_once() -> dict[str, Any] | None:
+    return _gpu_now()
+
+
 def _gpu() -> dict[str, Any] | None:
+    """The GPU in use, asked once per process (after CuPy is loaded)."""
+    return _gpu_once() if "cupy" in sys.modules else None
+
+
+def _gpu_now() -> dict[str, Any] | None:
     """The GPU in use (model, driver, runtime), when CuPy is loaded and one is usable; else None."""
     if "cupy" not in sys.modules:
         return None
@@ -59,4 +70,6 @@ def inputs(loaded: Any, names: list[str] | None = None) -> dict[str, str]:
             out[name] = digest(graph)
         except Undigestible as exc:
             out[name] = f"none: {exc}"
+        except Exception as exc:  # provenance never stops a run's summary from being written
+            out[name] = f"none: {type(exc).__name__}: {exc}"
     return out

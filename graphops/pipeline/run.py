@@ -426,7 +426,10 @@ def _run_all(loaded: LoadedPipeline, backend: str | None, out: Any, keep_going: 
     finally:
         summary.seconds = time.perf_counter() - start
         summary.graphs = loaded.sources.info
-        summary.provenance = {**provenance.versions(loaded), "inputs": provenance.inputs(loaded)}
+        try:
+            summary.provenance = {**provenance.versions(loaded), "inputs": provenance.inputs(loaded)}
+        except Exception as exc:  # what made the run is said where it can be; the summary is written regardless
+            summary.provenance = {"error": f"{type(exc).__name__}: {exc}"}
         if summary.status != "interrupted" and failure is not None:
             summary.status = "failed"
         _write_summary(summary, place(summary_name(loaded), "the run summary"))

@@ -99,7 +99,7 @@ def run_networkx(G: Any, pairs: PairIndex, params: SimilarityParams) -> dict[str
     if params.top_k is not None:
         raise InputError("the networkx peer scores pairs, it keeps no top k: drop top_k or use backend cpu or gpu")
     if params.candidates == "two_hop":
-        key = ("two_hop", None if params.vertices is None else tuple(params.vertices))
+        key = ("two_hop", params.measure, None if params.vertices is None else tuple(params.vertices))
         if key not in G.graph:
             first, second = _two_hop_pairs(G, params)
             G.graph[key] = (first, second, list(zip(first.tolist(), second.tolist())))

@@ -190,6 +190,16 @@ def test_what_the_trial_found_is_said_or_scored_as_networkx_does():
         assert len(list(nx.jaccard_coefficient(G))) == 1
 
 
+def test_the_networkx_peer_lists_each_measures_own_two_hop_pairs():
+    """A self-loop at 0: Jaccard's two-hop pairs include (0, 1) through 0 itself, networkx's indices'
+    do not; the peer's converted graph (shared by the measures) keeps a list per measure."""
+    g = make([0, 0, 1], [0, 1, 2])
+    for measure in ("jaccard", "adamic_adar", "resource_allocation"):
+        peer = go.run(measure, g, backend="networkx", candidates="two_hop")
+        ours = go.run(measure, g, backend="cpu", candidates="two_hop")
+        assert rows(peer, COLUMN[measure]).keys() == rows(ours, COLUMN[measure]).keys(), measure
+
+
 def test_backends_without_two_hop_say_which_have_it():
     from graphops_jaccard.common import require_default_pairs
     from graphops_jaccard.params import JaccardParams
