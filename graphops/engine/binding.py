@@ -97,12 +97,13 @@ def as_graphset(obj: Any, who: str) -> GraphSet:
     return got
 
 
-def _is_matrix(obj: Any) -> bool:
+def is_matrix(obj: Any) -> bool:
+    """A 2-D NumPy or CuPy array (a ``matrix`` input), not a frame."""
     return hasattr(obj, "shape") and hasattr(obj, "dtype") and len(obj.shape) == 2 and not hasattr(obj, "columns")
 
 
 def _bind(algo: Algorithm, slot: Any, obj: Any) -> Any:
-    if "matrix" in slot.kinds and _is_matrix(obj):
+    if "matrix" in slot.kinds and is_matrix(obj):
         return obj
     obj = _converted(slot, obj)
     kind = _KIND.get(type(obj))

@@ -16,6 +16,7 @@ from typing import Any
 
 from graphops.base.device import Device, device_of, synchronize, to_device
 from graphops.base.work import holding_interrupts
+from graphops.engine.binding import is_matrix
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import GraphopsError, error_line
 from graphops.host.algorithm import Backend, Result, load_target
@@ -44,7 +45,7 @@ def plugin_code(algo: Any, backend: str) -> Any:
 
 
 def _prepare(obj: Any, spec: Backend) -> Any:
-    if not hasattr(obj, "csr"):  # a matrix input: as it is, on the backend's device
+    if is_matrix(obj):  # a matrix input (binding's rule): as it is, on the backend's device
         return to_device(obj, Device(spec.device))
     if spec.prepare is not None:
         return obj.cached(("prepare", spec.prepare), lambda: load_target(spec.prepare)(obj))

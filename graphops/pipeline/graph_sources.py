@@ -22,7 +22,7 @@ from graphops.errors import choices, did_you_mean
 from graphops.pipeline.fields import PathText, _lower, _Model
 
 __all__ = ["SOURCE_KINDS", "SOURCE_TAGS", "GraphSource", "PathSource", "PartitionedSource", "GeneratedSource",
-           "DatasetSource", "SmilesSource", "FromStepSource", "COMPARISONS", "validate_source", "untagged"]
+           "DatasetSource", "SmilesSource", "FromStepSource", "validate_source", "untagged"]
 
 SOURCE_KINDS = ("path", "generate", "dataset", "smiles", "from_step")  # the keys that say where a graph comes from
 SOURCE_TAGS = ("path", "partitioned", "generate", "dataset", "smiles", "from_step")  # the union's tags (a kind each)
@@ -504,8 +504,7 @@ class SmilesSource(_Source):
         return read_smiles(ctx.base / self.smiles, self.column or "smiles", self.label, device)
 
 
-# A where: filter's comparisons (column -> {comparison: value}): a structure, never an expression.
-COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "in": "in"}
+# A where: filter is column -> {comparison: value}: a structure, never an expression.
 Scalar = Union[bool, int, float, str]
 
 
