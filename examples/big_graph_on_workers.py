@@ -73,7 +73,8 @@ def main() -> None:
         with peak_device_memory(client) as peaks:
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                out = go.run("jaccard", graph, backend="gpu", client=client).persist()
+                done = go.execute_call("jaccard", graph, backend="gpu", client=client)
+                out = done.result.persist()
                 wait(out)
                 times.append(time.perf_counter() - t0)
         scored = int(out.shape[0].compute())
@@ -87,7 +88,9 @@ def main() -> None:
         print(f"best call {best:.2f} s: {scored / best / 1e6:,.1f} M edges/s; work Σ min(d_u, d_v) = {work:.3e}, "
               f"{work / best / 1e9:,.2f} G/s")
         for address, peak in sorted(peaks.items()):
-            print(f"  {address}: peak device memory {_gib(peak)}")
+            spent = done.details["workers"].get(address, {}).get("phases_s", {})  # the last call's tasks, by kind
+            print(f"  {address}: peak device memory {_gib(peak)}; last call: "
+                  + ", ".join(f"{name} {s:.2f} s" for name, s in sorted(spent.items(), key=lambda x: -x[1])))
         known = [p for p in peaks.values() if p is not None]
         print(f"peak device memory per GPU: max {_gib(max(known) if known else None)}")
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import graphops as go
+from graphops.cli.bench import details_text
 from graphops.errors import BackendUnavailableError, InputError
 from graphops.io.generate import rmat
 from graphops.kernels import KroneckerDelta
@@ -76,7 +77,15 @@ def test_each_worker_reports_its_parts_phases(client):
     gs = go.generate.gnp_set({8: 12}, p=0.4, seed=2)
     gram = go.execute_call("sp_kernel", gs, backend="cpu", client=client)
     for w in gram.details["workers"].values():
-        assert set(w["phases_s"]) == {"slice", "compute"} and 0 <= sum(w["phases_s"].values()) <= w["seconds"]
+        top = {k: v for k, v in w["phases_s"].items() if " > " not in k}  # a backend's own phases nest in compute
+        assert set(top) == {"slice", "compute"} and 0 <= sum(top.values()) <= w["seconds"]
+    for done in (out, gram):  # the call's parts phase, from the parts' own stamps: it holds them all
+        ph = done.details["phases_s"]
+        timeline = ph["until a part started"] + ph["parts running"] + ph["after the last part ended"]
+        longest_mean = max(w["seconds"] / w["tasks"] for w in done.details["workers"].values())
+        assert ph["parts running"] >= 0.99 * longest_mean and timeline <= ph["parts"] + 0.05
+    text = details_text(gram.details)
+    assert "until a part started" in text and "busiest worker: " in text and "compute" in text
 
 
 def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
@@ -179,6 +188,8 @@ def test_jaccard_on_a_dask_edge_frame_equals_one_process(client, directed):
     assert type(out.result).__module__.split(".")[0] == "dask" and out.result.npartitions == 5
     pd.testing.assert_frame_equal(out.result.compute(), ref)
     assert set(out.details["workers"]) == set(client.scheduler_info()["workers"])
+    named = set().union(*(w["phases_s"] for w in out.details["workers"].values()))  # the tasks, by what they do
+    assert {"shared", "score"} <= named, named
 
 
 def test_the_set_measures_on_a_dask_edge_frame_equal_one_process(client):

@@ -297,3 +297,26 @@ def test_gram_rows_fills_every_tile(dest, square, monkeypatch):
     K = gram.gram_rows(n, m, fill, what="test", tile=9, mirror=square, to_host=dest != "device", progress=False)
     assert isinstance(K, cp.ndarray if dest == "device" else np.ndarray)
     assert np.array_equal(K.get() if dest == "device" else K, want)
+
+
+def test_phases_add_up_by_name_and_nest_within_their_parent():
+    """A part's phases: blocks of one name add up, a block within another is named under it, and
+    nothing is recorded (or synchronized) outside :func:`phases`."""
+    from graphops.base.timing import phase, phases
+
+    with phase("ignored"):
+        pass
+    with phases() as spent:
+        for _ in range(2):
+            with phase("compute"):
+                with phase("solve"):
+                    time.sleep(0.01)
+                with phase("solve"):
+                    pass
+        with phase("slice"):
+            pass
+    assert set(spent) == {"compute", "compute > solve", "slice"}
+    assert spent["compute"] >= spent["compute > solve"] >= 0.02
+    with phases() as again:
+        pass
+    assert again == {}

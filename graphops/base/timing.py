@@ -15,32 +15,39 @@ from graphops.base.device import synchronize
 __all__ = ["Timing", "timed", "phase", "phases"]
 
 _PHASES: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphops_phases", default=None)
+_OPEN: contextvars.ContextVar[str] = contextvars.ContextVar("graphops_open_phase", default="")
 
 
 @contextlib.contextmanager
 def phase(name: str, sync: bool = False) -> Iterator[None]:
     """The block's seconds added to phase ``name`` of what :func:`phases` records (GPU work queued in
-    it waited for with ``sync``); a no-op when nothing records."""
+    it waited for with ``sync``); a no-op when nothing records. A phase within another is recorded
+    as ``"outer > name"`` (part of the outer's seconds, not beside them)."""
     record = _PHASES.get()
     if record is None:
         yield
         return
+    outer = _OPEN.get()
+    name = f"{outer} > {name}" if outer else name
+    token = _OPEN.set(name)
     t0 = time.perf_counter()
     try:
         yield
     finally:
         if sync:
             synchronize()
+        _OPEN.reset(token)
         record[name] = record.get(name, 0.0) + time.perf_counter() - t0
 
 
 @contextlib.contextmanager
 def phases() -> Iterator[dict[str, float]]:
     """Record the :func:`phase` blocks run within: {name: seconds}."""
-    token = _PHASES.set({})
+    token, top = _PHASES.set({}), _OPEN.set("")
     try:
         yield _PHASES.get()
     finally:
+        _OPEN.reset(top)
         _PHASES.reset(token)
 
 

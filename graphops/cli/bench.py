@@ -436,6 +436,11 @@ def details_text(details: Any) -> str:
     """What a backend reported that a reader of the table wants: its phases' times
     (``phases_s``), schedule, a one-line ``note`` and memory (``*_bytes``)."""
     parts = [f"{k} {v * 1e3:.1f} ms" for k, v in dict(details.get("phases_s", {})).items()]
+    workers = details.get("workers")
+    if isinstance(workers, dict) and workers:  # a cluster call: the busiest worker's parts, phase by phase
+        busiest = max(workers.values(), key=lambda w: w.get("seconds", 0.0))
+        own = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in busiest.get("phases_s", {}).items())
+        parts.append(f"busiest worker: {busiest.get('tasks', 0)} part(s)" + (f" ({own})" if own else ""))
     for key in ("schedule", "note"):
         if key in details:
             parts.append(str(details[key]))

@@ -86,7 +86,8 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
 
 def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
               stop: str, host: bool = False, **data: Any) -> tuple:
-    """On a worker: one part's value, its seconds and the worker's address. The work ends at its
+    """On a worker: one part's value, its seconds, the worker's address, its own phases and when
+    it started and ended (wall clock: the caller's timeline of the call, :func:`_timeline`). The work ends at its
     next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client).
     ``host``: a device array value is copied to the host here (the client has no GPU). ``data``:
     the part's own data (its ``data=`` argument), when it has some."""
@@ -98,14 +99,14 @@ def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: 
 
     from graphops.base.timing import phase, phases
 
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     with phases() as spent:
         with reported_memory(algorithm.name, lambda: describe_part(select, algorithm), lambda: get_worker().address):
             value = stoppable(stop, functools.partial(run, **data), algorithm, inputs, params, backend, select)
         if host and hasattr(value, "__cuda_array_interface__"):  # a device array
             with phase("to host"):
                 value = to_device(value, Device.CPU)
-    return value, time.perf_counter() - t0, get_worker().address, dict(spent)
+    return value, time.perf_counter() - t0, get_worker().address, dict(spent), (started, time.time())
 
 
 def _stop_event(client: Any) -> Any:
@@ -225,7 +226,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     t0 = time.perf_counter()
     sent, where_ran = send(client, inputs if split.sent is None else split.sent, moved), placed(client, inputs)
     data = place_data(client, split, moved)
-    t1 = time.perf_counter()
+    t1, submitted = time.perf_counter(), time.time()
     host = algo.backends[name].device != "gpu" or not gpu_available()  # the workers' device arrays: host copies
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
@@ -242,9 +243,11 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     workers: dict[str, dict[str, float]] = {}
 
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
+    stamps: list[tuple[float, float, float]] = []  # each part's (start, end) on its worker and its value's arrival
 
     def keep(fut: Any, got: tuple) -> None:
-        value, seconds, where, spent = got
+        value, seconds, where, spent, (started, ended) = got
+        stamps.append((started, ended, time.time()))
         moved["from_workers"] += nbytes(value)
         values[futures[fut]] = None if add is not None and add(futures[fut], value) else value  # placed: not kept twice
         where_ran[hashable(split.parts[futures[fut]].select)] = where
@@ -266,9 +269,24 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts),
                "sent_to_workers_bytes": moved["to_workers"], "gathered_from_workers_bytes": moved["from_workers"],
                # send: inputs and part data not yet on the workers; parts: submitted to the last value here
-               "phases_s": {"send": t1 - t0, "parts": t2 - t1, "merge": t3 - t2, "wrap": t4 - t3,
+               "phases_s": {"send": t1 - t0, "parts": t2 - t1, **_timeline(submitted, stamps), "merge": t3 - t2,
+                            "wrap": t4 - t3,
                             "busiest worker's parts": max((w["seconds"] for w in workers.values()), default=0.0)}}
     return result, details
+
+
+def _timeline(submitted: float, stamps: list[tuple[float, float, float]]) -> dict[str, float]:
+    """Where the parts phase went, from the parts' wall-clock stamps (one host's clock for a local
+    cluster; a remote one's clocks may differ by their skew): from submitting to the first part
+    starting on a worker (Dask's scheduling), from then to the last part ending (the workers'
+    span), and from that end to its value being here (the last transfer and Dask's bookkeeping)."""
+    if not stamps:
+        return {}
+    first = min(s for s, _, _ in stamps)
+    last = max(e for _, e, _ in stamps)
+    arrived = max(a for _, _, a in stamps)
+    return {"until a part started": max(first - submitted, 0.0), "parts running": max(last - first, 0.0),
+            "after the last part ended": max(arrived - last, 0.0)}
 
 
 def _synchronized() -> float:
@@ -331,11 +349,18 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
     with get_task_stream(client=client) as stream:
         futures, finish = split.submit(client, dict(inputs), params, backend, n_workers, stop.name)
         _wait(client, futures, stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)))
-    workers: dict[str, dict[str, float]] = {}
+    from dask.utils import key_split
+
+    workers: dict[str, dict[str, Any]] = {}
     for task in stream.data:
-        mine = workers.setdefault(task["worker"], {"tasks": 0, "seconds": 0.0})
+        mine = workers.setdefault(task["worker"], {"tasks": 0, "seconds": 0.0, "phases_s": {}})
         mine["tasks"] += 1
-        mine["seconds"] += sum(s["stop"] - s["start"] for s in task.get("startstops", ()) if s["action"] == "compute")
+        own = mine["phases_s"]
+        for s in task.get("startstops", ()):  # its computing by the task's function, its inputs' transfers
+            name = key_split(task["key"]) if s["action"] == "compute" else s["action"]
+            own[name] = own.get(name, 0.0) + s["stop"] - s["start"]
+            if s["action"] == "compute":
+                mine["seconds"] += s["stop"] - s["start"]
     return finish(), {"workers": workers, "tasks": len(stream.data)}
 
 

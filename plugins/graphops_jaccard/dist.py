@@ -234,12 +234,19 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     whole = whole_adjacency(sl)  # each slice's edges counted where they are, when the whole adjacency fits
     scored = []
     for s in range(workers):
-        counts = [sub(stoppable, stop, _shared, adjacency, sl.edges[s], backend, pure=False)
+        counts = [sub(stoppable, stop, _shared, adjacency, sl.edges[s], backend, key=_key("shared"))
                   for adjacency in ([whole[s]] if whole else sl.adjacency)]
         scored.append(sub(_score, sl.edges[s], sl.positions[s], sl.degrees, measure, *counts,
                           pure=False))
     futures, frame = in_input_order(sl, scored, _meta(graph.device, measure.column))
     return futures, lambda: frame
+
+
+def _key(name: str) -> str:
+    """A task's key named for what it does (the call's per-worker phases are its tasks' names)."""
+    import uuid
+
+    return f"{name}-{uuid.uuid4().hex}"
 
 
 def _meta(device: Device, column: str) -> Any:
@@ -255,7 +262,7 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str, me
     home = sl.graph.device
     sent = client.scatter(pairs, broadcast=True, hash=False)
     index = sub(_pair_index, sent, sl.ids, pure=False)
-    counts = [sub(stoppable, stop, _shared, adjacency, index, backend, pure=False) for adjacency in sl.adjacency]
+    counts = [sub(stoppable, stop, _shared, adjacency, index, backend, key=_key("shared")) for adjacency in sl.adjacency]
     out = sub(_score_pairs, sent, index, sl.degrees, sl.ids, home, measure, *counts, pure=False)
     frame = frame_on([out], _meta(home, measure.column))
     return [out], lambda: frame

@@ -20,7 +20,7 @@ from typing import Any
 import cupy as cp
 import numpy as np
 
-from graphops.plugin import InputError, Result, chunks, gpu_attribute, gram_rows, load_module, wait_idle
+from graphops.plugin import InputError, Result, chunks, gpu_attribute, gram_rows, load_module, phase, wait_idle
 
 from .common import (KeptSchedules, NotConvergedError, Prepared, align16, diagonal_pairs, finish_gradient, gram_pairs, hyper_values, layout, layout_key,
                      nodewise_matrix, row_width, square_matrix, start_gradient, stats_check, with_layout)
@@ -621,13 +621,15 @@ def _gram(graphs: Prepared, other: Prepared | None, params: MGKernelParams, real
     sets joined (columns from ``col0`` on), so that a pair may be turned either way."""
     square = other is None
     second = graphs if square else other
-    both, col0 = (graphs, 0) if square else (_joined(graphs, other), len(graphs))
-    plan = _plan(both, both, params, real)
+    with phase("plan", sync=True):  # on a cluster's part: the sets joined, their factors and the plan (kept)
+        both, col0 = (graphs, 0) if square else (_joined(graphs, other), len(graphs))
+        plan = _plan(both, both, params, real)
     na, nb = len(graphs), len(second)
     diagonals = None
     if params.normalize:
-        da = _diagonal(graphs, params, real)
-        diagonals = (da, da if square else _diagonal(second, params, real))
+        with phase("diagonals", sync=True):
+            da = _diagonal(graphs, params, real)
+            diagonals = (da, da if square else _diagonal(second, params, real))
 
     def fill(r0: int, r1: int, out: Any) -> None:
         name = ("rows", r0, r1, square)
@@ -642,10 +644,11 @@ def _gram(graphs: Prepared, other: Prepared | None, params: MGKernelParams, real
         j = k - starts_d[row] + (i if square else col0)
         plan.solve(i, j, out, out.strides[0] // 8, r0, name=name, col0=col0)
 
-    K = gram_rows(na, nb, fill, what="mg_kernel on the GPU", tile=params.tile, progress=params.progress,
-                  mirror=square, diagonals=diagonals, to_host=not graphs.on_gpu,
-                  row_work=plan.row_work(na, None if square else col0), first=FIRST_WORK[plan.kind])
-    total, most = plan.check(graphs, second, col0)
+    with phase("solve", sync=True):
+        K = gram_rows(na, nb, fill, what="mg_kernel on the GPU", tile=params.tile, progress=params.progress,
+                      mirror=square, diagonals=diagonals, to_host=not graphs.on_gpu,
+                      row_work=plan.row_work(na, None if square else col0), first=FIRST_WORK[plan.kind])
+        total, most = plan.check(graphs, second, col0)
     pairs = na * (na + 1) // 2 if square else na * nb
     return Result(K, _details(plan, graphs, params, real, total, most, pairs))
 
