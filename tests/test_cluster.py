@@ -88,6 +88,28 @@ def test_each_worker_reports_its_parts_phases(client):
     assert "until a part started" in text and "busiest worker: " in text and "compute" in text
 
 
+def test_parts_are_spread_over_the_workers_by_their_cost(client, monkeypatch):
+    """Parts whose inputs every worker holds go to the least loaded worker, a repeated call's to
+    where they ran, unless that would overload a worker (Dask alone once queued both parts of a
+    two-worker call on one of them, and the next calls followed them there)."""
+    import graphops.engine.gram as gram
+    from graphops.engine.placing import placed
+
+    monkeypatch.setattr(gram, "PARTS_PER_WORKER", 1)
+    gs = go.generate.gnp_set({10: 40}, p=0.4, seed=3)
+    first = go.execute_call("sp_kernel", gs, backend="cpu", client=client)
+    assert first.details["parts"] == 2 and sorted(w["tasks"] for w in first.details["workers"].values()) == [1, 1]
+    hints = placed(client, {"graphs": gs})
+    assert len(hints) == 2
+    one = sorted(client.scheduler_info()["workers"])[0]
+    for select in hints:  # as if both had run on one worker
+        hints[select] = one
+    for _ in range(2):
+        out = go.execute_call("sp_kernel", gs, backend="cpu", client=client)
+        assert sorted(w["tasks"] for w in out.details["workers"].values()) == [1, 1]
+        assert out.details["workers"][one]["tasks"] == 1
+
+
 def test_a_part_of_the_pairs_keeps_their_index(monkeypatch):
     """A range of a graph's pairs carries the slice of their internal index: a part scored on a
     worker does not search its ids in the graph again; its result is the range of the whole."""

@@ -231,9 +231,10 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
+    homes = _homes(split, order, data, where_ran, list(client.scheduler_info(n_workers=-1)["workers"]))
     for rank, k in enumerate(order):
         select = split.parts[k].select
-        where = data[k][1] if k in data else where_ran.get(hashable(select))
+        where = homes.get(k)
         extra = {"data": data[k][0]} if k in data else {}
         fut = client.submit(_run_part, split.run, algo, sent, planned.params, name, select, stop.name, host,
                             pure=False, priority=len(order) - rank, **extra,
@@ -273,6 +274,28 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
                             "wrap": t4 - t3,
                             "busiest worker's parts": max((w["seconds"] for w in workers.values()), default=0.0)}}
     return result, details
+
+
+def _homes(split: Split, order: list[int], data: dict[int, tuple[Any, str]], where_ran: dict, live: list[str]) -> dict:
+    """Part k -> the worker asked to run it (a hint: an idle worker may still steal it): where its
+    data is; else where it ran before (that worker keeps the slices it took) while that worker's
+    estimated work stays within its share; else the worker with the least estimated work so far,
+    costliest parts first. (Left to Dask, the parts of a Gram call, whose inputs every worker
+    holds, once all queued on one of two GPU workers, and the next calls followed them there.)"""
+    load = dict.fromkeys(live, 0.0)
+    share = sum(split.parts[k].cost for k in order) / max(len(live), 1)
+    homes: dict[int, str] = {}
+    for k in order:
+        cost = split.parts[k].cost
+        where = data[k][1] if k in data else where_ran.get(hashable(split.parts[k].select))
+        if k not in data and where in load and load[where] + cost > share * 1.05 and load[where] > 0:
+            where = None  # the part that ran there before would overload it: placed anew
+        if where is None or where not in load:
+            where = min(load, key=load.__getitem__, default=None)
+        if where is not None:
+            homes[k] = where
+            load[where] += cost
+    return homes
 
 
 def _timeline(submitted: float, stamps: list[tuple[float, float, float]]) -> dict[str, float]:
