@@ -88,6 +88,25 @@ def test_each_worker_reports_its_parts_phases(client):
     assert "until a part started" in text and "busiest worker: " in text and "compute" in text
 
 
+def test_the_inputs_sent_to_every_worker_stay_there(client):
+    """Dask's Active Memory Manager drops the copies of a key beyond those its waiting tasks need
+    (every two seconds): the copies a call sends every worker stay for the next call (the
+    scheduler's policy leaves graphops' keys alone), and other keys are reduced as before."""
+    g = rmat(9, 8, seed=7)
+    go.run("jaccard", g, backend="cpu", client=client)
+    workers = set(client.scheduler_info()["workers"])
+    theirs = client.scatter(np.arange(10), broadcast=True)
+    deadline = time.monotonic() + 20
+    while len(client.who_has([theirs])[theirs.key]) > 1 and time.monotonic() < deadline:
+        client.amm.run_once()
+        time.sleep(0.1)
+    assert len(client.who_has([theirs])[theirs.key]) == 1  # the policy still reduces other keys
+    ours = {k: v for k, v in client.who_has().items() if str(k).startswith("graphops-sent-")}
+    assert ours and all(set(v) == workers for v in ours.values()), ours
+    again = go.execute_call("jaccard", g, backend="cpu", client=client)
+    assert again.details["sent_to_workers_bytes"] == 0
+
+
 def test_parts_are_spread_over_the_workers_by_their_cost(client, monkeypatch):
     """Parts whose inputs every worker holds go to the least loaded worker, a repeated call's to
     where they ran, unless that would overload a worker (Dask alone once queued both parts of a

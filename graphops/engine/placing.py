@@ -16,6 +16,7 @@ which arrays refuse.
 """
 from __future__ import annotations
 
+import uuid
 import weakref
 from typing import Any, Mapping
 
@@ -65,11 +66,43 @@ def send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = 
             kept = {}
         key = client.id
         if key not in kept or kept[key].status != "finished":
-            kept[key] = client.scatter(obj, broadcast=True, hash=False)
+            _keep_copies(client)
+            name = f"{_sent_prefix()}{type(obj).__name__}-{uuid.uuid4().hex}"
+            kept[key] = client.scatter({name: obj}, broadcast=True)[name]
             if moved is not None:
                 moved["to_workers"] += nbytes(obj) * len(client.scheduler_info(n_workers=-1)["workers"])
         futures[slot] = kept[key]
     return futures
+
+
+def _sent_prefix() -> str:
+    from graphops.engine.replicas import SENT_PREFIX
+
+    return SENT_PREFIX
+
+
+KEEPING: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()  # client -> what keep_sent said
+
+
+def _keep_copies(client: Any) -> None:
+    """Once per client: the scheduler's Active Memory Manager told to leave graphops' broadcast
+    copies alone (:mod:`graphops.engine.replicas`). A scheduler that cannot import graphops keeps
+    Dask's policy: logged once, each call then may send its inputs again."""
+    if client in KEEPING:
+        return
+    from graphops.engine.replicas import keep_sent
+
+    try:
+        KEEPING[client] = client.run_on_scheduler(keep_sent)
+    except Exception as exc:  # e.g. a remote scheduler without graphops installed
+        import logging
+
+        KEEPING[client] = f"not kept: {type(exc).__name__}: {exc}"
+        logging.getLogger("graphops").warning(
+            "the Dask scheduler could not be told to keep the inputs graphops sends every worker (%s: %s); its "
+            "Active Memory Manager may drop them between calls, which then send them again. Install graphops where "
+            "the scheduler runs, or start it with distributed.scheduler.active-memory-manager.start: false",
+            type(exc).__name__, exc)
 
 
 def placed(client: Any, inputs: Mapping[str, Any]) -> dict[Any, str]:
