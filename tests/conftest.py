@@ -49,6 +49,18 @@ def _own_run_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GRAPHOPS_RUN_CACHE", str(tmp_path_factory.mktemp("runcache")))
 
 
+@pytest.fixture(autouse=True)
+def _small_jaccard_parts(monkeypatch):
+    """jaccard's cluster parts hold about 32 M pairs each (graphops_jaccard.dist.PART_PAIRS): the
+    tests' graphs would be one part a worker. At 256 pairs a part, the calls on test clusters are
+    cut into several parts a worker, as large graphs are (merges, placement, faults mid-run)."""
+    try:
+        import graphops_jaccard.dist as dist
+    except ImportError:
+        return
+    monkeypatch.setattr(dist, "PART_PAIRS", 256)
+
+
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def backend(request):
     """Each own backend of graphops: cpu always, gpu where a GPU is usable."""

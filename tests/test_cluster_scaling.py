@@ -462,3 +462,25 @@ def test_an_empty_first_edge_file_is_named(tmp_path):
     (tmp_path / "b.csv").write_text("0,1\n")
     with pytest.raises(go.InputError, match=r"a.csv: the file is empty; the first of the edge files says how all"):
         read_edge_files(tmp_path / "*.csv", "csv")
+
+
+def test_jaccard_parts_hold_about_a_part_of_pairs_each(monkeypatch):
+    """Pairs a part: about PART_PAIRS (32 M: R-MAT 22's 64 M pairs are one part on each of 2 or 4
+    workers, R-MAT 24's 260 M two parts on 4), at least one a worker, at most PARTS_PER_WORKER."""
+    import graphops_jaccard.dist as dist
+    from graphops.engine.parts import PARTS_PER_WORKER
+
+    monkeypatch.setattr(dist, "PART_PAIRS", 1 << 25)
+    assert dist.parts_per_worker(64_152_285, 4) == dist.parts_per_worker(64_152_285, 2) == 1
+    assert dist.parts_per_worker(260_000_000, 4) == 2
+    assert dist.parts_per_worker(524_000_000, 4) == 4 == PARTS_PER_WORKER
+    assert dist.parts_per_worker(10**12, 4) == PARTS_PER_WORKER and dist.parts_per_worker(0, 3) == 1
+    g = rmat(9, 8, seed=1)
+    s = dist.split({"graph": g}, _params(), 3)
+    assert len(s.parts) == 3
+
+
+def _params():
+    from graphops_jaccard.params import JaccardParams
+
+    return JaccardParams()

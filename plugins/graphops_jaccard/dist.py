@@ -61,7 +61,7 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
         return _two_hop(graph, params, workers, backend)
     index = _pairs(inputs).index(graph, graph.device)  # made once, here, on the graph's own device
     gpu, weighted = backend != "cpu", bool(params.use_weight)  # the kernels whose work the parts balance
-    key = ("cluster parts", workers * PARTS_PER_WORKER, gpu, weighted)
+    key = ("cluster parts", workers * parts_per_worker(len(index.first), workers), gpu, weighted)
     if key not in index.extra:  # the same cut for the next call with as many workers
         xp = graph.device.xp
         deg = xp.diff(graph.csr().indptr)
@@ -73,6 +73,21 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
     sent = {"adjacency": _adjacency(graph, params)} if backend in OWN_KERNELS else None
     return Split(index.extra[key], run, _Merge(index, measure.column, params.top_k), views=(index,), sent=sent,
                  keep_with=index)
+
+
+# A part's pairs: about this many (2**25: 256 MB of coefficients), from one to PARTS_PER_WORKER parts
+# a worker. Each part costs a Dask task and the kernels' fixed steps (the hub pairs' sort, launches
+# per class of hub degree): measured on 4 H100s (2026-11-27), R-MAT 22's 64 M pairs took 108 ms in
+# one part a worker (kernels 69-74 ms a worker), 125 ms in two, 151 ms in four (kernels 94-102 ms)
+# and 187 ms in eight; more parts only pay where the last parts' coefficients, on their way to the
+# caller while no worker computes, would take long.
+PART_PAIRS = 1 << 25
+
+
+def parts_per_worker(pairs: int, workers: int) -> int:
+    """How many parts each worker gets for ``pairs`` pairs (:data:`PART_PAIRS`)."""
+    per_worker = -(-pairs // max(workers, 1))
+    return int(min(max(-(-per_worker // PART_PAIRS), 1), PARTS_PER_WORKER))
 
 
 def _two_hop(graph: Any, params: Any, workers: int, backend: str) -> Split:
