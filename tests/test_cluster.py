@@ -985,3 +985,24 @@ def test_the_command_line_shows_dasks_info_records_only_when_verbose(tmp_path, v
     assert (tmp_path / "o" / "j.parquet").exists()
     assert ("INFO distributed." in out.stderr) is verbose
     assert ("INFO graphops" in out.stderr) is verbose
+
+
+def test_a_host_gram_places_its_blocks_as_they_come_on_threads():
+    """A raw test x train matrix for a caller on the host: each block (columns dealt in runs) is
+    placed on a thread as it arrives, the rest when the merge is called; the matrix is the same
+    as placing them in order, and a block that cannot be placed raises from the merge."""
+    from graphops.engine.gram import _GramMerge, dealt, runs_of
+
+    rng = np.random.default_rng(5)
+    K = rng.random((7, 300))
+    order = dealt(300, 6, run=8)
+    cuts = np.linspace(0, 300, 7).astype(int)
+    selects = tuple(("cols", "other", runs_of(np.sort(order[a:b]))) for a, b in zip(cuts[:-1], cuts[1:]))
+    blocks = [K[:, np.concatenate([np.arange(a, b) for a, b in runs])] for _, _, runs in selects]
+    merge = _GramMerge(selects, K.shape, square=False, normalize=False, host=True)
+    values = [None if k % 2 == 0 and merge.add(k, blocks[k]) else blocks[k] for k in range(len(blocks))]
+    np.testing.assert_array_equal(merge(values), K)
+    broken = _GramMerge(selects, K.shape, square=False, normalize=False, host=True)
+    assert broken.add(0, np.zeros((7, 1)))  # too narrow for its runs
+    with pytest.raises(ValueError):
+        broken([None] + blocks[1:])

@@ -20,6 +20,7 @@ and answers :class:`~graphops.engine.parts.Here` when it does not.
 from __future__ import annotations
 
 import os
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -313,6 +314,12 @@ def gram_part(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: 
         return run_part(algo, {"graphs": subset}, raw.model_copy(update={g.diagonal: True}), backend)
 
 
+# Threads placing a host result's blocks as they come (NumPy copies run without the GIL). Measured
+# on 4 H100s (2026-11-27), mg_kernel's 5,000 x 100,000 matrix on 4 workers: the last four 250 MB
+# blocks, placed one after another, took 598 ms after the last part ended (of a 6.43 s call).
+PLACING_THREADS = 4
+
+
 @dataclass(frozen=True)
 class _GramMerge:
     selects: tuple
@@ -325,22 +332,31 @@ class _GramMerge:
 
     def add(self, k: int, value: Any) -> bool:
         """A block as it arrives (the executor calls this while other parts still run): a raw host
-        result gets it copied into place now, so the copies off the GPU overlap the computation.
-        Whether it was placed (the executor then keeps no second copy of it)."""
+        result gets it copied into place now, on one of PLACING_THREADS threads, so the copies off
+        the GPU overlap the computation and the last blocks, which come together, are placed side
+        by side. Whether it will be placed (the executor then keeps no second copy of it)."""
         kind, _, runs = self.selects[k]
         if not self.host or self.normalize or self.square or kind not in ("rows", "cols"):
             return False
         if "K" not in self.state:
             self.state["K"] = np.empty(self.shape)
-        _place(self.state["K"], kind, runs, to_device(value, Device.CPU))
-        self.state.setdefault("placed", set()).add(k)
+            self.state["pool"] = pool = ThreadPoolExecutor(PLACING_THREADS)
+            self.state["placing"] = {}
+            weakref.finalize(self, pool.shutdown, wait=False)  # a call that failed midway: its threads end
+        self.state["placing"][k] = self.state["pool"].submit(
+            lambda: _place(self.state["K"], kind, runs, to_device(value, Device.CPU)))
         return True
 
     def __call__(self, values: list[Any]) -> Any:
         if "K" in self.state:  # blocks went to the host as they came (those placed are None here)
             for k, v in enumerate(values):
-                if k not in self.state["placed"]:
+                if k not in self.state["placing"]:
                     self.add(k, v)
+            try:
+                for done in self.state["placing"].values():
+                    done.result()  # a block's error is raised here
+            finally:
+                self.state["pool"].shutdown(wait=True)
             return self.state["K"]
         K = self._merged(values)
         return to_device(K, Device.CPU) if self.host else K
