@@ -54,10 +54,10 @@ def _family_member(name: str, params: type) -> Algorithm:
     """A measure on the family's engine (graphops_jaccard.measures): given pairs, every edge, or the
     two-hop pairs (top k of them when asked), on the backends jaccard has."""
     measure = MEASURES[name]
-    backends: dict = {
-        "cpu": f"graphops_jaccard.cpu:run_{name}",
-        "gpu": f"graphops_jaccard.gpu:run_{name}",
-        "hybrid": f"graphops_jaccard.hybrid:run_{name}",
+    backends: dict = {  # one function each: the measure is the params' (params.measure)
+        "cpu": "graphops_jaccard.cpu:run_measure",
+        "gpu": "graphops_jaccard.gpu:run_measure",
+        "hybrid": "graphops_jaccard.hybrid:run_measure",
     }
     if name in _CUGRAPH:
         backends["cugraph"] = Backend(target="graphops_jaccard.peer:run_cugraph", device="gpu",

@@ -18,8 +18,7 @@ from graphops.plugin import CSR, PairIndex, chunks, njit, prange
 from . import measures
 from .common import ACC_MIN, ACC_NONE, JACCARD, Adjacency, Mode, adjacency, pair_costs, result
 from .measures import finish, finish_all, intersect, two_hop  # noqa: F401 - two_hop: the engine's, for run_measure
-from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
-                     SimilarityParams, SorensenParams)
+from .params import JaccardParams, SimilarityParams
 
 SETS, WEIGHTED, SHARED = int(Mode.SETS), int(Mode.WEIGHTED), int(Mode.SHARED)  # plain ints: constants to Numba
 
@@ -39,24 +38,9 @@ def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[st
     return measures.run_measure(csr, pairs, params, sys.modules[__name__])
 
 
-def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
 
-def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
-
-def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
-
-
-def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
-
-
-def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
 
 def pair_scores(adj: Adjacency, t: measures.Tables, first: np.ndarray, second: np.ndarray) -> np.ndarray:

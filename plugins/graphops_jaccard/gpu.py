@@ -23,8 +23,7 @@ from graphops.plugin import CSR, PairIndex, chunks, grid, load_module, wait_idle
 from . import measures
 from .common import (FORMULA_DEFINES, MODE_DEFINES, THREAD_MAX, WARP_MAX, Adjacency, Measure, Mode, adjacency,
                      result)
-from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
-                     SimilarityParams, SorensenParams)
+from .params import JaccardParams, SimilarityParams
 
 _THREADS = 256
 
@@ -53,24 +52,9 @@ def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[st
     return measures.run_measure(csr, pairs, params, sys.modules[__name__])
 
 
-def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
 
-def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
-
-def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
-
-
-def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
-
-
-def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> dict[str, Any]:
-    return run_measure(csr, pairs, params)
 
 
 def pair_scores(adj: Adjacency, t: measures.Tables, first: Any, second: Any) -> Any:

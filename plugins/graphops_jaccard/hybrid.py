@@ -34,8 +34,7 @@ from graphops.plugin import CSR, PairIndex, Result, chunks, even_ranges, interle
 
 from . import cpu, gpu, measures
 from .common import MEASURES, Adjacency, Mode, adjacency, pair_costs, work_stats
-from .params import (AdamicAdarParams, CosineParams, JaccardParams, OverlapParams, ResourceAllocationParams,
-                     SimilarityParams, SorensenParams)
+from .params import JaccardParams, SimilarityParams
 
 log = logging.getLogger("graphops")
 
@@ -103,24 +102,9 @@ def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> Result:
     return Result({"first": first, "second": second, measure.column: out}, {"split": dataclasses.asdict(split)})
 
 
-def run_sorensen(csr: CSR, pairs: PairIndex, params: SorensenParams) -> Result:
-    return run_measure(csr, pairs, params)
 
 
-def run_overlap(csr: CSR, pairs: PairIndex, params: OverlapParams) -> Result:
-    return run_measure(csr, pairs, params)
 
-
-def run_cosine(csr: CSR, pairs: PairIndex, params: CosineParams) -> Result:
-    return run_measure(csr, pairs, params)
-
-
-def run_adamic_adar(csr: CSR, pairs: PairIndex, params: AdamicAdarParams) -> Result:
-    return run_measure(csr, pairs, params)
-
-
-def run_resource_allocation(csr: CSR, pairs: PairIndex, params: ResourceAllocationParams) -> Result:
-    return run_measure(csr, pairs, params)
 
 
 def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any,
