@@ -36,8 +36,9 @@ class Mode(enum.IntEnum):
     AUX_SUM = 5   # Σ aux[x] over them, u and v themselves left out (networkx's indices)
 
     @classmethod
-    def of(cls, weighted: bool, shared: bool) -> "Mode":
-        return cls.SHARED if shared else cls.WEIGHTED if weighted else cls.SETS
+    def of(cls, weighted: bool) -> "Mode":
+        """Jaccard's own mode: weighted (Σ min over Σ max) or of sets."""
+        return cls.WEIGHTED if weighted else cls.SETS
 
     @property
     def sums(self) -> bool:
@@ -117,6 +118,19 @@ class Adjacency(Shipped):
 
     def degrees(self) -> Any:
         return self.indptr[1:] - self.indptr[:-1]
+
+    def wedges(self, us: Any) -> Any:
+        """Per first vertex u of ``us``: Σ d_x over its neighbours x, the wedges u–x–v a two-hop
+        walk from u visits (an upper bound of its pairs; int64, on the adjacency's device)."""
+        xp = self.xp
+        us = xp.asarray(us, dtype=xp.int64)
+        start, length = self.indptr[us], self.indptr[us + 1] - self.indptr[us]
+        ends = xp.cumsum(length)  # the rows of ``us`` only: O(Σ d_u), not O(edges), for a few vertices
+        total = int(ends[-1]) if len(us) else 0
+        entry = xp.repeat(start - (ends - length), length) + xp.arange(total, dtype=xp.int64)
+        along = xp.zeros(total + 1, xp.int64)
+        xp.cumsum(self.degrees()[self.indices[entry]], out=along[1:])
+        return along[ends] - along[ends - length]
 
     @functools.cached_property
     def max_degree(self) -> int:

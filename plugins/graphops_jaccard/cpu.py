@@ -69,7 +69,7 @@ def score(adj: Adjacency, first: np.ndarray, second: np.ndarray, out: np.ndarray
     """Write J of each pair into ``out`` (one parallel kernel call: callers chunk the pairs); with
     ``mode``, that mode's value (:class:`Mode`)."""
     weighted = adj.weights is not None
-    mode = int(Mode.of(weighted, False) if mode is None else mode)
+    mode = int(Mode.of(weighted) if mode is None else mode)
     w = adj.weights if weighted else np.zeros(1)
     wdeg = adj.wdeg if weighted and adj.wdeg is not None else np.zeros(1)
     if len(out):

@@ -100,10 +100,7 @@ def _two_hop(graph: Any, params: Any, workers: int, backend: str) -> Split:
     xp = graph.device.xp
     adj = _adjacency(graph, params)
     us = xp.arange(adj.n_vertices, dtype=xp.int64) if params._vertex_index is None else params._vertex_index
-    deg = adj.degrees()
-    along = xp.zeros(len(adj.indices) + 1, xp.int64)
-    xp.cumsum(deg[adj.indices], out=along[1:])
-    work = along[adj.indptr[us + 1]] - along[adj.indptr[us]] + 1  # wedges walked, and the row's own cost
+    work = adj.wedges(us) + 1  # wedges walked, and the row's own cost
     parts = [Part(p.select, p.cost, us[p.select[0]:p.select[1]]) for p in rows_by_cost(work, workers * PARTS_PER_WORKER)]
     return Split(parts, run_two_hop, _TwoHopMerge(MEASURES[params.measure].column, params.top_k, graph.device),
                  sent={"adjacency": adj})

@@ -98,7 +98,7 @@ def launch(adj: Adjacency, first: Any, second: Any, out: Any, cpu_key: int = -1,
     if n == 0:
         return
     weighted = adj.weights is not None
-    mode = Mode.of(weighted, False) if mode is None else Mode(mode)
+    mode = Mode.of(weighted) if mode is None else Mode(mode)
     w = adj.weights if weighted else cp.zeros(1, cp.float64)
     wdeg = adj.wdeg if weighted and adj.wdeg is not None else w
     light = adj.max_degree <= THREAD_MAX  # no list is long: jaccard_thread scores every pair, lists nothing
@@ -239,15 +239,6 @@ class _Lanes:
         self.next = cp.zeros(1, cp.uint64)
 
 
-def wedges(adj: Adjacency, us: Any) -> Any:
-    """Per first vertex u: Σ d_x over its neighbours x, the wedges u–x–v its walk visits (an upper
-    bound of its pairs; int64)."""
-    deg = adj.degrees()
-    along = cp.zeros(len(adj.indices) + 1, cp.int64)
-    cp.cumsum(deg[adj.indices], out=along[1:])
-    return along[adj.indptr[us + 1]] - along[adj.indptr[us]]
-
-
 def _walk(adj: Adjacency, t: measures.Tables, lanes: _Lanes, us: Any, upper: bool, pass_: int, counts: Any = None,
           offsets: Any = None, out: tuple | None = None, best: tuple = (-np.inf, 0, 0), found: Any = None,
           capacity: int = 0) -> None:
@@ -272,7 +263,7 @@ def two_hop(adj: Adjacency, measure: Measure, t: measures.Tables, vertices: Any 
     another order: within a few units of the last place). Each launch takes its first vertices
     heaviest first, so a hub's long walk starts early instead of last."""
     us = cp.arange(adj.n_vertices, dtype=cp.int64) if vertices is None else cp.asarray(vertices, cp.int64)
-    work = wedges(adj, us)
+    work = adj.wedges(us)
     cost = np.concatenate([[0], np.cumsum(cp.asnumpy(work) + 1)])
     lanes = _Lanes(adj.n_vertices, Mode(t.acc).sums)
     what = f"{measure.name} two-hop (gpu)"

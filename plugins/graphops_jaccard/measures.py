@@ -194,20 +194,6 @@ def finish_all(indptr, first, second, size, raw, formula, weighted, out):
 
 # ---- two-hop candidates ---------------------------------------------------------------------
 
-@njit
-def _wedges(indptr, indices, us):
-    """Wedges u–w–v of each first vertex u (Σ d_w over its neighbours): the work of its row."""
-    out = np.empty(len(us), np.int64)
-    for t in range(len(us)):
-        u = us[t]
-        s = 0
-        for k in range(indptr[u], indptr[u + 1]):
-            x = indices[k]
-            s += indptr[x + 1] - indptr[x]
-        out[t] = s
-    return out
-
-
 @njit(inline="always")
 def _walk(indptr, indices, w, aux, u, upper, acc_kind, mark, cnt, acc, seen):
     """Every v != u sharing a neighbour with u (with ``upper``, only v > u): counts and sums in
@@ -304,7 +290,7 @@ def two_hop(adj: Adjacency, measure: Measure, t: Tables, vertices: np.ndarray | 
     us = np.arange(adj.n_vertices, dtype=np.int64) if vertices is None else np.asarray(vertices, np.int64)
     upper = (top_k is not None and vertices is None) if upper is None else upper
     lanes_max = 4 * numba.get_num_threads()
-    work = _wedges(adj.indptr, adj.indices, us)
+    work = adj.wedges(us)
     cost = np.concatenate([[0], np.cumsum(work + 1)])
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     best = None

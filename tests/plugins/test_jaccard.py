@@ -398,4 +398,4 @@ def test_the_kernels_modes_are_named_once():
                             "MODE_PROD_SUM": 4, "MODE_AUX_SUM": 5}
     assert not re.search(r"formula\s*==\s*\d", source)
     assert set(re.findall(r"FORMULA_[A-Z]+", source)) == set(FORMULA_DEFINES)
-    assert Mode.of(weighted=True, shared=True) is Mode.SHARED and Mode.of(True, False) is Mode.WEIGHTED
+    assert Mode.of(weighted=True) is Mode.WEIGHTED and Mode.of(False) is Mode.SETS

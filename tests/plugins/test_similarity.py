@@ -285,3 +285,19 @@ def test_cugraph_peers_agree_on_edges_two_hop_pairs_and_top_k(measure, weighted)
     everything = rows(go.run(measure, g, backend="gpu", use_weight=weighted, candidates="two_hop"), COLUMN[measure])
     for p, x in kept.items():
         assert x == pytest.approx(everything[p], rel=1e-6, abs=1e-7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 19), max_size=6), min_size=1, max_size=20), st.data())
+def test_wedge_counts_of_any_first_vertices(rows, data):
+    """The work of a first vertex's two-hop walk (Σ d_x over its neighbours x), for any vertices
+    asked in any order with repeats: a sum over its row's neighbours' lengths."""
+    from graphops_jaccard.common import Adjacency
+
+    n = len(rows)
+    rows = [[x % n for x in r] for r in rows]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    indices = np.asarray([x for r in rows for x in r], dtype=np.int32)
+    us = np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=12)), dtype=np.int64)
+    expected = [sum(len(rows[x]) for x in rows[u]) for u in us]
+    assert Adjacency(indptr, indices).wedges(us).tolist() == expected
