@@ -125,11 +125,16 @@ class Adjacency(Shipped):
         xp = self.xp
         us = xp.asarray(us, dtype=xp.int64)
         start, length = self.indptr[us], self.indptr[us + 1] - self.indptr[us]
-        ends = xp.cumsum(length)  # the rows of ``us`` only: O(Σ d_u), not O(edges), for a few vertices
+        ends = xp.cumsum(length)
         total = int(ends[-1]) if len(us) else 0
-        entry = xp.repeat(start - (ends - length), length) + xp.arange(total, dtype=xp.int64)
+        if 2 * total >= len(self.indices):  # most rows: one pass over every entry
+            along = xp.zeros(len(self.indices) + 1, xp.int64)
+            xp.cumsum(self.degrees()[self.indices], out=along[1:])
+            return along[start + length] - along[start]
+        at = xp.arange(total, dtype=xp.int64)  # a few rows: their entries only, O(Σ d_u)
+        row = xp.searchsorted(ends, at, side="right")  # each entry's row among ``us`` (CuPy: no repeat by counts)
         along = xp.zeros(total + 1, xp.int64)
-        xp.cumsum(self.degrees()[self.indices[entry]], out=along[1:])
+        xp.cumsum(self.degrees()[self.indices[start[row] + at - (ends - length)[row]]], out=along[1:])
         return along[ends] - along[ends - length]
 
     @functools.cached_property
