@@ -1006,3 +1006,25 @@ def test_a_host_gram_places_its_blocks_as_they_come_on_threads():
     assert broken.add(0, np.zeros((7, 1)))  # too narrow for its runs
     with pytest.raises(ValueError):
         broken([None] + blocks[1:])
+
+
+def test_a_scheduler_that_cannot_keep_the_copies_is_said_once_and_the_call_runs(client, monkeypatch, caplog):
+    """A scheduler that cannot import graphops (a remote one) keeps Dask's policy: one warning for
+    the client, naming what to do, and calls still run (they may send their inputs again)."""
+    import logging
+
+    from graphops.engine import placing
+
+    monkeypatch.setattr(placing, "KEEPING", placing.weakref.WeakKeyDictionary())
+
+    def refuse(fn, *args, **kw):
+        raise ModuleNotFoundError("No module named 'graphops'")
+
+    monkeypatch.setattr(client, "run_on_scheduler", refuse)
+    g = rmat(8, 8, seed=9)
+    with caplog.at_level(logging.WARNING, logger="graphops"):
+        for _ in range(2):
+            pd.testing.assert_frame_equal(go.run("jaccard", go.Graph.from_edgelist(g.edges), backend="cpu",
+                                                 client=client), go.run("jaccard", g, backend="cpu"))
+    said = [r.getMessage() for r in caplog.records if "Active Memory Manager" in r.getMessage()]
+    assert len(said) == 1 and "active-memory-manager.start: false" in said[0], said
