@@ -320,3 +320,21 @@ def test_phases_add_up_by_name_and_nest_within_their_parent():
     with phases() as again:
         pass
     assert again == {}
+
+
+def test_a_phase_whose_wait_fails_is_still_closed(monkeypatch):
+    """A GPU wait that raises at a phase's end: the error goes on, the phase is recorded, and the
+    next phase is not named under it."""
+    import graphops.base.timing as timing
+
+    def broken() -> None:
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(timing, "synchronize", broken)
+    with timing.phases() as spent:
+        with pytest.raises(RuntimeError, match="device lost"):
+            with timing.phase("solve", sync=True):
+                pass
+        with timing.phase("after"):
+            pass
+    assert set(spent) == {"solve", "after"}

@@ -34,10 +34,12 @@ def phase(name: str, sync: bool = False) -> Iterator[None]:
     try:
         yield
     finally:
-        if sync:
-            synchronize()
-        _OPEN.reset(token)
-        record[name] = record.get(name, 0.0) + time.perf_counter() - t0
+        try:
+            if sync:
+                synchronize()
+        finally:  # a failed wait still closes the phase: the next ones are not named under it
+            _OPEN.reset(token)
+            record[name] = record.get(name, 0.0) + time.perf_counter() - t0
 
 
 @contextlib.contextmanager

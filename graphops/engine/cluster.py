@@ -231,7 +231,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
-    homes = _homes(split, order, data, where_ran, list(client.scheduler_info(n_workers=-1)["workers"]))
+    homes = _homes(split, order, data, where_ran, _running(client))
     for rank, k in enumerate(order):
         select = split.parts[k].select
         where = homes.get(k)
@@ -277,25 +277,37 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
 
 
 def _homes(split: Split, order: list[int], data: dict[int, tuple[Any, str]], where_ran: dict, live: list[str]) -> dict:
-    """Part k -> the worker asked to run it (a hint: an idle worker may still steal it): where its
-    data is; else where it ran before (that worker keeps the slices it took) while that worker's
-    estimated work stays within its share; else the worker with the least estimated work so far,
-    costliest parts first. (Left to Dask, the parts of a Gram call, whose inputs every worker
-    holds, once all queued on one of two GPU workers, and the next calls followed them there.)"""
+    """Part k -> the worker asked to run it: where its data is; else where it ran before (that
+    worker keeps the slices it took and what the backend derived from them) while that worker's
+    estimated work stays within its share, else the least loaded worker, costliest parts first.
+    A part with neither data nor a worker it ran on is left to Dask (unrestricted, it may wait in
+    the scheduler's queue for whichever worker frees up first; a restricted one is assigned at
+    once and stays there). The check of shares is what the hints need: Dask once queued all the
+    parts of a Gram call on one of two GPU workers, and the next calls followed them there."""
     load = dict.fromkeys(live, 0.0)
     share = sum(split.parts[k].cost for k in order) / max(len(live), 1)
     homes: dict[int, str] = {}
     for k in order:
         cost = split.parts[k].cost
-        where = data[k][1] if k in data else where_ran.get(hashable(split.parts[k].select))
-        if k not in data and where in load and load[where] + cost > share * 1.05 and load[where] > 0:
-            where = None  # the part that ran there before would overload it: placed anew
-        if where is None or where not in load:
-            where = min(load, key=load.__getitem__, default=None)
+        if k in data:
+            where = data[k][1]
+        else:
+            where = where_ran.get(hashable(split.parts[k].select))
+            if where is None:
+                continue  # Dask's to place
+            if where not in load or (load[where] + cost > share * 1.05 and load[where] > 0):
+                where = min(load, key=load.__getitem__, default=None)  # gone, or it would overload its worker
         if where is not None:
             homes[k] = where
-            load[where] += cost
+            if where in load:
+                load[where] += cost
     return homes
+
+
+def _running(client: Any) -> list[str]:
+    """The workers that take tasks now (not paused by memory, not closing)."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    return [addr for addr, w in info.items() if w.get("status", "running") == "running"]
 
 
 def _timeline(submitted: float, stamps: list[tuple[float, float, float]]) -> dict[str, float]:
