@@ -1028,3 +1028,16 @@ def test_a_scheduler_that_cannot_keep_the_copies_is_said_once_and_the_call_runs(
                                                  client=client), go.run("jaccard", g, backend="cpu"))
     said = [r.getMessage() for r in caplog.records if "Active Memory Manager" in r.getMessage()]
     assert len(said) == 1 and "active-memory-manager.start: false" in said[0], said
+
+
+def test_a_dask_edge_frame_refuses_what_its_slices_do_not_compute(client):
+    """Two-hop candidates and top_k on a Dask edge frame are refused before anything runs, in a
+    Python call as in a pipeline (a two-hop call once scored the edges instead, without a word)."""
+    dd = pytest.importorskip("dask.dataframe")
+    dg = go.Graph.from_edgelist(dd.from_pandas(_messy_edges(), npartitions=2))
+    assert dg.kind == "daskgraph" and go.Graph.from_edgelist(_messy_edges()).kind == "graph"
+    for measure in ("jaccard", "sorensen"):
+        with pytest.raises(InputError, match="two_hop.*one device.*ddf.compute"):
+            go.run(measure, dg, backend="cpu", client=client, candidates="two_hop")
+        with pytest.raises(InputError, match="without top_k.*ddf.compute"):
+            go.run(measure, dg, backend="cpu", client=client, top_k=5)

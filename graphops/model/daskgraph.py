@@ -26,6 +26,7 @@ class DaskGraph:
     data, pandas ones CPU data; the result of a call is a Dask frame of the same family.
     """
 
+    kind = "daskgraph"  # what Params.check_declared reads, as of a pipeline's declared graph
     weighted = False
     proxied = False
 

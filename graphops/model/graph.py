@@ -44,6 +44,8 @@ class Graph(CSRViews):
     or :meth:`from_networkx`.
     """
 
+    kind = "graph"  # what Params.check_declared reads, as of a pipeline's declared graph
+
     def __init__(self, edges: Any, nodes: Any, ids: IdMap, src: Any, dst: Any,
                  weights: Any, directed: bool, proxied: bool = False):
         self.edges = edges

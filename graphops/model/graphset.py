@@ -111,6 +111,8 @@ class GraphSet(CSRViews):
     them as a handful of transfers.
     """
 
+    kind = "graphset"  # what Params.check_declared reads, as of a pipeline's declared graphset
+
     node_ptr: Any
     edge_ptr: Any
     src: Any

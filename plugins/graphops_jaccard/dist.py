@@ -45,11 +45,8 @@ OWN_KERNELS = ("cpu", "gpu")
 def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "gpu") -> Split | Distributed:
     graph = inputs["graph"]
     measure = MEASURES[params.measure]
-    if isinstance(graph, DaskGraph):
-        if params.top_k is not None or Mode(measure.accumulator(bool(params.use_weight))).sums:
-            raise InputError(f"{measure.name} on a Dask edge frame scores given pairs or every edge by their shared "
-                             "counts, unweighted, without top_k in this version: drop use_weight/top_k, or build a "
-                             "Graph from the frame (ddf.compute()) and run it on the cluster from there")
+    if isinstance(graph, DaskGraph):  # its params were checked (check_declared): counts, no top_k
+        assert params.top_k is None and not Mode(measure.accumulator(bool(params.use_weight))).sums
         pairs = inputs.get("pairs")
         if pairs is not None:
             pairs.require_rows()

@@ -81,6 +81,10 @@ class SimilarityParams(Params):
         if self.candidates == "two_hop" and getattr(graph, "kind", "graph") == "daskgraph":
             raise ValueError(f"{self._name()} with candidates='two_hop' runs on one device in this version: "
                              "build a Graph from the Dask frame (ddf.compute()) or score given pairs on the cluster")
+        if self.top_k is not None and getattr(graph, "kind", "graph") == "daskgraph":
+            raise ValueError(f"{self._name()} on a Dask edge frame scores given pairs or every edge by their shared "
+                             "counts, unweighted, without top_k in this version: drop top_k, or build a Graph from "
+                             "the frame (ddf.compute()) and run it on the cluster from there")
 
     def check_inputs(self, graph: Any, pairs: Any = None) -> None:
         if self.vertices is not None:
