@@ -139,8 +139,7 @@ def test_list_clear_and_what_is_not_cached(tmp_path, capsys, monkeypatch):
     assert cache.entries() == [] and (tmp_path / "keep.txt").read_text() == "not the cache's"
     assert main(["run", str(path), "--out", str(tmp_path / "b"), "--no-cache"]) == 0
     assert cache.entries() == []
-    key = cache.step_key(go.host.registry.get_registry(), go.host.registry.get_registry().algorithm("describe"),
-                         {"f": object()}, "cpu", {})
+    key = cache.step_key(go.host.registry.get_registry().algorithm("describe"), {"f": object()}, "cpu", {})
     assert isinstance(key, str) and "not plain data" in key
     assert cache.store(cache.StepKey("ab" * 20, {}), object(), {}).startswith("its result (a object)")
 

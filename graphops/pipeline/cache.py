@@ -79,15 +79,15 @@ def _code_digest(module: str) -> str:
     return h.hexdigest()
 
 
-def _plugin_parts(registry: Any, algo: Any) -> dict:
+def _plugin_parts(algo: Any) -> dict:
     """The plugin of an algorithm: its distribution ("name version") and the content of its code."""
-    dist = (getattr(registry.pm, "distributions", {}) or {}).get(algo.plugin)
+    dist = algo.distribution or None  # set by the registry from the plugin's distribution
     modules = sorted({str(getattr(b, "target", b)).split(":")[0] for b in algo.backends.values()})
     return {"plugin": algo.plugin, "distribution": dist,
             "code": hashlib.blake2b("".join(_code_digest(m) for m in modules).encode(), digest_size=16).hexdigest()}
 
 
-def step_key(registry: Any, algo: Any, params: Any, backend: str, inputs: dict[str, str]) -> StepKey | str:
+def step_key(algo: Any, params: Any, backend: str, inputs: dict[str, str]) -> StepKey | str:
     """The key of a step (``inputs``: slot -> the input's digest or key), or why it has none."""
     from graphops.base.device import gpu_available
 
@@ -97,7 +97,7 @@ def step_key(registry: Any, algo: Any, params: Any, backend: str, inputs: dict[s
     except Exception as exc:  # a parameter that is not plain data (an object): no key
         return f"its parameters are not plain data ({type(exc).__name__})"
     family = f"auto:{'gpu' if gpu_available() else 'cpu'}" if backend == "auto" else backend
-    parts = {"format": CACHE_FORMAT, "graphops": __version__, "algorithm": algo.name, **_plugin_parts(registry, algo),
+    parts = {"format": CACHE_FORMAT, "graphops": __version__, "algorithm": algo.name, **_plugin_parts(algo),
              "params": dumped, "backend": family, "inputs": dict(sorted(inputs.items()))}
     text = json.dumps(parts, sort_keys=True, default=str)
     return StepKey(hashlib.blake2b(text.encode(), digest_size=20).hexdigest(), parts)
@@ -229,7 +229,10 @@ def _own_folder(folder: Path) -> bool:
 def _result(entry: dict, data: bytes) -> Any:
     import numpy as np
 
+    from graphops.base.device import Device, to_device
+
     file, family = entry["file"], entry["family"]
+    home = Device.GPU if family == "cupy" else Device.CPU
     if file.endswith(".parquet"):
         import pyarrow.parquet as pq
 
@@ -242,18 +245,9 @@ def _result(entry: dict, data: bytes) -> Any:
             frame = cudf.from_pandas(frame)
         return frame
     if file.endswith(".npy"):
-        out = np.load(io.BytesIO(data), allow_pickle=False)
-        return _to_family(out, family)
+        return to_device(np.load(io.BytesIO(data), allow_pickle=False), home)
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return {k: _to_family(z[k], family) for k in z.files}
-
-
-def _to_family(a: Any, family: str) -> Any:
-    if family == "cupy":
-        import cupy
-
-        return cupy.asarray(a)
-    return a
+        return {k: to_device(z[k], home) for k in z.files}
 
 
 def entries() -> list[dict]:

@@ -12,6 +12,7 @@ graphs) and the graph's name.
 from __future__ import annotations
 
 import inspect
+import operator
 import os
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Iterator, Literal, Union
@@ -51,7 +52,7 @@ def _foreign(cls: Any, data: Any, mine: str) -> Any:
     if not isinstance(data, dict):
         return data
     data = {k: v for k, v in data.items() if v is not None or k in cls.model_fields}
-    if mine != "from_step" and any(data.get(k) is not None for k in ("where",)):
+    if mine != "from_step" and data.get("where") is not None:
         raise ValueError("'where' filters the rows of an earlier step's result: it goes with 'from_step'")
     if mine != "smiles" and any(data.get(k) is not None for k in ("column", "label")):
         raise ValueError("'column' and 'label' name columns of a SMILES file: they go with 'smiles'")
@@ -662,8 +663,7 @@ def _compare(column: Any, op: str, value: Any, where: str) -> Any:
                                                                           if have == "text" else ""))
     if op == "in":
         return column.isin(value)
-    return {"eq": column.__eq__, "ne": column.__ne__, "lt": column.__lt__, "le": column.__le__,
-            "gt": column.__gt__, "ge": column.__ge__}[op](value)
+    return getattr(operator, op)(column, value)  # eq, ne, lt, le, gt, ge: the operator module's names
 
 
 def _given(src: Any, *keys: str) -> dict[str, Any]:

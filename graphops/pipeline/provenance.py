@@ -22,27 +22,20 @@ def versions(loaded: Any) -> dict[str, Any]:
     """graphops, Python, the libraries loaded now, the plugins of the file's steps, the GPU, the command line."""
     packages = {name: str(getattr(sys.modules[name], "__version__", "?")) for name in PACKAGES
                 if name in sys.modules}
-    distributions = getattr(loaded.registry.pm, "distributions", {}) or {}  # plugin -> "name version"
-    plugins = {algo.plugin: distributions.get(algo.plugin) for algo in
+    plugins = {algo.plugin: algo.distribution or None for algo in
                (loaded.registry.algorithms.get(step.algorithm) for step in loaded.model.steps) if algo is not None}
     return {"graphops": __version__, "python": platform.python_version(), "platform": platform.platform(),
             "packages": packages, "plugins": plugins, "gpu": _gpu(), "command": list(sys.argv)}
 
 
-@functools.cache
-def _gpu_once() -> dict[str, Any] | None:
-    return _gpu_now()
-
-
 def _gpu() -> dict[str, Any] | None:
-    """The GPU in use, asked once per process (after CuPy is loaded)."""
-    return _gpu_once() if "cupy" in sys.modules else None
+    """The GPU in use, asked once per process once CuPy is loaded (a run that never loads it: None)."""
+    return _gpu_now() if "cupy" in sys.modules else None
 
 
+@functools.cache
 def _gpu_now() -> dict[str, Any] | None:
-    """The GPU in use (model, driver, runtime), when CuPy is loaded and one is usable; else None."""
-    if "cupy" not in sys.modules:
-        return None
+    """The GPU in use (model, driver, runtime), when one is usable; else None."""
     from graphops.base.device import gpu_available
 
     if not gpu_available():

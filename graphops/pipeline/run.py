@@ -186,7 +186,7 @@ def _cache_key(loaded: LoadedPipeline, step: Any, algo: Any, params: Any, asked:
     except Undigestible as exc:
         rec.details["cache"] = f"not cached: {exc}"
         return None
-    key = runcache.step_key(loaded.registry, algo, params if params is not None else step.params, asked, digests)
+    key = runcache.step_key(algo, params if params is not None else step.params, asked, digests)
     if isinstance(key, str):
         rec.details["cache"] = f"not cached: {key}"
         return None

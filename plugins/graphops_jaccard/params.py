@@ -78,10 +78,12 @@ class SimilarityParams(Params):
         if self.candidates == "two_hop" and pairs is not None:
             raise ValueError("candidates='two_hop' chooses the pairs itself, and a pairs input was given too: "
                              "drop the pairs input, or leave candidates at 'edges' to score the given pairs")
-        if self.candidates == "two_hop" and getattr(graph, "kind", "graph") == "daskgraph":
+        if getattr(graph, "kind", "graph") != "daskgraph":
+            return
+        if self.candidates == "two_hop":
             raise ValueError(f"{self._name()} with candidates='two_hop' runs on one device in this version: "
                              "build a Graph from the Dask frame (ddf.compute()) or score given pairs on the cluster")
-        if self.top_k is not None and getattr(graph, "kind", "graph") == "daskgraph":
+        if self.top_k is not None:
             raise ValueError(f"{self._name()} on a Dask edge frame scores given pairs or every edge by their shared "
                              "counts, unweighted, without top_k in this version: drop top_k, or build a Graph from "
                              "the frame (ddf.compute()) and run it on the cluster from there")
