@@ -144,11 +144,11 @@ def _owner(chunks: int, resident: int) -> bool:
     return chunks == 1 or (chunks == 2 and resident <= 512)
 
 
-def _module(params: MGKernelParams, real: type, part: str) -> Any:
-    """The compiled solver for these kernels in ``real``: only the kernels of ``part`` (``tiles``:
-    the tile families in the chosen primitive; ``factored``: the factored families; both with the
+def _module(params: MGKernelParams, real: type, part: str) -> "_Kernels":
+    """The solver's kernels for these kernels in ``real``: those of ``part`` (``tiles``: the tile
+    families in the chosen primitive; ``factored``: the factored families; both with the
     global-memory kernel for pairs too large for shared memory; ``gradient``: the gradient
-    kernels), so a new kernel shape compiles a third to a tenth of the file's kernels."""
+    kernels), each compiled on its first use, alone (:class:`_Kernels`)."""
     nk, ek = params.node_kernel, params.edge_kernel
     nw, ew = layout(params)
     nfn, nfe = row_width(nk.features, nw), row_width(ek.features, ew)
@@ -166,21 +166,37 @@ def _module(params: MGKernelParams, real: type, part: str) -> Any:
         ""])
     prim = params.primitive
     sparse = "true" if prim == "sparse" else "false"
-    glob = f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, {sparse}, false)\n"
-    suffix = "\n" + {
-        "tiles": "".join(f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)\n" for w, s in FAMILIES) + glob,
-        "factored": "".join(f"MGK_COLUMNS({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
-                            for w, k, c, n in COLUMNS[real])
-                    + ("" if params.nodewise else
-                       "".join(f"MGK_COLUMNS_ONE_COLOUR({w}, {k}, {c}, {n}, {str(_owner(c, n)).lower()})\n"
-                               for w, k, c, n in COLUMNS[real]))
-                    + "".join(f"MGK_FACTORED({w}, {s})\n" for w, s in FACTORED) + glob,
-        "gradient": f"MGK_GRADIENT({GLOBAL_WARPS})\nMGK_NODAL_GRADIENT({GLOBAL_WARPS})\n",
-    }[part]
-    key = prefix + suffix
-    if key not in _MODULES:
-        _MODULES[key] = load_module(__package__, "mg_kernel", prefix=prefix, suffix=suffix)
-    return _MODULES[key]
+    glob = {f"mgk_global_w{GLOBAL_WARPS}_{prim}": f"MGK_KERNEL(mgk_global_w{GLOBAL_WARPS}_{prim}, {GLOBAL_WARPS}, 1, "
+                                                  f"{sparse}, false)"}
+    if part == "tiles":
+        lines = {f"mgk_w{w}_s{s}_{prim}": f"MGK_KERNEL(mgk_w{w}_s{s}_{prim}, {w}, {s}, {sparse}, true)"
+                 for w, s in FAMILIES} | glob
+    elif part == "factored":
+        colours = ("",) if params.nodewise else ("", "o")
+        lines = {f"mgk_c{o}_w{w}_k{k}_i{c}": f"MGK_COLUMNS{'_ONE_COLOUR' if o else ''}({w}, {k}, {c}, {n}, "
+                                             f"{str(_owner(c, n)).lower()})"
+                 for o in colours for w, k, c, n in COLUMNS[real]}
+        lines |= {f"mgk_f_w{w}_s{s}": f"MGK_FACTORED({w}, {s})" for w, s in FACTORED} | glob
+    else:
+        lines = {f"mgk_gradient_w{GLOBAL_WARPS}": f"MGK_GRADIENT({GLOBAL_WARPS})",
+                 f"mgk_nodal_gradient_w{GLOBAL_WARPS}": f"MGK_NODAL_GRADIENT({GLOBAL_WARPS})"}
+    return _Kernels(prefix, lines)
+
+
+@dataclass(frozen=True)
+class _Kernels:
+    """Kernels by name, each compiled alone on its first use (its module kept for the process,
+    and by CuPy on disk). The file's instantiations compiled together took 70 s (the factored
+    part in float32, nvcc on 2 cores) where one class takes 0.4-4 s: a call compiles the classes
+    its pairs take, not the 35 the part declares (a first call on a fresh machine waited minutes)."""
+    prefix: str
+    lines: dict[str, str]
+
+    def get_function(self, name: str) -> Any:
+        key = self.prefix + self.lines[name]
+        if key not in _MODULES:
+            _MODULES[key] = load_module(__package__, "mg_kernel", prefix=self.prefix, suffix="\n" + self.lines[name] + "\n")
+        return _MODULES[key].get_function(name)
 
 
 def _statements(expressions: list[str]) -> str:
