@@ -232,3 +232,20 @@ def test_what_cannot_be_digested_is_said_not_raised():
     with pytest.raises(Undigestible, match="a column of list values"):
         digest(pd.DataFrame({"a": [[1], [2]]}))
     assert digest(pd.DataFrame({"a": ["x", None]})) == digest(pd.DataFrame({"a": ["x", None]}))
+
+
+def test_a_key_holds_the_code_of_graphops_and_of_the_plugin(monkeypatch):
+    """An edit to graphops' engine within one version, or to the plugin's code, gives another key
+    (the old result is not served for the new code)."""
+    from graphops.pipeline import cache
+
+    algo = go.host.registry.get_registry().algorithm("describe")
+    before = cache.step_key(algo, {}, "cpu", {})
+    digests = {"graphops": "core-edited"}
+    real = cache._code_digest
+    monkeypatch.setattr(cache, "_code_digest", lambda m: digests.get(m.split(".")[0]) or real(m))
+    core_edited = cache.step_key(algo, {}, "cpu", {})
+    digests[algo.backends["cpu"].target.split(":")[0].split(".")[0]] = "plugin-edited"
+    plugin_edited = cache.step_key(algo, {}, "cpu", {})
+    assert len({before.key, core_edited.key, plugin_edited.key}) == 3
+    assert before.parts["core"] and core_edited.parts["core"] == "core-edited"

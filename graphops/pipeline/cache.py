@@ -2,7 +2,7 @@
 changed reads it instead of computing it (``cached`` in the table and the summary).
 
 A step's key hashes the algorithm, the plugin that provides it (its distribution's version and the
-content of its source files, so an edited plugin is not taken for the old one), graphops' version, the
+content of its source files, so an edited plugin is not taken for the old one), graphops' version and its own code, the
 validated parameters, the backend asked for (``auto`` with whether a GPU is usable here: the backend
 family) and each input: a graph's content (:func:`graphops.engine.digest.digest`, from its arrays), or
 for a graph made ``from_step`` the key of that step with the source's keys. A step with an input that
@@ -97,7 +97,9 @@ def step_key(algo: Any, params: Any, backend: str, inputs: dict[str, str]) -> St
     except Exception as exc:  # a parameter that is not plain data (an object): no key
         return f"its parameters are not plain data ({type(exc).__name__})"
     family = f"auto:{'gpu' if gpu_available() else 'cpu'}" if backend == "auto" else backend
-    parts = {"format": CACHE_FORMAT, "graphops": __version__, "algorithm": algo.name, **_plugin_parts(algo),
+    # graphops' own code too: an edit to the engine within one version is not served the old result
+    parts = {"format": CACHE_FORMAT, "graphops": __version__, "core": _code_digest("graphops"),
+             "algorithm": algo.name, **_plugin_parts(algo),
              "params": dumped, "backend": family, "inputs": dict(sorted(inputs.items()))}
     text = json.dumps(parts, sort_keys=True, default=str)
     return StepKey(hashlib.blake2b(text.encode(), digest_size=20).hexdigest(), parts)
