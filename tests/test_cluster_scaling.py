@@ -403,12 +403,15 @@ def test_each_distinct_edge_has_one_home_slice(edges, cuts):
     assert sorted(homed) == sorted(first_row.values())
 
 
-def test_slices_share_the_edges_evenly():
-    """Each of 4 slices of a scrambled R-MAT graph is home to about a quarter of its distinct edges
-    and of their work Σ min(d_u, d_v) (homing each edge at its larger end gave the last slice 7/16)."""
+@pytest.mark.parametrize("scramble", [True, False])
+def test_slices_share_the_edges_evenly(scramble):
+    """Each of 4 slices of an R-MAT graph is home to about a quarter of its distinct edges and of
+    their work Σ min(d_u, d_v) (homing each edge at its larger end gave the last slice 7/16). Not
+    scrambled, the hubs are the first vertices: cut by entries, the first slice's edges took 1.10
+    of the mean work and the last slice held 0.87 of the mean edges."""
     from graphops.engine.slices import _bounds, _cut, _histogram, _home_work, _slice
 
-    frame = rmat(14, 16, seed=5).edges
+    frame = rmat(14, 16, seed=5, scramble=scramble).edges
     s, d = frame["src"].to_numpy(np.int64), frame["dst"].to_numpy(np.int64)
     n = int(max(s.max(), d.max())) + 1
     entries = _histogram((s, d), n)
@@ -418,8 +421,8 @@ def test_slices_share_the_edges_evenly():
     counts = np.array([len(h[1][0]) for h in homes], dtype=float)
     work = np.array([np.minimum(deg[h[1][0]], deg[h[1][1]]).sum() for h in homes], dtype=float)
     assert counts.sum() == len(frame)
-    assert np.all(np.abs(counts / counts.mean() - 1) < 0.1), counts
-    assert np.all(np.abs(work / work.mean() - 1) < 0.01), work
+    assert np.all(np.abs(counts / counts.mean() - 1) < (0.1 if scramble else 0.25)), counts
+    assert np.all(np.abs(work / work.mean() - 1) < (0.01 if scramble else 0.03)), work
 
 
 def _fits(entries: np.ndarray, k: int, cap: float) -> bool:

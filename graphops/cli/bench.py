@@ -149,9 +149,9 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         params, checked = _params(loaded, step)
         ran_here = False
         for _ in range(settings.warmup if warmup is None else warmup):
-            done = execute(algo, inputs, name, params, loaded.registry, client=client, started=planned.append,
-                           declared_checked=checked)
-            ran_here = str(done.details.get("cluster", "")).startswith("cluster not used")
+            said = execute(algo, inputs, name, params, loaded.registry, client=client, started=planned.append,
+                           declared_checked=checked).details.get("cluster", "")  # (its result not kept)
+            ran_here = str(said).startswith("cluster not used")
         # a call the estimate keeps here is timed without the workers' memory samplers (each reads
         # its GPU every 10 ms, and the first worker's GPU is this process's)
         with _peaks(None if ran_here else client) as peaks:
