@@ -205,8 +205,16 @@ def _part_index(arrays: tuple[Any, Any], ids: Any) -> tuple[Any, Any]:
 
 def _histogram(index: tuple[Any, Any], n: int) -> Any:
     s, d = index
-    xp = _xp(s)
-    return xp.bincount(s, minlength=n) + xp.bincount(d, minlength=n)
+    return _count(s, n) + _count(d, n)
+
+
+def _count(x: Any, n: int, weights: Any = None) -> Any:
+    """``bincount(x, weights, minlength=n)``, also of an empty ``x`` (CuPy's takes the maximum of ``x``
+    first, which an empty array has not: an empty partition or slice)."""
+    xp = _xp(x)
+    if len(x) == 0:
+        return xp.zeros(n, dtype=xp.int64 if weights is None else xp.float64)
+    return xp.bincount(x, weights=weights, minlength=n)
 
 
 def _home_work(index: tuple[Any, Any], entries: Any) -> Any:
@@ -220,7 +228,7 @@ def _home_work(index: tuple[Any, Any], entries: Any) -> Any:
     deg = to_device(entries, device_of(s))
     home = xp.where((s + d) % 2 == 0, xp.maximum(s, d), xp.minimum(s, d))
     cost = xp.minimum(deg[s], deg[d]).astype(xp.float64) + 1.0
-    return xp.bincount(home, weights=cost, minlength=len(deg))
+    return _count(home, len(deg), cost)
 
 
 # A slice's entries may reach this many times the mean: the cut by work moves columns toward the
@@ -301,7 +309,7 @@ def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any
     del key
     indptr = xp.zeros(n + 1, dtype=xp.int64)
     if n:
-        xp.cumsum(xp.bincount(r, minlength=n), out=indptr[1:])
+        xp.cumsum(_count(r, n), out=indptr[1:])
     adjacency = (indptr, xp.ascontiguousarray(c.astype(xp.int32)))
     edge = (r <= c) == (((r ^ c) & 1) == 0)  # each edge's home: one of its two entries (module docstring)
     u, v, pos, flipped = r[edge], c[edge], pos[edge], flipped[edge].astype(bool)
@@ -367,7 +375,7 @@ def _origins(positions: Any, parts: int) -> Any:
     """How many of a slice's edges each input partition holds (counted where they are)."""
     from graphops.base.device import to_device
 
-    return to_device(_xp(positions).bincount(positions >> _ROW_BITS, minlength=parts), Device.CPU)
+    return to_device(_count(positions >> _ROW_BITS, parts), Device.CPU)
 
 
 def _offsets(parts: int, *counts: Any) -> Any:
