@@ -2,6 +2,7 @@
 adjacency once and each part's pairs to one worker once; only coefficients come back."""
 from __future__ import annotations
 
+import json
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,6 +104,10 @@ def test_bench_sweeps_cluster_sizes(tmp_path):
         assert row.efficiency == pytest.approx(row.speedup / row.workers)
         assert row.moved_bytes == 8 * pairs  # the coefficients came back; the inputs went during the warm-up
         assert row.peak_device_bytes is None  # CPU workers
+        assert 1 <= len(row.per_worker) <= row.workers, row.per_worker  # the median call's workers, in the JSON
+        assert all(w["tasks"] >= 1 and w["seconds"] > 0 for w in row.per_worker.values())
+    assert here.per_worker == {}
+    assert json.loads(report.to_json())["rows"][2]["per_worker"] == two.per_worker
     table = rows_as_table(report)
     assert table[0][4:7] == ["efficiency", "peak GiB/worker", "moved GB"]
     assert table[3][1] == "cpu (Dask 2 workers)" and table[3][4].endswith("%")

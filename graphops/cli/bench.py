@@ -64,6 +64,8 @@ class BenchRow:
     efficiency: float | None = None  # speed-up over the baseline per worker (a row run on workers)
     peak_device_bytes: int | None = None  # the most device memory in use on one worker during the timed calls
     moved_bytes: int | None = None  # bytes between this process and the workers, median call
+    # the median call's tasks, seconds and phases on each worker (the JSON's; the table shows the busiest)
+    per_worker: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,6 +180,9 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         row.workers = 0 if cluster.startswith("cluster not used") else row.workers
     if row.workers:  # (a call that ran here instead leaves the workers' figures out)
         row.peak_device_bytes = max((p for p in peaks.values() if p is not None), default=None)
+        row.per_worker = {str(where): {"tasks": int(w.get("tasks", 0)), "seconds": float(w.get("seconds", 0.0)),
+                                       "phases_s": {str(k): float(v) for k, v in w.get("phases_s", {}).items()}}
+                          for where, w in sorted(median_details.get("workers", {}).items())}
     if client is not None and "gathered_from_workers_bytes" in median_details:
         row.moved_bytes = int(median_details["gathered_from_workers_bytes"] + median_details["sent_to_workers_bytes"])
     if algo.cost:
