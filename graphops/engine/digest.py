@@ -111,5 +111,6 @@ def _feed_column(h: Any, column: Any) -> None:
         try:
             hashed = pd.util.hash_pandas_object(host, index=False).to_numpy()
         except TypeError as exc:  # values pandas cannot hash (lists, dicts in an object column)
-            raise Undigestible(f"a column of {type(values[0]).__name__ if len(values) else '?'} values ({exc})") from None
+            kind = type(values[0]).__name__ if len(values) else "?"
+            raise Undigestible(f"a column of {kind} values ({exc})") from None
         h.update(np.ascontiguousarray(hashed).data)

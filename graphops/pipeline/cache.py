@@ -2,10 +2,11 @@
 changed reads it instead of computing it (``cached`` in the table and the summary).
 
 A step's key hashes the algorithm, the plugin that provides it (its distribution's version and the
-content of its source files, so an edited plugin is not taken for the old one), graphops' version and its own code, the
-validated parameters, the backend asked for (``auto`` with whether a GPU is usable here: the backend
-family) and each input: a graph's content (:func:`graphops.engine.digest.digest`, from its arrays), or
-for a graph made ``from_step`` the key of that step with the source's keys. A step with an input that
+content of its source files, so an edited plugin is not taken for the old one), graphops' version
+and its own code, the validated parameters, the backend asked for (``auto`` with whether a GPU is
+usable here: the backend family) and each input: a graph's content
+(:func:`graphops.engine.digest.digest`, from its arrays), or for a graph made ``from_step`` the key
+of that step with the source's keys. A step with an input that
 has no digest (a Dask graph), parameters that are not plain data, or a result that is neither a frame
 nor an array is not cached, and the summary says why.
 

@@ -38,11 +38,6 @@ def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> dict[st
     return measures.run_measure(csr, pairs, params, sys.modules[__name__])
 
 
-
-
-
-
-
 def pair_scores(adj: Adjacency, t: measures.Tables, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """A family member's score of every given pair: the kernels' raw mode, then its formula."""
     out = coefficients(adj, first, second, mode=Mode(t.acc), aux=t.aux)

@@ -271,7 +271,8 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str, me
     home = sl.graph.device
     sent = client.scatter(pairs, broadcast=True, hash=False)
     index = sub(_pair_index, sent, sl.ids, pure=False)
-    counts = [sub(stoppable, stop, _shared, adjacency, index, backend, key=_key("shared")) for adjacency in sl.adjacency]
+    counts = [sub(stoppable, stop, _shared, adjacency, index, backend, key=_key("shared"))
+              for adjacency in sl.adjacency]
     out = sub(_score_pairs, sent, index, sl.degrees, sl.ids, home, measure, *counts, pure=False)
     frame = frame_on([out], _meta(home, measure.column))
     return [out], lambda: frame

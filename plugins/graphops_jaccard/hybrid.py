@@ -102,11 +102,6 @@ def run_measure(csr: CSR, pairs: PairIndex, params: SimilarityParams) -> Result:
     return Result({"first": first, "second": second, measure.column: out}, {"split": dataclasses.asdict(split)})
 
 
-
-
-
-
-
 def compute(adj: Adjacency, host: Any, pairs: PairIndex, keys: Any, split: Split, out: Any,
             kernel: Kernel = Kernel()) -> None:
     """Fill ``out``: the split's CPU share on the CPU, side by side with the GPU's rest, both in

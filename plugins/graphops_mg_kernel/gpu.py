@@ -193,9 +193,10 @@ class _Kernels:
     lines: dict[str, str]
 
     def get_function(self, name: str) -> Any:
-        key = self.prefix + self.lines[name]
+        line = self.lines[name]
+        key = self.prefix + line
         if key not in _MODULES:
-            _MODULES[key] = load_module(__package__, "mg_kernel", prefix=self.prefix, suffix="\n" + self.lines[name] + "\n")
+            _MODULES[key] = load_module(__package__, "mg_kernel", prefix=self.prefix, suffix=f"\n{line}\n")
         return _MODULES[key].get_function(name)
 
 
