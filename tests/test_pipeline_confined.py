@@ -482,3 +482,35 @@ def test_an_output_that_cannot_be_written_there_is_refused_by_validate_and_befor
         go.run_pipeline(path, registry=registry)
     assert str(info.value) == f"step 'one': output: cannot write it there: {problem}; nothing was run"
     assert ran == []
+
+
+# --- a partitioned graph's files: each one, and those its pattern or folder would take later ------
+
+@pytest.mark.parametrize("source, output, taken", [
+    ('"ok/*.csv"', "e0.csv", "the input of graph 'big'; choose"),  # a file the pattern reads now
+    ('"ok/*.csv"', "scores.csv", "the input of graph 'big' ('{ok}/*.csv' takes it: a later run would read it as edges)"),
+    ("ok, format: csv", "e1.csv", "the input of graph 'big'; choose"),  # a folder's file
+    ("ok, format: csv", "more.csv", "the input of graph 'big' ('{ok}' takes it: a later run would read it as edges)"),
+])
+def test_an_output_among_a_partitioned_graphs_files_is_refused(tmp_path, source, output, taken):
+    """Written over one of the edge files a pattern or folder reads, a run lost its input; named
+    like them, its output would be read as edges the next time."""
+    (tmp_path / "ok").mkdir()
+    for i in range(2):
+        (tmp_path / "ok" / f"e{i}.csv").write_text("src,dst\n0,1\n1,2\n")
+    path = tmp_path / "p.yaml"
+    path.write_text(f"version: 1\noutput_dir: ok\ngraphs: {{big: {{path: {source}, partitioned: true}}}}\n"
+                    f"steps: [{{id: s, algorithm: jaccard, inputs: {{graph: big}}, backend: cpu, output: {output}}}]\n")
+    said = refused(path, None)
+    assert f"=====> '{output}' would overwrite " + taken.format(ok=str(tmp_path.resolve() / "ok")) in said, said
+
+
+def test_an_output_beside_a_pattern_but_not_taken_by_it_is_written(tmp_path):
+    """A pattern's * stays within its folder, and another suffix is not its: those outputs are fine."""
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "e0.csv").write_text("src,dst\n0,1\n")
+    path = tmp_path / "p.yaml"
+    path.write_text('version: 1\noutput_dir: ok\ngraphs: {big: {path: "ok/*.csv", partitioned: true}}\n'
+                    "steps: [{id: s, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: sub/j.csv},\n"
+                    "        {id: t, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: j.parquet}]\n")
+    go.load_pipeline(path)

@@ -19,6 +19,7 @@ applies it again as it writes (``graphops.pipeline.run``), since a link can appe
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,23 +142,54 @@ class Claims:
         self.taken: dict[str, tuple[str, str]] = {}  # real path -> (what it is, the path as named)
         for name, path in _inputs(loaded):
             self.taken.setdefault(os.path.realpath(path), (name, os.path.normpath(path)))
+        self.patterns = list(_patterns(loaded))  # (what, real pattern, as named): partitioned edge files
 
     def claim(self, path: str | os.PathLike, what: str) -> str | None:
         """``None`` and ``path`` claimed for ``what``; or what it would overwrite when another file of the run
-        is the same file (``the input of graph 'g'``), with the real path when the names differ (a link)."""
+        is the same file (``the input of graph 'g'``), with the real path when the names differ (a link), or
+        when a partitioned graph's pattern or folder would take it among its edge files."""
         real, named = os.path.realpath(path), os.path.normpath(path)
-        if real not in self.taken:
-            self.taken[real] = (what, named)
-            return None
-        other, other_named = self.taken[real]
-        return other if other_named == named else f"{other} ({other_named!r} and {named!r} are both {real!r})"
+        if real in self.taken:
+            other, other_named = self.taken[real]
+            return other if other_named == named else f"{other} ({other_named!r} and {named!r} are both {real!r})"
+        for other, pattern, as_named in self.patterns:
+            if _globbed(real, pattern):
+                return f"{other} ({as_named!r} takes it: a later run would read it as edges)"
+        self.taken[real] = (what, named)
+        return None
 
 
 def _inputs(loaded: Any) -> Iterator[tuple[str, Path]]:
-    """(what it is, path) of every file the run's graphs are read from (edge, node and SMILES files)."""
+    """(what it is, path) of every file the run's graphs are read from (edge, node and SMILES files;
+    a partitioned graph's folder or pattern and each file it names)."""
+    from graphops.io.partitioned import edge_files
+
     for name, src in loaded.model.graphs.items():
         path = loaded.sources.path(name)
         if path is not None:
             yield f"the input of graph {name!r}", path
+            if loaded.sources.kind(name) == "daskgraph":
+                yield from ((f"the input of graph {name!r}", f) for f in edge_files(path, loaded.sources.format(name)))
         if getattr(src, "nodes", None) is not None:
             yield f"the node file of graph {name!r}", loaded.base / src.nodes
+
+
+def _globbed(path: str, pattern: str) -> bool:
+    """Whether ``glob`` would list ``path`` for ``pattern``: component by component (a ``*`` stays
+    within its folder)."""
+    have, want = Path(path).parts, Path(pattern).parts
+    return len(have) == len(want) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(have, want))
+
+
+def _patterns(loaded: Any) -> Iterator[tuple[str, str, str]]:
+    """(what, pattern by real path, as named) of each partitioned graph: the files its folder or
+    pattern would take, those there now and those written later alike."""
+    for name in loaded.model.graphs:
+        path = loaded.sources.path(name)
+        if path is None or loaded.sources.kind(name) != "daskgraph":
+            continue
+        if path.is_dir():
+            pattern = os.path.join(os.path.realpath(path), f"*.{loaded.sources.format(name)}")
+        else:
+            pattern = os.path.join(os.path.realpath(path.parent), path.name)
+        yield f"the input of graph {name!r}", pattern, os.path.normpath(path)
