@@ -506,6 +506,22 @@ def test_edge_files_that_do_not_read_alike_are_one_line(client, tmp_path):
         go.run("jaccard", g, backend="cpu", client=client)
 
 
+@pytest.mark.parametrize("second", ["2,3\n3,4\n", "dst,src\n2,3\n", "a,b\n2,3\n"],
+                         ids=["no-header", "swapped", "other-names"])
+def test_a_later_file_without_the_first_files_header_row_is_named(tmp_path, second):
+    """The first file has a header row: each file is read with one, so a file without it would lose
+    its first edge and one naming other columns would be read by position, silently; named instead."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("src,dst\n0,1\n1,2\n")
+    (tmp_path / "b.csv").write_text(second)
+    with pytest.raises(go.InputError, match=r"b\.csv, line 1: .* is not the header row of .*a\.csv \('src,dst'\); .*"
+                                            r"give every file the same header row, or none"):
+        read_edge_files(tmp_path / "*.csv", "csv")
+    (tmp_path / "b.csv").write_text("src,dst\n2,3\n")
+    assert len(read_edge_files(tmp_path / "*.csv", "csv").edges.compute()) == 3
+
+
 def test_an_empty_first_edge_file_is_named(tmp_path):
     from graphops.io.partitioned import read_edge_files
 

@@ -47,9 +47,25 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
             raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
                              f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
         has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
+        if has_header:
+            _same_header(files, layout)
         ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None,
                           names=list(columns) if columns else None, comment=layout.comment)
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
     return DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
+
+
+def _same_header(files: list[str], layout: Any) -> None:
+    """Every file starts with the first file's header row (the reader takes one from each file, so
+    a file without it would lose its first edge, and one naming other columns be read by position)."""
+    from graphops.io.textio import TextLayout
+
+    head = layout.rows[0]
+    for f in files[1:]:
+        sample = TextLayout(Path(f)).sample
+        if sample and layout.fields(sample[0][1]) != head:
+            raise InputError(f"{f}, line {sample[0][0]}: {sample[0][1].strip()!r} is not the header row of {files[0]} "
+                             f"({layout.sep.join(head)!r}); the edge files are read with one header row each: give "
+                             f"every file the same header row, or none (header: false)")
