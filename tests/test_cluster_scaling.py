@@ -551,3 +551,41 @@ def _params():
     from graphops_jaccard.params import JaccardParams
 
     return JaccardParams()
+
+
+def test_edge_frames_whose_parts_lack_the_columns_are_one_line(client, tmp_path):
+    """Parquet files with other columns than the first's, or a Dask frame's partition unlike its
+    meta: one line naming the columns, not a KeyError from inside Dask."""
+    import dask
+    import dask.dataframe as dd
+
+    from graphops.io.partitioned import read_edge_files
+
+    pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}).to_parquet(tmp_path / "e0.parquet")
+    pd.DataFrame({"a": [0, 1], "b": [1, 2]}).to_parquet(tmp_path / "e1.parquet")
+    with pytest.raises(go.InputError, match=r"could not be read on the workers \(.*\['src', 'dst'\].*\); every file "
+                                            r"needs the same columns"):
+        go.run("jaccard", read_edge_files(tmp_path, "parquet"), backend="cpu", client=client)
+    meta = pd.DataFrame({"src": pd.Series(dtype="int64"), "dst": pd.Series(dtype="int64")})
+    parts = [dask.delayed(pd.DataFrame)({"src": [0, 1], "dst": [1, 2]}), dask.delayed(pd.DataFrame)({"a": [0], "b": [2]})]
+    ddf = dd.from_delayed(parts, meta=meta, verify_meta=False)
+    with pytest.raises(go.InputError, match=r"a partition of the edge frame has no column\(s\) \['src', 'dst'\] \(its "
+                                            r"columns: \['a', 'b'\]\); every file or partition needs the same columns"):
+        go.run("jaccard", go.Graph.from_edgelist(ddf), backend="cpu", client=client)
+
+
+def test_a_dask_edge_frame_takes_each_column_once_and_is_a_frame():
+    """src and dst naming one column, a missing column, or a Dask array: one line each, before any work."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}), npartitions=1)
+    with pytest.raises(go.InputError, match=r"column 'src' is given for more than one role"):
+        go.Graph.from_edgelist(ddf, src="src", dst="src")
+    with pytest.raises(go.InputError, match=r"the Dask edge frame has no column\(s\) \['a'\]"):
+        go.Graph.from_edgelist(ddf, src="a")
+    from graphops.errors import InputTypeError
+
+    with pytest.raises(InputTypeError, match=r"a Dask edge frame is a dask.dataframe or dask_cudf DataFrame .*; got "
+                                                r"dask.array.core.Array"):
+        go.Graph.from_edgelist(da.zeros((3, 2)))

@@ -104,8 +104,9 @@ def _first_result(future: Any) -> int:
         return int(future.result())
     except GraphopsError:
         raise
-    except (ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    except (ValueError, TypeError, KeyError) as exc:  # KeyError: a file without the first file's columns
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
         raise InputError(f"the graph's edge files could not be read on the workers ({first}); every file "
                          f"needs the same columns with integer src and dst ids, and a header row only where "
                          f"header: says so (header: true reads one in every file)") from None
@@ -181,8 +182,13 @@ def _xp(a: Any) -> Any:
 
 def _part_arrays(frame: Any, src: str, dst: str) -> tuple[Any, Any]:
     """A partition's id columns as int64 arrays (checked once, used twice)."""
+    from graphops.errors import InputError
     from graphops.model.frames import id_array
 
+    missing = [c for c in (src, dst) if c not in frame.columns]
+    if missing:  # a partition unlike the frame's meta (Dask may leave the column selection to this task)
+        raise InputError(f"a partition of the edge frame has no column(s) {missing} (its columns: "
+                         f"{[str(c) for c in frame.columns]}); every file or partition needs the same columns")
     return id_array(frame[src], "src"), id_array(frame[dst], "dst")
 
 

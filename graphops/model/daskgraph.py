@@ -38,12 +38,17 @@ class DaskGraph:
                       directed: bool = False) -> "DaskGraph":
         import numpy as np
 
-        from graphops.model.frames import _numpy_dtype
+        from graphops.errors import InputTypeError
+        from graphops.model.frames import _is_frame, _numpy_dtype, check_columns
 
+        if not _is_frame(ddf):
+            raise InputTypeError(f"a Dask edge frame is a dask.dataframe or dask_cudf DataFrame with src and dst "
+                                 f"columns; got {type(ddf).__module__}.{type(ddf).__name__}")
         missing = [c for c in (src, dst) if c not in ddf.columns]
         if missing:
             raise InputError(f"the Dask edge frame has no column(s) {missing}; its columns are {list(ddf.columns)}. "
                              f"Name the id columns with src=... and dst=...")
+        check_columns(ddf, {"src": src, "dst": dst}, "Dask edge frame")  # each once, one role each
         if weight is not None:
             raise InputError("a Dask edge frame makes an unweighted graph (no algorithm on column slices uses "
                              "weights yet); drop weight=, or build a Graph from ddf.compute() to use them")
