@@ -589,3 +589,17 @@ def test_a_dask_edge_frame_takes_each_column_once_and_is_a_frame():
     with pytest.raises(InputTypeError, match=r"a Dask edge frame is a dask.dataframe or dask_cudf DataFrame .*; got "
                                                 r"dask.array.core.Array"):
         go.Graph.from_edgelist(da.zeros((3, 2)))
+
+
+def test_a_local_cluster_larger_than_the_machine_is_one_line(monkeypatch):
+    """Thousands of worker processes on a few cores ran for minutes without a word: refused before
+    any starts, naming the cores and the most that fit."""
+    import os
+
+    from graphops.engine.cluster import connect
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with pytest.raises(go.InputError, match=r"cluster workers: 9, but a local cluster starts one process per worker "
+                                            r"and this machine has 2 core\(s\): give workers: 8 or fewer"):
+        with connect("local", workers=9):
+            pass
