@@ -3,6 +3,7 @@ adjacency once and each part's pairs to one worker once; only coefficients come 
 from __future__ import annotations
 
 import json
+import os
 import numpy as np
 import pandas as pd
 import pytest
@@ -603,3 +604,16 @@ def test_a_local_cluster_larger_than_the_machine_is_one_line(monkeypatch):
                                             r"and this machine has 2 core\(s\): give workers: 8 or fewer"):
         with connect("local", workers=9):
             pass
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_fifo_among_partitioned_edge_files_is_named(tmp_path):
+    """A named pipe the pattern matches: one line naming it (its edges were left out without a word)."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    os.mkfifo(tmp_path / "b.csv")
+    for source in (tmp_path / "*.csv", tmp_path):
+        with pytest.raises(go.InputError, match=r"b\.csv: is a named pipe \(FIFO\), not a regular file, among the edge "
+                                                r"files of"):
+            read_edge_files(source, "csv")

@@ -23,6 +23,21 @@ def edge_files(path: Path, format: str) -> list[Path]:
     return sorted(Path(p) for p in glob.glob(str(path)) if Path(p).is_file())
 
 
+def _no_special_files(path: Path, format: str) -> None:
+    """A FIFO, device or socket among the names a partitioned source matches is one line (its edges
+    would otherwise be left out without a word, or the read wait forever)."""
+    from graphops.io.files import special_file
+
+    path = Path(path)
+    named = path.glob(f"*.{format}") if path.is_dir() else map(Path, glob.glob(str(path)))
+    for p in sorted(named):
+        kind = special_file(p)
+        if kind:
+            raise InputError(f"{p}: is {kind}, not a regular file, among the edge files of {str(path)!r}; the "
+                             f"workers read edges from files. Copy the data to a file, or give a pattern that "
+                             f"leaves it out")
+
+
 def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None, columns: Any = None,
                     header: Any = "auto", directed: bool = False, device: str = "cpu") -> DaskGraph:
     """Edge files read as a Dask frame, one partition per file or row group at least (nothing is
@@ -32,6 +47,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     from graphops.base.device import require
     from graphops.io.textio import TextLayout, first_line_is_header, resolve_column
 
+    _no_special_files(path, format)
     files = [str(f) for f in edge_files(path, format)]
     if not files:
         raise InputError(f"no {format} file matches {str(path)!r}")
