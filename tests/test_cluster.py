@@ -12,6 +12,8 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphops as go
 from graphops.cli.bench import details_text
@@ -1006,6 +1008,33 @@ def test_a_host_gram_places_its_blocks_as_they_come_on_threads():
     assert broken.add(0, np.zeros((7, 1)))  # too narrow for its runs
     with pytest.raises(ValueError):
         broken([None] + blocks[1:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(0, 9), cols=st.integers(1, 120), parts=st.integers(1, 7), run=st.integers(1, 9),
+       piece_rows=st.integers(1, 10), kind=st.sampled_from(["rows", "cols"]), started=st.booleans())
+def test_a_host_gram_placed_in_pieces_of_rows_is_the_matrix(rows, cols, parts, run, piece_rows, kind, started):
+    """Blocks of rows or of columns (graphs dealt in runs), each put in place in pieces of rows on
+    the placing threads, with or without the matrix written first: the matrix placed in order."""
+    from unittest import mock
+
+    from graphops.engine import gram
+    from graphops.engine.gram import _GramMerge, dealt, runs_of
+
+    rng = np.random.default_rng(rows * 1000 + cols)
+    K = rng.random((rows, cols)) if kind == "cols" else rng.random((cols, max(rows, 1)))
+    n = K.shape[1] if kind == "cols" else len(K)
+    order = dealt(n, parts, run=run)
+    cuts = np.linspace(0, n, parts + 1).astype(int)
+    selects = tuple((kind, "other", runs_of(np.sort(order[a:b]))) for a, b in zip(cuts[:-1], cuts[1:]))
+    take = [np.concatenate([np.arange(a, b) for a, b in runs] or [np.zeros(0, int)]) for _, _, runs in selects]
+    blocks = [K[:, t] if kind == "cols" else K[t] for t in take]
+    with mock.patch.object(gram, "PIECE_BYTES", piece_rows * K.strides[0] if K.size else 8):
+        merge = _GramMerge(selects, K.shape, square=False, normalize=False, host=True)
+        if started:
+            merge.start()
+        values = [None if k % 2 == 0 and merge.add(k, blocks[k]) else blocks[k] for k in range(len(blocks))]
+        np.testing.assert_array_equal(merge(values), K)
 
 
 def test_a_scheduler_that_cannot_keep_the_copies_is_said_once_and_the_call_runs(client, monkeypatch, caplog):

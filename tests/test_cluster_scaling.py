@@ -484,7 +484,8 @@ def test_test_by_train_parts_take_graphs_from_all_over_the_set(client, monkeypat
     monkeypatch.setattr(gramcost, "PAYS_BY", 0)  # always on the cluster
     seen = []
     real = gram._place
-    monkeypatch.setattr(gram, "_place", lambda K, kind, runs, block: (seen.append((kind, runs)), real(K, kind, runs, block)))
+    monkeypatch.setattr(gram, "_place", lambda K, kind, runs, block, *rows: (seen.append((kind, runs)),
+                                                                              real(K, kind, runs, block, *rows)))
     test, train = gnp_set({10: 15}, p=0.2, seed=3), gnp_set({6: 300, 12: 300, 18: 300}, p=0.2, seed=4)
     done = go.execute_call("sp_kernel", test, train, backend="cpu", client=client, normalize=normalize)
     np.testing.assert_array_equal(done.result, go.run("sp_kernel", test, train, backend="cpu", normalize=normalize))

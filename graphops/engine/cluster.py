@@ -243,7 +243,9 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
     workers: dict[str, dict[str, float]] = {}
-
+    start = getattr(split.merge, "start", None)  # a merge that prepares while the parts run
+    if start is not None:
+        start()
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
     stamps: list[tuple[float, float, float]] = []  # each part's (start, end) on its worker and its value's arrival
 
