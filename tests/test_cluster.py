@@ -268,8 +268,8 @@ def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
     pairs = pd.DataFrame({"first": rng.choice(ids, 300), "second": rng.choice(ids, 300)})
     pairs.iloc[:40] = df.iloc[:40].to_numpy()
     pairs.iloc[40:45, 1] = pairs.iloc[40:45, 0]
-    for given in (pairs, pairs.astype("int32")):
-        out = go.run("jaccard", dg, pairs=given, backend="cpu", client=client)
+    for asked in (pairs, pairs.astype("int32")):
+        out = go.run("jaccard", dg, pairs=asked, backend="cpu", client=client)
         assert type(out).__module__.split(".")[0] == "dask" and out.npartitions == 1
         pd.testing.assert_frame_equal(out.compute(), go.run("jaccard", g, pairs=given, backend="cpu"))
     assert len(daskgraph._KEPT[dg]) == 1
@@ -794,9 +794,9 @@ def test_dask_cudf_edge_frame_on_a_local_cuda_cluster(cuda_client):
         pd.testing.assert_frame_equal(got.to_pandas(), ref.to_pandas())
         pairs = edges.iloc[::3].rename(columns={"src": "first", "dst": "second"}).reset_index(drop=True)
         pairs["second"] = pairs["second"].iloc[::-1].to_numpy()  # mostly non-edges
-        for given in (pairs, pairs.to_pandas()):
-            got = go.run("jaccard", dg, pairs=given, client=cuda_client).compute()
-            ref = go.run("jaccard", go.Graph.from_edgelist(edges), pairs=given, backend="gpu")
+        for asked in (pairs, pairs.to_pandas()):
+            got = go.run("jaccard", dg, pairs=asked, client=cuda_client).compute()
+            ref = go.run("jaccard", go.Graph.from_edgelist(edges), pairs=asked, backend="gpu")
             assert type(got).__module__.split(".")[0] == "cudf"
             pd.testing.assert_frame_equal(got.to_pandas(), ref.to_pandas())
 

@@ -410,25 +410,37 @@ def test_each_distinct_edge_has_one_home_slice(edges, cuts):
 
 
 @pytest.mark.parametrize("scramble", [True, False])
-def test_slices_share_the_edges_evenly(scramble):
+@pytest.mark.parametrize("cap", [1.5, 100.0])
+def test_slices_share_the_edges_evenly(scramble, cap):
     """Each of 4 slices of an R-MAT graph is home to about a quarter of its distinct edges and of
-    their work Σ min(d_u, d_v) (homing each edge at its larger end gave the last slice 7/16). Not
-    scrambled, the hubs are the first vertices: cut by entries, the first slice's edges took 1.10
-    of the mean work and the last slice held 0.87 of the mean edges."""
-    from graphops.engine.slices import _bounds, _cut, _histogram, _home_work, _slice
+    their estimated work Σ (min(d_u, d_v) + EDGE_COST) (homing each edge at its larger end gave
+    the last slice 7/16), within the cap on entries. Not scrambled, the hubs are the first
+    vertices: cut by entries, the first slice's edges took 1.10 of the mean work."""
+    from graphops.engine.slices import EDGE_COST, _bounds, _cut, _histogram, _home_work, _slice
 
     frame = rmat(14, 16, seed=5, scramble=scramble).edges
     s, d = frame["src"].to_numpy(np.int64), frame["dst"].to_numpy(np.int64)
     n = int(max(s.max(), d.max())) + 1
     entries = _histogram((s, d), n)
-    bounds = _bounds(n, 4, entries, _home_work((s, d), entries))
+    bounds = _bounds(n, 4, entries, _home_work((s, d), entries), cap=cap)
     homes = [_slice(n, piece) for piece in _cut((s, d), bounds, 0)]
     deg = np.diff(homes[0][0][0]) + sum(np.diff(h[0][0]) for h in homes[1:])
     counts = np.array([len(h[1][0]) for h in homes], dtype=float)
-    work = np.array([np.minimum(deg[h[1][0]], deg[h[1][1]]).sum() for h in homes], dtype=float)
+    work = np.array([(np.minimum(deg[h[1][0]], deg[h[1][1]]) + EDGE_COST).sum() for h in homes], dtype=float)
+    held = np.array([len(h[0][1]) for h in homes], dtype=float)
     assert counts.sum() == len(frame)
     assert np.all(np.abs(counts / counts.mean() - 1) < (0.1 if scramble else 0.25)), counts
     assert np.all(np.abs(work / work.mean() - 1) < (0.01 if scramble else 0.03)), work
+    assert held.max() <= cap * held.mean(), held
+
+
+def test_the_entry_cap_is_what_free_memory_holds_and_at_least_the_mean():
+    from graphops.engine.slices import ENTRY_BYTES, SLICE_SHARE, entry_cap
+
+    mean = 1e6
+    assert entry_cap([10**12, 3 * 10**9], 4 * mean, 4) == pytest.approx(3e9 * SLICE_SHARE / ENTRY_BYTES / mean)
+    assert entry_cap([10**6], 4 * mean, 4) == 1.0  # too little memory: cut by entries
+    assert entry_cap([], 0, 4) == 1.0
 
 
 def _fits(entries: np.ndarray, k: int, cap: float) -> bool:
@@ -444,33 +456,33 @@ def _fits(entries: np.ndarray, k: int, cap: float) -> bool:
 
 
 @given(entries=st.lists(st.integers(0, 30), min_size=0, max_size=9), k=st.integers(1, 4),
-       work=st.lists(st.floats(0, 1e6), min_size=9, max_size=9))
+       work=st.lists(st.floats(0, 1e6), min_size=9, max_size=9), times=st.floats(1.0, 3.0))
 @settings(max_examples=300, deadline=None)
-def test_slice_bounds_balance_work_within_the_entry_cap(entries, k, work):
-    """Bounds: k + 1 of them, from 0 to n, never falling; each slice within ENTRY_CAP times the
-    mean entries whenever some cut allows it; the work cut where the cap does not interfere."""
-    from graphops.engine.slices import ENTRY_CAP, _bounds
+def test_slice_bounds_balance_work_within_the_entry_cap(entries, k, work, times):
+    """Bounds: k + 1 of them, from 0 to n, never falling; each slice within the cap (times the
+    mean entries) whenever some cut allows it; the work cut where the cap does not interfere."""
+    from graphops.engine.slices import _bounds
 
     e, n = np.array(entries, dtype=np.int64), len(entries)
     w = np.array(work[:n])
-    b = _bounds(n, k, e, w)
+    b = _bounds(n, k, e, w, cap=times)
     assert len(b) == k + 1 and b[0] == 0 and b[-1] == n and all(x <= y for x, y in zip(b[:-1], b[1:]))
-    cap = ENTRY_CAP * e.sum() / k
+    cap = times * e.sum() / k
     if _fits(e, k, cap):
         assert all(e[x:y].sum() <= cap for x, y in zip(b[:-1], b[1:])), b
 
 
 def test_slice_bounds_move_columns_from_the_costly_slices():
     """Hubs' edges in the first columns: cut by entries, the first slice would take nearly all the
-    work; cut by work, it takes fewer columns and holds at most ENTRY_CAP times its share of entries."""
-    from graphops.engine.slices import ENTRY_CAP, _bounds
+    work; cut by work, it takes fewer columns and holds at most the cap (1.5 times) its share of entries."""
+    from graphops.engine.slices import _bounds
 
     entries = np.ones(1000, np.int64)
     work = np.ones(1000)
     work[:100] = 100.0  # the first tenth of the columns holds 10,000 of the 10,900 units of work
-    b = _bounds(1000, 4, entries, work)
+    b = _bounds(1000, 4, entries, work, cap=1.5)
     assert b[1] < 250 and b[1] >= 100 * 0.25 * 10900 / 10000 - 1
-    assert max(y - x for x, y in zip(b[:-1], b[1:])) <= ENTRY_CAP * 250
+    assert max(y - x for x, y in zip(b[:-1], b[1:])) <= 1.5 * 250
 
 
 @pytest.mark.parametrize("normalize", [False, True])

@@ -13,7 +13,7 @@ the client but the vertex count and the slice bounds):
 1. the distinct vertex ids (sorted), kept on the workers; each edge partition maps its ids to
    indices ``0..n-1`` by binary search;
 2. the column bounds, cut so that the slices' edges take about equal work (:func:`_bounds`),
-   each slice holding at most :data:`ENTRY_CAP` times its share of the entries;
+   each slice holding at most what its worker's free memory takes (:func:`entry_cap`);
 3. each edge partition cuts its entries (both directions) by slice; each slice puts its pieces
    together, drops repeated entries and builds a CSR of all ``n`` rows over its columns, plus
    the distinct edges ``{u, v}`` homed in its range (each edge has one home: its larger end when
@@ -84,7 +84,8 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
     entries = sub(add_up, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False)
     work = [sub(_home_work, x, entries, pure=False) for x in indexed]
-    bounds = sub(_bounds, n, k, entries, *work, pure=False).result()
+    free = list(client.run(_free_bytes, graph.device is Device.GPU).values())
+    bounds = sub(_bounds_within, n, k, free, entries, *work, pure=False).result()
     pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
     get = operator.getitem
     built = [sub(_slice, n, *[sub(get, p, s, pure=False) for p in pieces], pure=False) for s in range(k)]
@@ -224,29 +225,68 @@ def _count(x: Any, n: int, weights: Any = None) -> Any:
 
 
 def _home_work(index: tuple[Any, Any], entries: Any) -> Any:
-    """A partition's estimated work per vertex: each edge {u, v} adds min(d_u, d_v) + 1 (the
-    shorter list, searched in the longer, and the edge's own cost) to its home (:func:`_slice`'s
-    rule), ``d`` a vertex's entries counted with repeats (float64 per vertex)."""
+    """A partition's estimated work per vertex: each edge {u, v} adds min(d_u, d_v) + EDGE_COST
+    (the shorter list, searched in the longer, and the edge's own cost) to its home
+    (:func:`_slice`'s rule), ``d`` a vertex's entries counted with repeats (float64 per vertex)."""
     from graphops.base.device import to_device
 
     s, d = index
     xp = _xp(s)
     deg = to_device(entries, device_of(s))
     home = xp.where((s + d) % 2 == 0, xp.maximum(s, d), xp.minimum(s, d))
-    cost = xp.minimum(deg[s], deg[d]).astype(xp.float64) + 1.0
+    cost = xp.minimum(deg[s], deg[d]).astype(xp.float64) + EDGE_COST
     return _count(home, len(deg), cost)
 
 
-# A slice's entries may reach this many times the mean: the cut by work moves columns toward the
-# slices whose edges are cheap, and a graph that barely fits its workers must still fit. Measured
-# on 4 H100s (2026-11-27), R-MAT 25 cut by entries: the slices' shared counts took 1.52, 1.20, 2.01
-# and 1.10 s (hub edges can only be homed in the hub columns).
-ENTRY_CAP = 1.5
+# An edge's own cost in the work estimate, in entries of the shorter list: what scoring an edge
+# costs besides its intersection (its thread, its rows' ends and degrees: random reads). Fitted on
+# 4 H100s (2026-11-27), R-MAT 25's four slices' shared counts alone (0.99-1.79 s): time = 7.4 ps
+# per unit of Σ min(d_u, d_v) + 1.22 ns per edge, within 3.5% on each slice; 1.22 ns is 164 units.
+EDGE_COST = 164.0
 
 
-def _bounds(n: int, k: int, entries: Any, *work: Any) -> list[int]:
+# A slice's entries may reach what its worker's free memory holds (SLICE_SHARE of it, at ENTRY_BYTES
+# an entry), and never fewer than the mean: the cut by work moves columns toward the slices whose
+# edges are cheap (R-MAT's last slice, of low-degree vertices, holds 1.39 times the mean entries at
+# scale 22), and a graph that barely fits its workers must still fit. Measured on 4 H100s
+# (2026-11-27), R-MAT 25 with slices capped at 1.5 times the mean: a worker's peak was 36.3 GiB with
+# at most 393 M entries in its slice, its edge partitions and the whole adjacency included (99
+# bytes an entry); the cap held the last slice back, and the slices' shared counts took 0.99,
+# 1.43, 1.79 and 1.49 s (their estimated work 0.75, 1.01, 1.24, 1.00 of the mean).
+ENTRY_BYTES = 100
+SLICE_SHARE = 0.8
+
+
+def entry_cap(free: list[int], entries: float, k: int) -> float:
+    """The most entries a slice may hold, as a multiple of the mean (``entries / k``), for workers
+    with ``free`` bytes each (:data:`ENTRY_BYTES`, :data:`SLICE_SHARE`); at least 1."""
+    mean = max(entries / max(k, 1), 1.0)
+    return max(1.0, min(free, default=0) * SLICE_SHARE / ENTRY_BYTES / mean)
+
+
+def _free_bytes(gpu: bool, dask_worker: Any = None) -> int:
+    """On a worker (``client.run``, which passes ``dask_worker``): the bytes it can still take: its
+    GPU's free memory, or on the host what its memory limit (the host's available memory when it
+    has none) leaves beside what it holds."""
+    if gpu:
+        import cupy
+
+        return int(cupy.cuda.runtime.memGetInfo()[0])
+    import psutil
+
+    available = int(psutil.virtual_memory().available)
+    limit = getattr(getattr(dask_worker, "memory_manager", None), "memory_limit", None)
+    return min(available, int(limit) - int(psutil.Process().memory_info().rss)) if limit else available
+
+
+def _bounds_within(n: int, k: int, free: list[int], entries: Any, *work: Any) -> list[int]:
+    """:func:`_bounds` with the cap that workers with ``free`` bytes each allow (:func:`entry_cap`)."""
+    return _bounds(n, k, entries, *work, cap=entry_cap(free, float(entries.sum()), k))
+
+
+def _bounds(n: int, k: int, entries: Any, *work: Any, cap: float) -> list[int]:
     """Column bounds giving each slice about the same estimated work (``work``: per vertex, from
-    :func:`_home_work`), each within :data:`ENTRY_CAP` times the mean of the ``entries`` per slice
+    :func:`_home_work`), each within ``cap`` times the mean of the ``entries`` per slice
     whenever some cut allows it (a vertex holding more than that cannot be cut)."""
     import numpy as np
 
@@ -257,7 +297,7 @@ def _bounds(n: int, k: int, entries: Any, *work: Any) -> list[int]:
     for w in work:
         total += to_device(w, Device.CPU)
     W = np.concatenate([[0.0], np.cumsum(total)])
-    cap = ENTRY_CAP * C[-1] / k
+    cap = cap * C[-1] / k
     # tail[j]: the first column from which j slices within the cap can hold the rest (each of the
     # last j slices filled backwards as far as the cap allows: the earliest such start there is)
     tail = [n]
