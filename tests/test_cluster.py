@@ -271,7 +271,7 @@ def test_given_pairs_on_a_dask_edge_frame_equal_one_process(client):
     for asked in (pairs, pairs.astype("int32")):
         out = go.run("jaccard", dg, pairs=asked, backend="cpu", client=client)
         assert type(out).__module__.split(".")[0] == "dask" and out.npartitions == 1
-        pd.testing.assert_frame_equal(out.compute(), go.run("jaccard", g, pairs=given, backend="cpu"))
+        pd.testing.assert_frame_equal(out.compute(), go.run("jaccard", g, pairs=asked, backend="cpu"))
     assert len(daskgraph._KEPT[dg]) == 1
     pd.testing.assert_frame_equal(go.run("jaccard", dg, client=client).compute(), go.run("jaccard", g, backend="cpu"))
 
