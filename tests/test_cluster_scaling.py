@@ -435,10 +435,12 @@ def test_slices_share_the_edges_evenly(scramble, cap):
 
 
 def test_the_entry_cap_is_what_free_memory_holds_and_at_least_the_mean():
-    from graphops.engine.slices import ENTRY_BYTES, SLICE_SHARE, entry_cap
+    from graphops.engine.slices import ENTRY_BYTES, ENTRY_CAP, SLICE_SHARE, entry_cap
 
-    mean = 1e6
-    assert entry_cap([10**12, 3 * 10**9], 4 * mean, 4) == pytest.approx(3e9 * SLICE_SHARE / ENTRY_BYTES / mean)
+    mean = 1e7
+    assert entry_cap([10**12, 10**13], 4 * mean, 4) == ENTRY_CAP  # room to spare
+    small = int(1.2 * mean * ENTRY_BYTES / SLICE_SHARE)  # a worker whose memory holds 1.2 times the mean
+    assert entry_cap([10**12, small], 4 * mean, 4) == pytest.approx(1.2)
     assert entry_cap([10**6], 4 * mean, 4) == 1.0  # too little memory: cut by entries
     assert entry_cap([], 0, 4) == 1.0
 

@@ -13,7 +13,8 @@ the client but the vertex count and the slice bounds):
 1. the distinct vertex ids (sorted), kept on the workers; each edge partition maps its ids to
    indices ``0..n-1`` by binary search;
 2. the column bounds, cut so that the slices' edges take about equal work (:func:`_bounds`),
-   each slice holding at most what its worker's free memory takes (:func:`entry_cap`);
+   each slice holding at most :data:`ENTRY_CAP` times its share of the entries, fewer where its
+   worker's free memory would not hold them (:func:`entry_cap`);
 3. each edge partition cuts its entries (both directions) by slice; each slice puts its pieces
    together, drops repeated entries and builds a CSR of all ``n`` rows over its columns, plus
    the distinct edges ``{u, v}`` homed in its range (each edge has one home: its larger end when
@@ -238,30 +239,31 @@ def _home_work(index: tuple[Any, Any], entries: Any) -> Any:
     return _count(home, len(deg), cost)
 
 
-# An edge's own cost in the work estimate, in entries of the shorter list: what scoring an edge
-# costs besides its intersection (its thread, its rows' ends and degrees: random reads). Fitted on
-# 4 H100s (2026-11-27), R-MAT 25's four slices' shared counts alone (0.99-1.79 s): time = 7.4 ps
-# per unit of Σ min(d_u, d_v) + 1.22 ns per edge, within 3.5% on each slice; 1.22 ns is 164 units.
-EDGE_COST = 164.0
+# An edge's own cost in the work estimate, in entries of the shorter list. Measured on 4 H100s
+# (2026-11-27), R-MAT 25, the second call: with 1, the slices' shared counts took 0.99, 1.43, 1.79
+# and 1.49 s (call 2.08 s). A fit of those four slices (7.4 ps an entry, 1.22 ns an edge: 164)
+# cut the next run's slices to 1.19, 1.64, 1.56 and 1.76 s (call 2.32 s): the fit did not hold
+# beyond the slices it was made on, so 1 it stays.
+EDGE_COST = 1.0
 
 
-# A slice's entries may reach what its worker's free memory holds (SLICE_SHARE of it, at ENTRY_BYTES
-# an entry), and never fewer than the mean: the cut by work moves columns toward the slices whose
-# edges are cheap (R-MAT's last slice, of low-degree vertices, holds 1.39 times the mean entries at
-# scale 22), and a graph that barely fits its workers must still fit. Measured on 4 H100s
-# (2026-11-27), R-MAT 25 with slices capped at 1.5 times the mean: a worker's peak was 36.3 GiB with
-# at most 393 M entries in its slice, its edge partitions and the whole adjacency included (99
-# bytes an entry); the cap held the last slice back, and the slices' shared counts took 0.99,
-# 1.43, 1.79 and 1.49 s (their estimated work 0.75, 1.01, 1.24, 1.00 of the mean).
+# A slice's entries may reach ENTRY_CAP times the mean, fewer where its worker's free memory would
+# not hold them (SLICE_SHARE of it at ENTRY_BYTES an entry), and never fewer than the mean: the cut
+# by work moves columns toward the slices whose edges are cheap (R-MAT's last slice, of low-degree
+# vertices, holds 1.39 to 1.5 times the mean entries at scales 22 to 24), and a graph that barely
+# fits its workers must still fit. Measured on 4 H100s (2026-11-27), R-MAT 25: a worker's peak was
+# 36.3 GiB with at most 393 M entries in its slice, its edge partitions and the whole adjacency
+# included (99 bytes an entry).
+ENTRY_CAP = 1.5
 ENTRY_BYTES = 100
 SLICE_SHARE = 0.8
 
 
 def entry_cap(free: list[int], entries: float, k: int) -> float:
     """The most entries a slice may hold, as a multiple of the mean (``entries / k``), for workers
-    with ``free`` bytes each (:data:`ENTRY_BYTES`, :data:`SLICE_SHARE`); at least 1."""
+    with ``free`` bytes each: :data:`ENTRY_CAP`, or what the memory takes when less, at least 1."""
     mean = max(entries / max(k, 1), 1.0)
-    return max(1.0, min(free, default=0) * SLICE_SHARE / ENTRY_BYTES / mean)
+    return max(1.0, min(ENTRY_CAP, min(free, default=0) * SLICE_SHARE / ENTRY_BYTES / mean))
 
 
 def _free_bytes(gpu: bool, dask_worker: Any = None) -> int:
