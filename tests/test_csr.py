@@ -74,6 +74,18 @@ def test_gpu_csr_equals_host_csr(directed, xp):
     np.testing.assert_array_equal(moved.indices.get(), g.csr("cpu").indices)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("directed", [False, True])
+def test_gpu_csr_of_vertices_without_edges(directed, xp):
+    """Vertices but no edges: every row empty, on the device as on the host (CuPy's bincount of no
+    entries raised)."""
+    none = np.zeros(0, np.int64)
+    host = build_csr(none, none, 7, directed=directed)
+    dev = build_csr(xp.asarray(none), xp.asarray(none), 7, directed=directed)
+    np.testing.assert_array_equal(dev.indptr.get(), host.indptr)
+    assert host.indptr.tolist() == [0] * 8 and len(dev.indices) == 0
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), n=st.integers(1, 40), directed=st.booleans(), weighted=st.booleans())
 def test_host_build_equals_a_stable_sort_of_all_entries(data, n, directed, weighted):

@@ -131,7 +131,7 @@ def build_csr(src: Any, dst: Any, n_vertices: int, *, directed: bool, weights: A
     key = rows * max(int(n_vertices), 1) + cols
     order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
     indptr = xp.zeros(n_vertices + 1, dtype=xp.int64)
-    if n_vertices:
+    if n_vertices and len(rows):  # (CuPy's bincount takes the maximum first, which no entries have)
         xp.cumsum(xp.bincount(rows, minlength=n_vertices), out=indptr[1:])
     return CSR(
         indptr=indptr,

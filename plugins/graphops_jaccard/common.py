@@ -183,7 +183,7 @@ def _build(csr: CSR, weighted: bool) -> Adjacency:
         rows, cols = rows[keep], cols[keep]
         w = None if w is None else w[keep]
     indptr = xp.zeros(n + 1, dtype=xp.int64)
-    if n:
+    if n and len(rows):  # (CuPy's bincount takes the maximum first, which no entries have)
         xp.cumsum(xp.bincount(rows, minlength=n), out=indptr[1:])
     indices = xp.ascontiguousarray(cols.astype(xp.int32))
     if w is None:
