@@ -925,6 +925,23 @@ def test_bench_times_a_files_splitting_steps_on_its_cluster(tmp_path):
     assert rows_as_table(report)[3][1] == "cpu (Dask 2 workers)"
 
 
+def test_bench_of_a_partitioned_graph_times_it_without_a_floor(tmp_path):
+    """A benchmark file whose graph is partitioned edge files (a Dask edge frame): the row is timed
+    on the file's cluster; no floor (it would gather the frame), and not a crash."""
+    from graphops.cli.bench import run_bench
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.csv").write_text("0,1\n1,2\n2,0\n")
+    (parts / "b.csv").write_text("2,3\n3,0\n")
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nname: bp\ngraphs:\n  g: {path: 'parts/*.csv', partitioned: true}\n"
+        "steps:\n  - {id: w, algorithm: jaccard, inputs: {graph: g}, backend: cpu}\n"
+        "cluster: {kind: local, workers: 2}\nbench: {repeat: 1, warmup: 0}\n")
+    row, = run_bench([tmp_path / "b.yaml"]).rows
+    assert row.median > 0 and row.workers == 2 and row.floor is None and row.work_floor is None
+
+
 def test_pipeline_step_cluster_false_runs_here(tmp_path):
     from graphops.pipeline import run_pipeline
 

@@ -185,12 +185,19 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
                           for where, w in sorted(median_details.get("workers", {}).items())}
     if client is not None and "gathered_from_workers_bytes" in median_details:
         row.moved_bytes = int(median_details["gathered_from_workers_bytes"] + median_details["sent_to_workers_bytes"])
-    if algo.cost:
+    if algo.cost and not any(_on_workers(v) for v in inputs.values()):  # (a floor would gather a Dask frame)
         cost = load_target(algo.cost)(inputs, planned[0].params)
         row.floor = cost.get("bytes")
         row.work_floor = cost.get("probes")
         row.rates = {k: v / row.median for k, v in cost.get("counts", {}).items() if row.median}
     return row
+
+
+def _on_workers(value: Any) -> bool:
+    """Whether an input lives on Dask workers (a Dask edge frame's graph, a Dask collection)."""
+    from graphops.model.daskgraph import DaskGraph
+
+    return isinstance(value, DaskGraph) or hasattr(value, "dask")
 
 
 @contextlib.contextmanager
