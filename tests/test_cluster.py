@@ -300,10 +300,19 @@ def test_dask_edge_frame_errors(client):
     dg = go.Graph.from_edgelist(ddf)
     with pytest.raises(InputError, match="pass client="):
         go.run("jaccard", dg)
-    with pytest.raises(InputError, match=r"names 1 vertex id\(s\) that are not in the graph \(e.g. 5\)"):
+    with pytest.raises(InputError, match=r"names 1 vertex id\(s\) that are not in the graph, in 1 of its rows \(e.g. 5\)"):
         go.run("jaccard", dg, pairs=pd.DataFrame({"first": [1000, 5], "second": [1007, 1000]}), client=client)
-    with pytest.raises(InputError, match="integer vertex ids"):
+    with pytest.raises(InputError, match=r"names vertices by strings \(e.g. 'a'\); the graph's vertex ids are integers"):
         go.run("jaccard", dg, pairs=pd.DataFrame({"first": ["a"], "second": ["b"]}), client=client)
+    from graphops.model.pairs import Pairs
+
+    strings = np.array(["ann", "cy"], dtype=object)  # as a pipeline reads a pairs file of names
+    with pytest.raises(InputError, match=r"names vertices by strings \(e.g. 'ann', 'cy'\)"):
+        go.run("jaccard", dg, pairs=Pairs(strings, strings[::-1].copy()), client=client)
+    with pytest.raises(InputError, match=r"names 2 vertex id\(s\) that are not in the graph, in 5 of its rows "
+                                         r"\(e.g. 1000000, 1000001\)"):  # distinct ids counted, rows beside
+        go.run("jaccard", dg, pairs=pd.DataFrame({"first": [10**6, 10**6 + 1, 10**6, 1007, 10**6 + 1, 10**6],
+                                                   "second": [1000] * 6}), client=client)
     with pytest.raises(InputError, match="is empty"):
         go.run("jaccard", dg, pairs=df.iloc[:0], client=client)
     with pytest.raises(go.errors.InputTypeError, match=r"describe: input 'graph' cannot be a Dask frame.*\(cosine, jaccard, overlap, sorensen\)"):

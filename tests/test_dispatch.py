@@ -130,7 +130,7 @@ def test_string_ids_through_jaccard_pairs():
     res = go.run("jaccard", g, pairs=pd.DataFrame({"first": ["bob", "ann"], "second": ["cy", "bob"]}),
                  backend="cpu")
     assert res["first"].tolist() == ["bob", "ann"] and res["jaccard_coeff"].tolist() == [1 / 3, 1 / 3]
-    with pytest.raises(ValueError, match=r"names 1 vertex id\(s\) that are not in the graph \(e.g. 'zed'\)"):
+    with pytest.raises(ValueError, match=r"names 1 vertex id\(s\) that are not in the graph, in 1 of its rows \(e.g. 'zed'\)"):
         go.run("jaccard", g, pairs=pd.DataFrame({"first": ["zed"], "second": ["ann"]}), backend="cpu")
 
 

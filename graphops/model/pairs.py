@@ -154,6 +154,12 @@ class Pairs:
         check_known(ids, unknown, self.what)
         return pos
 
+    def require_integers(self) -> None:
+        """Both columns integer ids (a graph of integer vertex ids, e.g. a Dask edge frame's): else
+        one line naming a few of the strings."""
+        for ids in (self.first, self.second):
+            self._as_integers(ids)
+
     def _as_integers(self, ids: Any) -> Any:
         """Ids for a graph of integer vertex ids, as given when they are integers; strings (the
         other kind a pairs column may hold) are an error naming a few, not numpy's comparison of an
@@ -167,13 +173,20 @@ class Pairs:
                          f"integers: give the pairs as those integers")
 
 
+# Rows whose ids an error about unknown vertex ids reads to count the distinct ones (beyond: "at least").
+UNKNOWN_READ = 1_000_000
+
+
 def check_known(ids: Any, unknown: Any, what: str) -> None:
-    """Raise, naming a few of them, when any of ``ids`` is ``unknown`` (a mask) to the graph."""
+    """Raise, naming a few of them and counting the distinct ones, when any of ``ids`` is
+    ``unknown`` (a mask) to the graph."""
     if bool(unknown.any()):
         bad = device_of(unknown).xp.flatnonzero(unknown)
-        shown = ", ".join(repr(v) for v in plain_values(ids, bad[:5]))
-        raise InputError(f"the {what} names {len(bad)} vertex id(s) that are not in the graph "
-                         f"(e.g. {shown}); drop those rows or add the vertices to the graph")
+        distinct = list(dict.fromkeys(plain_values(ids, bad[:UNKNOWN_READ])))
+        count = f"{len(distinct):,}" if len(bad) <= UNKNOWN_READ else f"at least {len(distinct):,}"
+        shown = ", ".join(repr(v) for v in distinct[:5])
+        raise InputError(f"the {what} names {count} vertex id(s) that are not in the graph, in {len(bad):,} of its "
+                         f"rows (e.g. {shown}); drop those rows or add the vertices to the graph")
 
 
 def _digest(first: Any, second: Any) -> str:

@@ -50,9 +50,7 @@ def split(inputs: Mapping[str, Any], params: Any, workers: int, backend: str = "
         pairs = inputs.get("pairs")
         if pairs is not None:
             pairs.require_rows()
-            if any(hasattr(c, "str") for c in (pairs.first, pairs.second)):
-                raise InputError("the pairs name vertices by strings; a graph on a Dask edge frame has integer "
-                                 "vertex ids. Give the pairs as those integers")
+            pairs.require_integers()  # a Dask edge frame's vertex ids are integers
         return Distributed(sliced)
     if params.candidates == "two_hop":
         return _two_hop(graph, params, workers, backend)

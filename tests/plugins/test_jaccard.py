@@ -248,7 +248,7 @@ steps:
 
 
 @pytest.mark.parametrize("bad, match", [
-    (pd.DataFrame({"first": [0, 99], "second": [1, 1]}), r"names 1 vertex id\(s\) that are not in the graph \(e.g. 99\)"),
+    (pd.DataFrame({"first": [0, 99], "second": [1, 1]}), r"names 1 vertex id\(s\) that are not in the graph, in 1 of its rows \(e.g. 99\)"),
     (pd.DataFrame({"first": [0.5, 1.0], "second": [1, 1]}), "vertex ids must be integers"),
     (pd.DataFrame({"first": [0, np.nan], "second": [1, 1]}), r"missing \(NaN/null\)"),
     (pd.DataFrame({"first": [], "second": []}, dtype="int64"), "pairs frame is empty"),
