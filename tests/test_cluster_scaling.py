@@ -632,3 +632,21 @@ def test_a_fifo_among_partitioned_edge_files_is_named(tmp_path):
         with pytest.raises(go.InputError, match=r"b\.csv: is a named pipe \(FIFO\), not a regular file, among the edge "
                                                 r"files of"):
             read_edge_files(source, "csv")
+
+
+@pytest.mark.parametrize("kind", ["gone", "loop"])
+def test_a_link_to_no_file_among_partitioned_edge_files_is_named(tmp_path, kind):
+    """A link the pattern matches that leads to no file (its target gone, or a loop of links): one
+    line naming it (its edges were left out without a word)."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    if kind == "gone":
+        (tmp_path / "b.csv").symlink_to(tmp_path / "nowhere" / "b.csv")
+    else:
+        (tmp_path / "b.csv").symlink_to(tmp_path / "c.csv")
+        (tmp_path / "c.csv").symlink_to(tmp_path / "b.csv")
+    for source in (tmp_path / "*.csv", tmp_path):
+        with pytest.raises(go.InputError, match=r"b\.csv: is a link to .*, which does not lead to a file \(gone, or a "
+                                                r"loop of links\), among the edge files of"):
+            read_edge_files(source, "csv")

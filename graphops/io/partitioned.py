@@ -24,18 +24,38 @@ def edge_files(path: Path, format: str) -> list[Path]:
 
 
 def _no_special_files(path: Path, format: str) -> None:
-    """A FIFO, device or socket among the names a partitioned source matches is one line (its edges
-    would otherwise be left out without a word, or the read wait forever)."""
+    """A FIFO, device or socket, or a link that leads to no file, among the names a partitioned source
+    matches is one line (its edges would otherwise be left out without a word, or the read wait forever)."""
     from graphops.io.files import special_file
 
     path = Path(path)
     named = path.glob(f"*.{format}") if path.is_dir() else map(Path, glob.glob(str(path)))
     for p in sorted(named):
+        if p.is_symlink() and not _resolves(p):
+            raise InputError(f"{p}: is a link to {str(_target(p))!r}, which does not lead to a file (gone, or a loop "
+                             f"of links), among the edge files of {str(path)!r}; its edges would be left out. "
+                             f"Restore the file it names, or remove the link")
         kind = special_file(p)
         if kind:
             raise InputError(f"{p}: is {kind}, not a regular file, among the edge files of {str(path)!r}; the "
                              f"workers read edges from files. Copy the data to a file, or give a pattern that "
                              f"leaves it out")
+
+
+def _resolves(p: Path) -> bool:
+    try:
+        return p.exists()
+    except OSError:  # a loop of links, on some systems
+        return False
+
+
+def _target(p: Path) -> str:
+    import os
+
+    try:
+        return os.readlink(p)
+    except OSError:
+        return "?"
 
 
 def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None, columns: Any = None,
