@@ -594,6 +594,12 @@ def _run_partitioned(tmp_path, client, device: str) -> None:
     (("partitioned: true}", "partitioned: true, weight: w}"), "drop weight"),
     (("edges/*.parquet", "nothing/*.parquet"), "No parquet file matches 'nothing/\\*.parquet'"),
     (("edges/*.parquet", "edges/*.mtx"), "read as parquet or csv"),
+    (("{path: text, format: csv,", "{path: text,"), r"No parquet file matches 'text' \(resolved to .*\) \(a folder is "
+                                                      r"read as parquet unless format: says otherwise\); it holds 1 csv "
+                                                      r"file\(s\): give format: csv"),
+    (("{path: text, format: csv,", "{path: 'text/*.csv', format: parquet,"), r"a\.csv is not a parquet file \(it does "
+                                                                             r"not start with parquet's 'PAR1'\); give "
+                                                                             r"format: csv for text files"),
 ])
 def test_pipeline_partitioned_errors(tmp_path, change, message):
     from graphops.errors import ConfigError
@@ -601,7 +607,7 @@ def test_pipeline_partitioned_errors(tmp_path, change, message):
 
     (tmp_path / "edges").mkdir()
     (tmp_path / "text").mkdir()
-    (tmp_path / "edges" / "a.parquet").write_text("")
+    pd.DataFrame({"src": [1], "dst": [2]}).to_parquet(tmp_path / "edges" / "a.parquet")
     (tmp_path / "text" / "a.csv").write_text("1,2\n")
     (tmp_path / "p.yaml").write_text(PARTITIONED.replace(*change))
     with pytest.raises(ConfigError, match=message):

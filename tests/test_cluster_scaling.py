@@ -650,3 +650,14 @@ def test_a_link_to_no_file_among_partitioned_edge_files_is_named(tmp_path, kind)
         with pytest.raises(go.InputError, match=r"b\.csv: is a link to .*, which does not lead to a file \(gone, or a "
                                                 r"loop of links\), among the edge files of"):
             read_edge_files(source, "csv")
+
+
+def test_text_files_read_as_parquet_are_one_line(tmp_path):
+    """CSV files given format='parquet': one line naming the files and the fix (pyarrow's
+    ArrowInvalid was reported as a bug)."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    with pytest.raises(go.InputError, match=r"the edge files of '.*\*\.csv' could not be read as parquet \(.*\); for "
+                                            r"text files give format='csv'"):
+        read_edge_files(tmp_path / "*.csv", "parquet")

@@ -73,7 +73,12 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         raise InputError(f"no {format} file matches {str(path)!r}")
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
     if format == "parquet":
-        ddf = dd.read_parquet(files)
+        try:
+            ddf = dd.read_parquet(files)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: not parquet, or damaged
+            said = str(exc).strip().splitlines()[-1]
+            raise InputError(f"the edge files of {str(path)!r} could not be read as parquet ({type(exc).__name__}: "
+                             f"{said}); for text files give format='csv' (format: csv in a pipeline)") from None
     else:
         if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
             raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "

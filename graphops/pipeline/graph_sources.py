@@ -281,14 +281,31 @@ class PartitionedSource(_EdgeFile):
                              f"{self.path!r} is {fmt or 'of an unknown format'}. Name files *.parquet or *.csv, "
                              f"or set format: to one of {choices(PARTITIONED_FORMATS)}")
         elif not edge_files(ctx.base / self.path, fmt):
-            yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r}); give "
-                           f"a pattern such as edges/*.{fmt} or a folder of parquet files")
+            others = {f: len(edge_files(ctx.base / self.path, f)) for f in PARTITIONED_FORMATS if f != fmt}
+            held = "; ".join(f"it holds {n} {f} file(s): give format: {f}" for f, n in others.items() if n)
+            yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r})"
+                           f"{' (a folder is read as parquet unless format: says otherwise)' if fmt == 'parquet' else ''}; "
+                           f"{held or f'give a pattern such as edges/*.{fmt} or a folder of {fmt} files'}")
+        elif fmt == "parquet":
+            first = edge_files(ctx.base / self.path, fmt)[0]
+            if not _is_parquet(first):
+                yield "format", (f"{first} is not a parquet file (it does not start with parquet's 'PAR1'); give "
+                                 f"format: csv for text files, or a pattern that leaves it out")
 
     def load(self, ctx: Any, name: str, device: str) -> Any:
         from graphops.io.partitioned import read_edge_files
 
         return read_edge_files(ctx.base / self.path, self.reader_format(ctx, name), src=self.src, dst=self.dst,
                                columns=self.columns, header=self.header, directed=bool(self.directed), device=device)
+
+
+def _is_parquet(path: Any) -> bool:
+    """Whether a file starts as a parquet file does (an unreadable one is left to the reader's error)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return True
 
 
 class GeneratedSource(_Source):
