@@ -491,6 +491,9 @@ def test_an_output_that_cannot_be_written_there_is_refused_by_validate_and_befor
     ('"ok/*.csv"', "scores.csv", "the input of graph 'big' ('{ok}/*.csv' takes it: a later run would read it as edges)"),
     ("ok, format: csv", "e1.csv", "the input of graph 'big'; choose"),  # a folder's file
     ("ok, format: csv", "more.csv", "the input of graph 'big' ('{ok}' takes it: a later run would read it as edges)"),
+    # the workers write a .parquet result as a folder of part.<i>.parquet files: the pattern takes those
+    ('"ok/*/*.parquet"', "j.parquet", "the input of graph 'big' ('{ok}/*/*.parquet' takes it: a later run would read "
+                                      "it as edges)"),
 ])
 def test_an_output_among_a_partitioned_graphs_files_is_refused(tmp_path, source, output, taken):
     """Written over one of the edge files a pattern or folder reads, a run lost its input; named

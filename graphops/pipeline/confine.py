@@ -152,8 +152,10 @@ class Claims:
         if real in self.taken:
             other, other_named = self.taken[real]
             return other if other_named == named else f"{other} ({other_named!r} and {named!r} are both {real!r})"
+        # a .parquet result of a partitioned graph is a folder of part.<i>.parquet files its workers write
+        inner = [real, os.path.join(real, "part.0.parquet")] if real.lower().endswith(".parquet") else [real]
         for other, pattern, as_named in self.patterns:
-            if _globbed(real, pattern):
+            if any(_globbed(p, pattern) for p in inner):
                 return f"{other} ({as_named!r} takes it: a later run would read it as edges)"
         self.taken[real] = (what, named)
         return None
