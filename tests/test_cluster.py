@@ -634,6 +634,10 @@ def test_pipeline_partitioned_needs_a_cluster(tmp_path):
     ("{kind: slurm}", "local-cuda"),
     ("{kind: local, protocol: ucx}", "protocol applies to a local GPU cluster"),
     ("{kind: local-cuda, protocol: nvlink}", "'auto', 'tcp' or 'ucx'"),
+    ("{address: foo}", "'foo' is not a Dask scheduler's address: write scheme://host:port, e.g. tcp://host:8786"),
+    ("{address: 'tcp://h:notaport'}", "'tcp://h:notaport' is not a Dask scheduler's address: its port 'notaport' is "
+                                     "not a number; write scheme://host:port"),
+    ("{address: 'TCP://h:8786'}", "its scheme 'TCP' is not one of tcp, ucx"),
 ])
 def test_pipeline_cluster_section_errors(tmp_path, section, message):
     from graphops.errors import ConfigError

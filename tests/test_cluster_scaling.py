@@ -357,7 +357,12 @@ def test_a_client_that_is_not_one_or_is_closed_is_one_line():
 
 @pytest.mark.parametrize("address, said", [
     ("nonsense", "is not a Dask scheduler's address"), ("tcp://", "is not a Dask scheduler's address"),
-    ("foo://x:1", "is not a Dask scheduler's address"), ("tls://127.0.0.1:1", "For tls:// pass a Client")])
+    ("foo://x:1", "is not a Dask scheduler's address"), ("tls://127.0.0.1:1", "For tls:// pass a Client"),
+    ("tcp://host:notaport", "is not a Dask scheduler's address: its port 'notaport' is not a number"),
+    ("host:notaport", "its port 'notaport' is not a number"), ("tcp://127.0.0.1", "it names no port"),
+    ("tcp://127.0.0.1:99999", "its port 99999 is not between 1 and 65535"),
+    ("tcp://127.0.0.1:8786/", "it ends with '/' after the port \\(write '127.0.0.1:8786'\\)"),
+    ("tcp://[::1:8786", "its host '\\[::1' opens a bracket it does not close"), ("tcp://:8786", "it names no host")])
 def test_a_bad_scheduler_address_is_one_line(address, said):
     from graphops.engine.cluster import connect
     from graphops.errors import ClusterUnavailableError
@@ -661,3 +666,26 @@ def test_text_files_read_as_parquet_are_one_line(tmp_path):
     with pytest.raises(go.InputError, match=r"the edge files of '.*\*\.csv' could not be read as parquet \(.*\); for "
                                             r"text files give format='csv'"):
         read_edge_files(tmp_path / "*.csv", "parquet")
+
+
+def test_a_service_that_never_answers_is_one_line_after_the_timeout():
+    """Something at the address takes the connection and never speaks (not a Dask scheduler): one
+    line after the timeout and a little more, not a wait without end (Dask's Client waited forever)."""
+    import socket
+    import time
+
+    from graphops.engine.cluster import ANSWER_GRACE, connect
+    from graphops.errors import ClusterUnavailableError
+
+    pytest.importorskip("distributed")
+    with socket.socket() as quiet:
+        quiet.bind(("127.0.0.1", 0))
+        quiet.listen(5)
+        address = f"tcp://127.0.0.1:{quiet.getsockname()[1]}"
+        t0 = time.perf_counter()
+        with pytest.raises(ClusterUnavailableError, match=r"something at 'tcp://127\.0\.0\.1:\d+' took the connection but "
+                                                          r"did not answer as a Dask scheduler within 3 s \(another "
+                                                          r"service on that port\?\)"):
+            with connect(address=address, timeout=1):
+                pass
+        assert time.perf_counter() - t0 < 1 + ANSWER_GRACE + 3

@@ -549,21 +549,58 @@ def _check_cpu_count(workers: int | None) -> None:
                          f"workers out: one per core), or use a larger cluster (cluster: {{address: ...}})")
 
 
+# Seconds past the connect timeout that a client waits for the scheduler's answer: a service that
+# takes the connection and never speaks held Dask's Client forever (it times out the connect only).
+ANSWER_GRACE = 2.0
+
+
+class _NoAnswer(Exception):
+    pass
+
+
+def _within(make: Callable[[], Any], seconds: float) -> Any:
+    """``make()`` on a daemon thread, its value or its error; :class:`_NoAnswer` when it has not ended
+    after ``seconds`` (the thread is left to end on its own: daemon, it does not hold the exit)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = make()
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="graphops-connect", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise _NoAnswer()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _client(distributed: Any, address: str, timeout: float) -> Any:
     """A client of the scheduler at ``address``; one line naming it and the fix when it does not answer."""
+    from graphops.base.address import address_problem
     from graphops.errors import ClusterUnavailableError
 
-    scheme, sep, rest = address.partition("://")
-    if (not rest or scheme not in ("tcp", "ucx", "tls", "ws", "wss", "inproc")) if sep else ":" not in address:
-        raise ClusterUnavailableError(
-            f"{address!r} is not a Dask scheduler's address: write scheme://host:port, e.g. tcp://host:8786 "
-            f"(or ucx://host:8786 with distributed-ucxx installed)")
+    bad = address_problem(address)
+    if bad:
+        raise ClusterUnavailableError(f"{address!r} is not a Dask scheduler's address: {bad}")
+    scheme = address.partition("://")[0]
     if scheme == "ucx":
         from graphops.base.device import require
 
         require("distributed_ucxx", f"a scheduler at a ucx:// address ({address})")
     try:
-        return distributed.Client(address, timeout=timeout)
+        return _within(lambda: distributed.Client(address, timeout=timeout), timeout + ANSWER_GRACE)
+    except _NoAnswer:
+        raise ClusterUnavailableError(
+            f"something at {address!r} took the connection but did not answer as a Dask scheduler within "
+            f"{timeout + ANSWER_GRACE:g} s (another service on that port?). Check the address (the scheduler's "
+            f"log prints it: Scheduler at: tcp://host:port), or leave the cluster out to run every step here") from None
     except TypeError as exc:  # the protocol needs what was not given (tls: a security context)
         raise ClusterUnavailableError(
             f"cannot connect to {address!r}: {exc}. For tls:// pass a Client you made with its security "

@@ -182,6 +182,16 @@ class ClusterSettings(_Model):
             raise ValueError(f"{problem}; got {value!r}")
         return value
 
+    @field_validator("address")
+    @classmethod
+    def _an_address(cls, value: Any) -> Any:
+        from graphops.base.address import address_problem
+
+        problem = None if value is None else address_problem(value)
+        if problem is not None:
+            raise ValueError(f"{value!r} is not a Dask scheduler's address: {problem}")
+        return value
+
     @model_validator(mode="after")
     def _one_way(self) -> "ClusterSettings":
         if (self.kind is None) == (self.address is None):
