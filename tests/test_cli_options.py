@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import io
 import math
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -167,8 +168,27 @@ def test_run_pipeline_checks_its_cluster_timeout(tmp_path, seconds, why):
                     "{graph: g}}]\n")
     with pytest.raises(go.InputError) as info:
         go.run_pipeline(path, cluster="tcp://127.0.0.1:9", cluster_timeout=seconds)
-    assert str(info.value) == (f"run_pipeline: cluster_timeout: Input should be {why} (the file key "
-                               f"cluster.timeout has the same range)")
+    assert str(info.value) == (f"run_pipeline: cluster_timeout (graphops run --cluster-timeout): Input should be {why} "
+                               f"(checked as the file key cluster.timeout is)")
+
+
+@pytest.mark.parametrize("cluster, has", [
+    ("", "p.yaml has no cluster: section and no --cluster ADDRESS was given"),
+    ("cluster: {kind: local, workers: 2}\n", "p.yaml's cluster: section starts a local cluster (kind: local), which "
+                                             "has none")])
+def test_a_cluster_timeout_without_a_running_scheduler_is_one_line(tmp_path, cluster, has):
+    """--cluster-timeout with no scheduler's address to wait for: said, not ignored (no cluster) nor
+    answered with the timeout key's rule (a local cluster)."""
+    import graphops as go
+
+    path = tmp_path / "p.yaml"
+    path.write_text("version: 1\ngraphs: {g: {dataset: karate}}\nsteps: [{id: d, algorithm: describe, inputs: "
+                    "{graph: g}}]\n" + cluster)
+    with pytest.raises(go.InputError, match="^cluster_timeout \\(graphops run --cluster-timeout\\) is how long a "
+                                            "running scheduler has to answer; .*" + re.escape(has) +
+                                            "\\. Drop the timeout, or give the scheduler's address"):
+        go.run_pipeline(path, cluster_timeout=5)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_large_bound_is_written_out():

@@ -343,6 +343,13 @@ def cluster_settings(loaded: LoadedPipeline, address: str | None = None,
     ``cluster:`` section, with ``timeout`` when given; ``None`` for none."""
     settings = {"address": address} if address is not None else (
         loaded.model.cluster.model_dump(exclude_none=True) if loaded.model.cluster else None)
+    if timeout is not None and (settings or {}).get("address") is None:
+        from graphops.errors import InputError
+
+        has = (f"{loaded.file}'s cluster: section starts a local cluster (kind: {settings['kind']}), which has none"
+               if settings else f"{loaded.file} has no cluster: section and no --cluster ADDRESS was given")
+        raise InputError(f"cluster_timeout (graphops run --cluster-timeout) is how long a running scheduler has to "
+                         f"answer; {has}. Drop the timeout, or give the scheduler's address (--cluster ADDRESS)")
     if settings is not None and (timeout is not None or address is not None):
         if timeout is not None:
             settings["timeout"] = timeout
@@ -364,9 +371,10 @@ def _checked_cluster(settings: dict) -> dict:
     except pydantic.ValidationError as exc:
         err = exc.errors()[0]
         key = err["loc"][0] if err["loc"] else "timeout"
-        name = {"address": "cluster", "timeout": "cluster_timeout"}.get(key, "cluster_timeout")
-        raise InputError(f"run_pipeline: {name}: {explain(err, ClusterSettings)} (the file key cluster.{key} has "
-                         f"the same range)") from None
+        name = {"address": "cluster (graphops run --cluster)", "timeout": "cluster_timeout (graphops run "
+                "--cluster-timeout)"}.get(key, "cluster_timeout (graphops run --cluster-timeout)")
+        raise InputError(f"run_pipeline: {name}: {explain(err, ClusterSettings)} (checked as the file key "
+                         f"cluster.{key} is)") from None
 
 
 def need_no_cluster(loaded: LoadedPipeline) -> None:
