@@ -1025,6 +1025,24 @@ def test_the_command_line_shows_dasks_info_records_only_when_verbose(tmp_path, v
     assert ("INFO graphops" in out.stderr) is verbose
 
 
+def test_a_failing_part_on_a_local_cluster_is_one_line_without_the_workers_tracebacks(tmp_path):
+    """The workers of a cluster the run started cannot read an edge file: the run prints graphops'
+    one line (naming the file and line), not each worker's "Compute Failed" block before it."""
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text("0,1\n1,2\n")
+    (tmp_path / "parts" / "b.csv").write_text("2,3\n3,x\n")
+    (tmp_path / "c.yaml").write_text(
+        "version: 1\ngraphs: {g: {path: 'parts/*.csv', partitioned: true}}\n"
+        "steps: [{id: j, algorithm: jaccard, inputs: {graph: g}, backend: cpu, output: j.csv}]\n"
+        "cluster: {kind: local, workers: 2}\n")
+    argv = [sys.executable, "-m", "graphops", "run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o"), "--quiet"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 1
+    assert "Compute Failed" not in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert "b.csv, line 2, column 2: dst id 'x' is not an integer" in out.stderr.splitlines()[-1]
+
+
 def test_a_host_gram_places_its_blocks_as_they_come_on_threads():
     """A raw test x train matrix for a caller on the host: each block (columns dealt in runs) is
     placed on a thread as it arrives, the rest when the merge is called; the matrix is the same

@@ -689,3 +689,38 @@ def test_a_service_that_never_answers_is_one_line_after_the_timeout():
             with connect(address=address, timeout=1):
                 pass
         assert time.perf_counter() - t0 < 1 + ANSWER_GRACE + 3
+
+
+def test_a_file_that_is_not_parquet_among_parquet_edge_files_is_named(tmp_path):
+    from graphops.io.partitioned import read_edge_files
+
+    pd.DataFrame({"src": [0, 1], "dst": [1, 2]}).to_parquet(tmp_path / "a.parquet")
+    (tmp_path / "b.parquet").write_text("0,1\n")
+    with pytest.raises(go.InputError, match=r"b\.parquet: is not a parquet file \(it does not start with parquet's "
+                                            r"'PAR1'\), among the edge files of"):
+        read_edge_files(tmp_path, "parquet")
+    (tmp_path / "b.parquet").write_text("")
+    with pytest.raises(go.InputError, match=r"b\.parquet: is not a parquet file \(.*; it is empty\)"):
+        read_edge_files(tmp_path / "*.parquet", "parquet")
+
+
+@pytest.mark.parametrize("bad, said", [
+    ("7,x7", r"b\.csv, line 2, column 2: dst id 'x7' is not an integer"),
+    ("3.5,1", r"b\.csv, line 2, column 1: src id '3\.5' is not an integer"),
+    ("99999999999999999999,1", r"b\.csv, line 2, column 1: src id '99999999999999999999' is beyond the 64-bit integer "
+                               r"range \(\|id\| < 2\*\*63\); ids on partitioned edge files are 64-bit integers: map "
+                               r"them to smaller ones")])
+def test_a_bad_id_in_a_later_edge_file_is_named_with_its_file_and_line(tmp_path, bad, said):
+    """The workers cannot read a text edge file (an id that is not an integer, in a file after the
+    first): the file, line, column and value, as reading that file alone names them."""
+    import distributed
+
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n2,3\n")
+    (tmp_path / "b.csv").write_text(f"3,4\n{bad}\n")
+    g = read_edge_files(tmp_path / "*.csv", "csv")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cl, \
+            distributed.Client(cl) as c:
+        with pytest.raises(go.InputError, match=said + r".* \(the workers could not read the graph's edge files\)"):
+            go.run("jaccard", g, backend="cpu", client=c)

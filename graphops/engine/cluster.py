@@ -509,11 +509,12 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         protocol = cuda_protocol(protocol)
         if protocol == "ucx":
             require("distributed_ucxx", "a local-cuda cluster with protocol ucx")
-        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol, n_workers=workers)
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol, n_workers=workers,
+                                             silence_logs=_workers_log_level())
     else:
         _check_cpu_count(workers)
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=":0")
+                                           dashboard_address=":0", silence_logs=_workers_log_level())
     with cluster, distributed.Client(cluster) as client:
         try:
             yield client
@@ -579,6 +580,15 @@ def _within(make: Callable[[], Any], seconds: float) -> Any:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _workers_log_level() -> int:
+    """The level from which the workers of a cluster started here print Dask's records: a part that
+    fails is graphops' one line (Dask's "Compute Failed" block with the task's traceback, on every
+    worker, came before it); with graphops' own records at INFO or below (-v), Dask's warnings too."""
+    import logging
+
+    return logging.WARNING if logging.getLogger("graphops").getEffectiveLevel() <= logging.INFO else logging.CRITICAL
 
 
 def _client(distributed: Any, address: str, timeout: float) -> Any:

@@ -81,7 +81,7 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     sub = client.submit
     arrays = [sub(_part_arrays, p, graph.src, graph.dst, pure=False) for p in parts]
     ids = sub(_distinct, *[sub(_part_ids, a, pure=False) for a in arrays], pure=False)
-    n = _first_result(sub(len, ids))
+    n = _first_result(sub(len, ids), graph)
     indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
     entries = sub(add_up, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False)
     work = [sub(_home_work, x, entries, pure=False) for x in indexed]
@@ -96,10 +96,11 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     return Slices(client, graph, n, list(bounds), ids, adjacency, edges, positions, degrees, offsets, arrays)
 
 
-def _first_result(future: Any) -> int:
+def _first_result(future: Any, graph: Any = None) -> int:
     """The first result that needs every partition read: a partition that cannot be read (a file
     with a header row among files without, text where ids should be) is said in one line naming
-    the fix, not as Dask's multi-line table; graphops' own errors pass as they are."""
+    the fix, not as Dask's multi-line table (the file, line and value when the graph's files can
+    tell them: ``graph.explain_unread``); graphops' own errors pass as they are."""
     from graphops.errors import GraphopsError, InputError
 
     try:
@@ -107,6 +108,9 @@ def _first_result(future: Any) -> int:
     except GraphopsError:
         raise
     except (ValueError, TypeError, KeyError) as exc:  # KeyError: a file without the first file's columns
+        found = graph.explain_unread() if getattr(graph, "explain_unread", None) is not None else None
+        if found:
+            raise InputError(f"{found} (the workers could not read the graph's edge files)") from None
         text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
         raise InputError(f"the graph's edge files could not be read on the workers ({first}); every file "

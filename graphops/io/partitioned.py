@@ -9,7 +9,7 @@ from typing import Any
 from graphops.errors import InputError
 from graphops.model.daskgraph import DaskGraph
 
-__all__ = ["read_edge_files", "edge_files", "PARTITIONED_FORMATS"]
+__all__ = ["read_edge_files", "edge_files", "is_parquet", "PARTITIONED_FORMATS"]
 
 PARTITIONED_FORMATS = ("parquet", "csv")
 
@@ -40,6 +40,15 @@ def _no_special_files(path: Path, format: str) -> None:
             raise InputError(f"{p}: is {kind}, not a regular file, among the edge files of {str(path)!r}; the "
                              f"workers read edges from files. Copy the data to a file, or give a pattern that "
                              f"leaves it out")
+
+
+def is_parquet(path: Any) -> bool:
+    """Whether a file starts as a parquet file does (an unreadable one is left to the reader's error)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return True
 
 
 def _resolves(p: Path) -> bool:
@@ -73,6 +82,12 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         raise InputError(f"no {format} file matches {str(path)!r}")
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
     if format == "parquet":
+        for f in files:
+            if not is_parquet(f):
+                raise InputError(f"{f}: is not a parquet file (it does not start with parquet's 'PAR1'"
+                                 f"{'; it is empty' if Path(f).stat().st_size == 0 else ''}), among the edge files of "
+                                 f"{str(path)!r}; give format='csv' for text files (format: csv in a pipeline), or a "
+                                 f"pattern that leaves it out")
         try:
             ddf = dd.read_parquet(files)
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: not parquet, or damaged
@@ -95,7 +110,46 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
-    return DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
+    graph = DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
+    if format == "csv":
+        graph.explain_unread = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header,
+                                            {"src": src, "dst": dst}, str(path))
+    return graph
+
+
+# Bytes of text edge files read here, when the workers could not read them, to find the line at fault.
+LOCATE_BYTES = 1 << 30
+
+
+class _TextLocator:
+    """When the workers could not read the text edge files: the first line at fault, found by reading
+    the files here in order as one file is read (which names the file, line, column and value), up
+    to :data:`LOCATE_BYTES`; ``None`` when none is found within them."""
+
+    def __init__(self, files: tuple[str, ...], columns: tuple[str, ...] | None, header: bool, roles: dict,
+                 named: str):
+        self.files, self.columns, self.header, self.roles, self.named = files, columns, header, roles, named
+
+    def __call__(self) -> str | None:
+        from graphops.base.device import Device
+        from graphops.host.formats import ReadOptions
+        from graphops.io.textio import read_text
+
+        options = ReadOptions(columns=self.columns, header=self.header, ids="integer", roles=self.roles)
+        read = 0
+        for f in self.files:
+            if read > LOCATE_BYTES:
+                return None
+            try:
+                read_text(Path(f), Device.CPU, options)
+            except InputError as exc:
+                said, strings, _ = str(exc).partition("; read the ids as strings")
+                return said + ("; ids on partitioned edge files are 64-bit integers: map them to smaller ones, or "
+                               "read the files whole (without partitioned: true) with ids: string" if strings else "")
+            except (OSError, ValueError):
+                continue
+            read += Path(f).stat().st_size
+        return None
 
 
 def _same_header(files: list[str], layout: Any) -> None:

@@ -29,6 +29,9 @@ class DaskGraph:
     kind = "daskgraph"  # what Params.check_declared reads, as of a pipeline's declared graph
     weighted = False
     proxied = False
+    # files read by the workers: a call that finds, when they could not read them, the line at fault
+    # (its one-line message) or None (graphops.io.partitioned)
+    explain_unread: Any = None
 
     def __init__(self, edges: Any, src: str, dst: str, directed: bool):
         self.edges, self.src, self.dst, self.directed = edges, src, dst, bool(directed)

@@ -273,7 +273,7 @@ class PartitionedSource(_EdgeFile):
         return False
 
     def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
-        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files
+        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files, is_parquet
 
         fmt = self.reader_format(ctx, name)
         if fmt not in PARTITIONED_FORMATS:
@@ -288,7 +288,7 @@ class PartitionedSource(_EdgeFile):
                            f"{held or f'give a pattern such as edges/*.{fmt} or a folder of {fmt} files'}")
         elif fmt == "parquet":
             first = edge_files(ctx.base / self.path, fmt)[0]
-            if not _is_parquet(first):
+            if not is_parquet(first):
                 yield "format", (f"{first} is not a parquet file (it does not start with parquet's 'PAR1'); give "
                                  f"format: csv for text files, or a pattern that leaves it out")
 
@@ -297,15 +297,6 @@ class PartitionedSource(_EdgeFile):
 
         return read_edge_files(ctx.base / self.path, self.reader_format(ctx, name), src=self.src, dst=self.dst,
                                columns=self.columns, header=self.header, directed=bool(self.directed), device=device)
-
-
-def _is_parquet(path: Any) -> bool:
-    """Whether a file starts as a parquet file does (an unreadable one is left to the reader's error)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
-    except OSError:
-        return True
 
 
 class GeneratedSource(_Source):
