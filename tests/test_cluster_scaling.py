@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -724,3 +726,18 @@ def test_a_bad_id_in_a_later_edge_file_is_named_with_its_file_and_line(tmp_path,
             distributed.Client(cl) as c:
         with pytest.raises(go.InputError, match=said + r".* \(the workers could not read the graph's edge files\)"):
             go.run("jaccard", g, backend="cpu", client=c)
+
+
+def test_header_false_on_files_with_a_header_row_names_line_1():
+    """header: false on files that start with a header row: Dask reads the ids as text; the first
+    file's line 1 is named with the fix, not "map names to integers" (categorize())."""
+    import tempfile
+
+    from graphops.io.partitioned import read_edge_files
+
+    with tempfile.TemporaryDirectory() as d:
+        for name in ("a.csv", "b.csv"):
+            (Path(d) / name).write_text("src,dst\n0,1\n1,2\n")
+        with pytest.raises(go.InputError, match=r"a\.csv, line 1, column 1: src id 'src' is not an integer; .*if line "
+                                                r"1 is a header, pass header=True"):
+            read_edge_files(Path(d) / "*.csv", "csv", header=False)

@@ -110,10 +110,14 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
+    locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
+                          str(path)) if format == "csv" else None
+    if locate is not None and any(getattr(ddf[c].dtype, "kind", "O") not in "iu" for c in (s, d)):
+        found = locate()  # text where ids should be, in the rows Dask sampled: the line at fault, named
+        if found:
+            raise InputError(found)
     graph = DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
-    if format == "csv":
-        graph.explain_unread = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header,
-                                            {"src": src, "dst": dst}, str(path))
+    graph.explain_unread = locate
     return graph
 
 
