@@ -524,8 +524,8 @@ def test_edge_files_that_do_not_read_alike_are_one_line(client, tmp_path):
     (tmp_path / "a.csv").write_text("0,1\n1,2\n")
     (tmp_path / "b.csv").write_text("x,y\nfoo,bar\n")
     g = read_edge_files(tmp_path / "*.csv", "csv")
-    with pytest.raises(go.InputError, match=r"the graph's edge files could not be read on the workers \(Mismatched "
-                                            r"dtypes.*a header row only where header: says so"):
+    with pytest.raises(go.InputError, match=r"b\.csv, line 1, column 1: src id 'x' is not an integer; .* \(the workers "
+                                            r"could not read the graph's edge files\)"):
         go.run("jaccard", g, backend="cpu", client=client)
 
 
@@ -665,9 +665,13 @@ def test_text_files_read_as_parquet_are_one_line(tmp_path):
     from graphops.io.partitioned import read_edge_files
 
     (tmp_path / "a.csv").write_text("0,1\n1,2\n")
-    with pytest.raises(go.InputError, match=r"the edge files of '.*\*\.csv' could not be read as parquet \(.*\); for "
-                                            r"text files give format='csv'"):
+    with pytest.raises(go.InputError, match=r"a\.csv: is not a parquet file \(it does not start with parquet's 'PAR1'\)"
+                                            r", among the edge files of .*; give format='csv' for text files"):
         read_edge_files(tmp_path / "*.csv", "parquet")
+    (tmp_path / "b.parquet").write_bytes(b"PAR1 and then no parquet at all")  # damaged
+    with pytest.raises(go.InputError, match=r"the edge files of '.*b\.parquet' could not be read as parquet \(.*\); "
+                                            r"for text files give format='csv'"):
+        read_edge_files(tmp_path / "b.parquet", "parquet")
 
 
 def test_a_service_that_never_answers_is_one_line_after_the_timeout():
