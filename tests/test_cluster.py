@@ -594,6 +594,10 @@ def _run_partitioned(tmp_path, client, device: str) -> None:
     (("partitioned: true}", "partitioned: true, weight: w}"), "drop weight"),
     (("edges/*.parquet", "nothing/*.parquet"), "No parquet file matches 'nothing/\\*.parquet'"),
     (("edges/*.parquet", "edges/*.mtx"), "read as parquet or csv"),
+    (("{id: all, algorithm: jaccard, inputs: {graph: big}, backend: cpu,", "{id: all, algorithm: jaccard, inputs: "
+      "{graph: big}, backend: cpu, cluster: false,"), r"(?s)At key: cluster\n=====> cluster: false runs the step in this "
+                                                     r"process, but graph 'big' is partitioned .*drop the step's cluster: "
+                                                     r"false, or drop partitioned: true"),
     (("{path: text, format: csv,", "{path: text,"), r"No parquet file matches 'text' \(resolved to .*\) \(a folder is "
                                                       r"read as parquet unless format: says otherwise\); it holds 1 csv "
                                                       r"file\(s\): give format: csv"),

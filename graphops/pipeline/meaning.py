@@ -204,6 +204,12 @@ def _input_problems(loaded: Any, step: Any, algo: Any) -> Any:
     for name in [s.name for s in algo.inputs if s.required and s.name not in step.inputs]:
         ok = False
         yield "inputs", f"Missing input slot {name!r} of {algo.name} (slots: {choices(slots)})"
+    parted = [g for g in step.inputs.values() if g in loaded.model.graphs and loaded.sources.kind(g) == "daskgraph"]
+    if not step.cluster and parted:
+        ok = False
+        yield "cluster", (f"cluster: false runs the step in this process, but graph {parted[0]!r} is partitioned "
+                          f"(partitioned: true: read and scored by the cluster's workers); drop the step's "
+                          f"cluster: false, or drop partitioned: true to read the files whole here")
     return ok
 
 
