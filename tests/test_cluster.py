@@ -642,6 +642,8 @@ def test_pipeline_partitioned_needs_a_cluster(tmp_path):
     ("{address: 'tcp://h:notaport'}", "'tcp://h:notaport' is not a Dask scheduler's address: its port 'notaport' is "
                                      "not a number; write scheme://host:port"),
     ("{address: 'TCP://h:8786'}", "its scheme 'TCP' is not one of tcp, ucx"),
+    ("local", r"cluster: is a section, e.g. \{kind: local, workers: 4\}, .*; got 'local'"),
+    ("false", r"cluster: is a section, .*a step's cluster: false keeps that step here\); got False"),
 ])
 def test_pipeline_cluster_section_errors(tmp_path, section, message):
     from graphops.errors import ConfigError

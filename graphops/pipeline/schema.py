@@ -225,6 +225,15 @@ class Pipeline(_Model):
 
     _lower_backend = field_validator("backend", mode="before")(_lower)
 
+    @field_validator("cluster", mode="before")
+    @classmethod
+    def _a_section(cls, value: Any) -> Any:
+        if value is None or isinstance(value, (dict, ClusterSettings)):
+            return value
+        raise ValueError(f"cluster: is a section, e.g. {{kind: local, workers: 4}}, {{kind: local-cuda}} or {{address: "
+                         f"tcp://host:8786}} (leave it out to run every step here; a step's cluster: false keeps "
+                         f"that step here); got {value!r}")
+
     @model_validator(mode="before")
     @classmethod
     def _former_device(cls, data: Any) -> Any:
