@@ -271,7 +271,8 @@ def _builtin_parsers(sub: Any) -> None:
     b.add_argument("--workers", type=_worker_counts, metavar="N[,N...]",
                    help="cluster sizes to sweep, e.g. 1,2,4: a file with a local cluster starts one of each size "
                         "in turn for its cluster steps (default: the file's cluster.workers)")
-    b.add_argument("--json", default="bench-results.json", help="where to write the JSON results (default bench-results.json, in the current folder)")
+    b.add_argument("--json", default="bench-results.json",
+                   help="where to write the JSON results (default bench-results.json, in the current folder)")
     b.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     b.add_argument("--plot", nargs="?", const="bench-results.png", default=None, metavar="PNG",
                    help="also draw the times (log scale, with the memory floor) as a picture "
