@@ -424,7 +424,8 @@ class _GramMerge:
         return normalize(xp, K, diag["graphs"], diag["other"])
 
 
-def _place(K: Any, kind: str, runs: tuple[tuple[int, int], ...], block: Any, rows: tuple[int, int] | None = None) -> None:
+def _place(K: Any, kind: str, runs: tuple[tuple[int, int], ...], block: Any,
+           rows: tuple[int, int] | None = None) -> None:
     """A test x train block into ``K``: its rows (``kind="rows"``) or columns are the runs' graphs, in
     order. ``rows``: ``block`` holds only the block's rows ``r0:r1``."""
     r0, r1 = (0, len(block)) if rows is None else rows

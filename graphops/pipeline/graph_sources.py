@@ -283,8 +283,8 @@ class PartitionedSource(_EdgeFile):
         elif not edge_files(ctx.base / self.path, fmt):
             others = {f: len(edge_files(ctx.base / self.path, f)) for f in PARTITIONED_FORMATS if f != fmt}
             held = "; ".join(f"it holds {n} {f} file(s): give format: {f}" for f, n in others.items() if n)
-            yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r})"
-                           f"{' (a folder is read as parquet unless format: says otherwise)' if fmt == 'parquet' else ''}; "
+            default = " (a folder is read as parquet unless format: says otherwise)" if fmt == "parquet" else ""
+            yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r}){default}; "
                            f"{held or f'give a pattern such as edges/*.{fmt} or a folder of {fmt} files'}")
         elif fmt == "parquet":
             first = edge_files(ctx.base / self.path, fmt)[0]
