@@ -641,7 +641,8 @@ def test_pipeline_partitioned_needs_a_cluster(tmp_path):
     ("{address: foo}", "'foo' is not a Dask scheduler's address: write scheme://host:port, e.g. tcp://host:8786"),
     ("{address: 'tcp://h:notaport'}", "'tcp://h:notaport' is not a Dask scheduler's address: its port 'notaport' is "
                                      "not a number; write scheme://host:port"),
-    ("{address: 'TCP://h:8786'}", "its scheme 'TCP' is not one of tcp, ucx"),
+    ("{address: 'TCP://h:8786'}", "its scheme 'TCP' is not one of tcp, ucx, ucxx"),
+    ("{address: 'tcp://::1:8786'}", r"its host '::1' is an IPv6 address without brackets \(write \[::1\]:8786\)"),
     ("local", r"cluster: is a section, e.g. \{kind: local, workers: 4\}, .*; got 'local'"),
     ("false", r"cluster: is a section, .*a step's cluster: false keeps that step here\); got False"),
 ])
@@ -1095,6 +1096,21 @@ def test_a_host_gram_placed_in_pieces_of_rows_is_the_matrix(rows, cols, parts, r
             merge.start()
         values = [None if k % 2 == 0 and merge.add(k, blocks[k]) else blocks[k] for k in range(len(blocks))]
         np.testing.assert_array_equal(merge(values), K)
+
+
+def test_a_block_that_comes_while_the_matrix_is_first_written_is_not_zeroed():
+    """start() writes the matrix on the placing threads; a block added at once is placed after the
+    rows it lands in were written (placed first, a first write running on another thread zeroed
+    it: 2,752 zeros in one of 5 tries at 4,000 x 20,000)."""
+    from graphops.engine.gram import _GramMerge
+
+    runs = tuple((a, a + 4) for a in range(0, 20000, 400))
+    for _ in range(3):
+        merge = _GramMerge((("cols", "other", runs),), (3000, 20000), square=False, normalize=False, host=True)
+        merge.start()
+        assert merge.add(0, np.ones((3000, 4 * len(runs))))
+        K = merge([None])
+        assert all((K[:, a:b] == 1.0).all() for a, b in runs)
 
 
 def test_a_scheduler_that_cannot_keep_the_copies_is_said_once_and_the_call_runs(client, monkeypatch, caplog):

@@ -364,7 +364,8 @@ def test_a_client_that_is_not_one_or_is_closed_is_one_line():
     ("host:notaport", "its port 'notaport' is not a number"), ("tcp://127.0.0.1", "it names no port"),
     ("tcp://127.0.0.1:99999", "its port 99999 is not between 1 and 65535"),
     ("tcp://127.0.0.1:8786/", "it ends with '/' after the port \\(write '127.0.0.1:8786'\\)"),
-    ("tcp://[::1:8786", "its host '\\[::1' opens a bracket it does not close"), ("tcp://:8786", "it names no host")])
+    ("tcp://[::1:8786", "its host '\\[::1' opens a bracket it does not close"), ("tcp://:8786", "it names no host"),
+    ("tcp://::1:8786", "its host '::1' is an IPv6 address without brackets")])
 def test_a_bad_scheduler_address_is_one_line(address, said):
     from graphops.engine.cluster import connect
     from graphops.errors import ClusterUnavailableError
@@ -745,3 +746,32 @@ def test_header_false_on_files_with_a_header_row_names_line_1():
         with pytest.raises(go.InputError, match=r"a\.csv, line 1, column 1: src id 'src' is not an integer; .*if line "
                                                 r"1 is a header, pass header=True"):
             read_edge_files(Path(d) / "*.csv", "csv", header=False)
+
+
+def test_the_files_read_here_to_name_a_bad_line_stay_within_the_budget(tmp_path, monkeypatch):
+    """Past LOCATE_BYTES the files are not read here (a partitioned source may be one huge file):
+    the workers' own message stands."""
+    import distributed
+
+    from graphops.io import partitioned
+    from graphops.io.partitioned import read_edge_files
+
+    monkeypatch.setattr(partitioned, "LOCATE_BYTES", 10)
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n2,3\n")
+    (tmp_path / "b.csv").write_text("3,4\n7,x7\n")
+    g = read_edge_files(tmp_path / "*.csv", "csv")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cl, \
+            distributed.Client(cl) as c:
+        with pytest.raises(go.InputError, match=r"^the graph's edge files could not be read on the workers"):
+            go.run("jaccard", g, backend="cpu", client=c)
+
+
+def test_decimal_pairs_on_a_dask_graph_are_named_as_such(client):
+    dd = pytest.importorskip("dask.dataframe")
+    dg = go.Graph.from_edgelist(dd.from_pandas(pd.DataFrame({"src": [0, 1], "dst": [1, 2]}), npartitions=1))
+    from graphops.model.pairs import Pairs
+
+    with pytest.raises(go.InputError, match=r"column 'first' has dtype float64; vertex ids must be integers"):
+        go.run("jaccard", dg, pairs=pd.DataFrame({"first": [0.5], "second": [1.0]}), client=client)
+    with pytest.raises(go.InputError, match=r"names vertices by decimal numbers \(e.g. 0.5\)"):  # arrays as given
+        go.run("jaccard", dg, pairs=Pairs(np.array([0.5]), np.array([1.0])), client=client)

@@ -508,6 +508,22 @@ def test_an_output_among_a_partitioned_graphs_files_is_refused(tmp_path, source,
     assert f"=====> '{output}' would overwrite " + taken.format(ok=str(tmp_path.resolve() / "ok")) in said, said
 
 
+def test_a_parquet_file_output_of_a_graph_held_here_is_not_taken_for_a_folder(tmp_path):
+    """A step on a graph read whole writes one .parquet file, which a partitioned graph's pattern
+    of files in subfolders (ok/*/*.parquet) never reads: allowed (only a partitioned step's .parquet
+    output is a folder of part files)."""
+    import pandas as pd
+
+    (tmp_path / "ok" / "a").mkdir(parents=True)
+    pd.DataFrame({"src": [0, 1], "dst": [1, 2]}).to_parquet(tmp_path / "ok" / "a" / "e.parquet")
+    (tmp_path / "small.csv").write_text("0,1\n1,2\n")
+    path = tmp_path / "p.yaml"
+    path.write_text('version: 1\noutput_dir: ok\ngraphs: {big: {path: "ok/*/*.parquet", partitioned: true}, '
+                    "small: {path: small.csv}}\n"
+                    "steps: [{id: s, algorithm: jaccard, inputs: {graph: small}, backend: cpu, output: j.parquet}]\n")
+    go.load_pipeline(path)
+
+
 def test_an_output_beside_a_pattern_but_not_taken_by_it_is_written(tmp_path):
     """A pattern's * stays within its folder, and another suffix is not its: those outputs are fine."""
     (tmp_path / "ok").mkdir()

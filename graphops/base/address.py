@@ -3,7 +3,7 @@ from __future__ import annotations
 
 __all__ = ["address_problem", "SCHEMES"]
 
-SCHEMES = ("tcp", "ucx", "tls", "ws", "wss", "inproc")
+SCHEMES = ("tcp", "ucx", "ucxx", "tls", "ws", "wss", "inproc")
 _FIX = "write scheme://host:port, e.g. tcp://host:8786 (or ucx://host:8786 with distributed-ucxx installed)"
 
 
@@ -35,4 +35,6 @@ def _host_port_problem(rest: str) -> str | None:
         return f"its port {port} is not between 1 and 65535"
     if host.startswith("[") != host.endswith("]"):
         return f"its host {host!r} opens a bracket it does not close"
+    if ":" in host and not host.startswith("["):
+        return f"its host {host!r} is an IPv6 address without brackets (write [{host}]:{port})"
     return None

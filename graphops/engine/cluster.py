@@ -232,6 +232,9 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
     stop = _stop_event(client)
     futures: dict[Any, int] = {}
+    start = getattr(split.merge, "start", None)  # a merge that prepares while the parts run (before they are
+    if start is not None:                          # submitted: a failure here leaves no part running)
+        start()
     homes = _homes(split, order, data, where_ran, _running(client))
     for rank, k in enumerate(order):
         select = split.parts[k].select
@@ -243,9 +246,6 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         futures[fut] = k
     values: list[Any] = [None] * len(split.parts)
     workers: dict[str, dict[str, float]] = {}
-    start = getattr(split.merge, "start", None)  # a merge that prepares while the parts run
-    if start is not None:
-        start()
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
     stamps: list[tuple[float, float, float]] = []  # each part's (start, end) on its worker and its value's arrival
 

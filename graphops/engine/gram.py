@@ -372,7 +372,11 @@ class _GramMerge:
         return True
 
     def _put(self, kind: str, runs: tuple, value: Any, r0: int, r1: int) -> None:
-        """Rows ``r0:r1`` of a block put in place: off the GPU through this thread's pinned buffer."""
+        """Rows ``r0:r1`` of a block put in place: off the GPU through this thread's pinned buffer, once
+        the matrix is written (a first write still running on another thread would zero what this one
+        places; every one of them was taken by a thread before this task, so the wait ends)."""
+        for touched in self.state["touched"]:
+            touched.result()
         piece = value[r0:r1]
         if device_of(value) is Device.GPU:
             import cupy

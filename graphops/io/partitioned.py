@@ -142,7 +142,8 @@ class _TextLocator:
         options = ReadOptions(columns=self.columns, header=self.header, ids="integer", roles=self.roles)
         read = 0
         for f in self.files:
-            if read > LOCATE_BYTES:
+            read += Path(f).stat().st_size
+            if read > LOCATE_BYTES:  # (a file is read whole: past the budget, the workers' message stands)
                 return None
             try:
                 read_text(Path(f), Device.CPU, options)
@@ -152,7 +153,6 @@ class _TextLocator:
                                "read the files whole (without partitioned: true) with ids: string" if strings else "")
             except (OSError, ValueError):
                 continue
-            read += Path(f).stat().st_size
         return None
 
 

@@ -166,10 +166,12 @@ class Pairs:
         int with a str."""
         import numpy as np
 
-        if getattr(getattr(ids, "dtype", None), "kind", "O") in "iu":
+        kind = getattr(getattr(ids, "dtype", None), "kind", "O")
+        if kind in "iu":
             return ids
         shown = ", ".join(repr(v) for v in plain_values(ids, np.arange(min(len(ids), 3))))
-        raise InputError(f"the {self.what} names vertices by strings (e.g. {shown}); the graph's vertex ids are "
+        by = {"f": "decimal numbers", "b": "true/false values", "c": "complex numbers"}.get(kind, "strings")
+        raise InputError(f"the {self.what} names vertices by {by} (e.g. {shown}); the graph's vertex ids are "
                          f"integers: give the pairs as those integers")
 
 

@@ -144,16 +144,18 @@ class Claims:
             self.taken.setdefault(os.path.realpath(path), (name, os.path.normpath(path)))
         self.patterns = list(_patterns(loaded))  # (what, real pattern, as named): partitioned edge files
 
-    def claim(self, path: str | os.PathLike, what: str) -> str | None:
+    def claim(self, path: str | os.PathLike, what: str, folder: bool = False) -> str | None:
         """``None`` and ``path`` claimed for ``what``; or what it would overwrite when another file of the run
         is the same file (``the input of graph 'g'``), with the real path when the names differ (a link), or
-        when a partitioned graph's pattern or folder would take it among its edge files."""
+        when a partitioned graph's pattern or folder would take it among its edge files (``folder``: the
+        output may be a folder of part files, its workers' result, which the pattern may take instead)."""
         real, named = os.path.realpath(path), os.path.normpath(path)
         if real in self.taken:
             other, other_named = self.taken[real]
             return other if other_named == named else f"{other} ({other_named!r} and {named!r} are both {real!r})"
         # a .parquet result of a partitioned graph is a folder of part.<i>.parquet files its workers write
-        inner = [real, os.path.join(real, "part.0.parquet")] if real.lower().endswith(".parquet") else [real]
+        # (folder_output)
+        inner = [real, os.path.join(real, "part.0.parquet")] if folder else [real]
         for other, pattern, as_named in self.patterns:
             if any(_globbed(p, pattern) for p in inner):
                 return f"{other} ({as_named!r} takes it: a later run would read it as edges)"

@@ -261,7 +261,8 @@ def _output_problems(loaded: Any, step: Any, algo: Any, outs: _Outputs, params: 
     if leaving:
         yield "output", leaving
         return
-    taken = outs.claims.claim(inside(outs.folder, step.output), f"the output of step {step.id!r}")
+    taken = outs.claims.claim(inside(outs.folder, step.output), f"the output of step {step.id!r}",
+                              folder_output(loaded, step))
     if os.path.splitext(step.output)[1].lower() not in allowed:
         what = "several arrays with these parameters" if several else _RESULTS.get(result, result)
         what += " with these parameters" if result != algo.result else ""

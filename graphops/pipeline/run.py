@@ -33,8 +33,8 @@ from graphops.errors import GraphopsError, InputError, InputTypeError, Interrupt
 from graphops.io.outputs import atomic_path, inside, prepare_folder, write_result
 from graphops.host.registry import Registry
 from graphops.pipeline.arguments import check_path, check_run_arguments
-from graphops.pipeline.confine import (OWN_FOLDER, Claims, leaves, output_dir_leaves, picture_of, summary_name,
-                                       trust_note, write_problem, writes)
+from graphops.pipeline.confine import (OWN_FOLDER, Claims, folder_output, leaves, output_dir_leaves, picture_of,
+                                       summary_name, trust_note, write_problem, writes)
 from graphops.pipeline import cache as runcache
 from graphops.pipeline import flow, provenance
 from graphops.pipeline.load import LoadedPipeline, load_pipeline
@@ -202,7 +202,8 @@ def _keep_and_write(loaded: LoadedPipeline, step: Any, algo: Any, result: Any, i
     if keep:
         loaded.sources.results[step.id] = result
     if step.output:
-        target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}")
+        target = place(step.output, f"step {step.id!r}: output", f"the output of step {step.id!r}",
+                       folder_output(loaded, step))
         about = {"step": step.id, "algorithm": algo.name, "cache_key": rec.cache_key, **provenance.versions(loaded),
                  "inputs": provenance.inputs(loaded, list(step.inputs.values()))}
         rec.output = str(write_result(result, target, algo.writers, metadata=about))
@@ -221,14 +222,14 @@ def _placer(loaded: LoadedPipeline, out: Any) -> tuple[Path, Place]:
     or when it is a file the run reads or has written (each placer keeps its own claims)."""
     folder, claims = loaded.output_dir(out), Claims(loaded)
 
-    def place(relative: str, what: str, owner: str | None = None) -> Path:
+    def place(relative: str, what: str, owner: str | None = None, parts: bool = False) -> Path:
         if out is None:
             _refuse(loaded, output_dir_leaves(loaded), f"output_dir {loaded.model.output_dir!r}",
                     f"the folder of {loaded.file}", out)
         _refuse(loaded, leaves(loaded, folder, relative, out=out), f"{what} {relative!r}",
                 f"the output folder {str(folder)!r}", out)
         path = inside(folder, relative)
-        taken = claims.claim(path, owner or what)
+        taken = claims.claim(path, owner or what, parts)  # parts: it may be a folder of part files
         if taken:
             raise OutputError(f"{what} {relative!r} would overwrite {taken}; nothing was written there. Choose "
                               f"another path")
@@ -246,7 +247,7 @@ def _refuse(loaded: LoadedPipeline, why: tuple[str, str] | None, what: str, wher
 def _check_outputs(loaded: LoadedPipeline, place: Place) -> None:
     """Every path the run will write, checked before any step runs (and again as each is written)."""
     for write in writes(loaded):
-        place(write.relative, write.what, write.owner)
+        place(write.relative, write.what, write.owner, write.folder_ok)
 
 
 def _check_files(loaded: LoadedPipeline, folder: Path) -> None:
