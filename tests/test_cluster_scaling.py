@@ -775,3 +775,31 @@ def test_decimal_pairs_on_a_dask_graph_are_named_as_such(client):
         go.run("jaccard", dg, pairs=pd.DataFrame({"first": [0.5], "second": [1.0]}), client=client)
     with pytest.raises(go.InputError, match=r"names vertices by decimal numbers \(e.g. 0.5\)"):  # arrays as given
         go.run("jaccard", dg, pairs=Pairs(np.array([0.5]), np.array([1.0])), client=client)
+
+
+def test_a_client_made_after_the_caller_gave_up_is_closed():
+    """_within: a value made past the deadline (a scheduler slow to answer) is closed where it was
+    made, not left open; a value in time is returned and an error raised."""
+    import time
+
+    from graphops.engine.cluster import _NoAnswer, _within
+
+    closed = []
+
+    class Made:
+        def close(self):
+            closed.append(self)
+
+    def slow():
+        time.sleep(0.4)
+        return Made()
+
+    with pytest.raises(_NoAnswer):
+        _within(slow, 0.05)
+    deadline = time.monotonic() + 5
+    while not closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(closed) == 1
+    assert isinstance(_within(Made, 5), Made) and len(closed) == 1
+    with pytest.raises(ZeroDivisionError):
+        _within(lambda: 1 / 0, 5)

@@ -561,22 +561,34 @@ class _NoAnswer(Exception):
 
 def _within(make: Callable[[], Any], seconds: float) -> Any:
     """``make()`` on a daemon thread, its value or its error; :class:`_NoAnswer` when it has not ended
-    after ``seconds`` (the thread is left to end on its own: daemon, it does not hold the exit)."""
+    after ``seconds`` (the thread is left to end on its own: daemon, it does not hold the exit; a value
+    it makes after that, a client, is closed there)."""
     import threading
 
     box: dict[str, Any] = {}
+    lock = threading.Lock()
 
     def run() -> None:
         try:
-            box["value"] = make()
+            value = make()
         except BaseException as exc:  # handed to the caller
-            box["error"] = exc
+            with lock:
+                box["error"] = exc
+            return
+        with lock:
+            if not box.get("abandoned"):
+                box["value"] = value
+                return
+        with contextlib.suppress(Exception):
+            value.close()
 
     worker = threading.Thread(target=run, name="graphops-connect", daemon=True)
     worker.start()
     worker.join(seconds)
-    if worker.is_alive():
-        raise _NoAnswer()
+    with lock:
+        if "value" not in box and "error" not in box:
+            box["abandoned"] = True
+            raise _NoAnswer()
     if "error" in box:
         raise box["error"]
     return box["value"]
