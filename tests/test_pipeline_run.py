@@ -298,3 +298,16 @@ def test_the_command_line_says_a_key_is_deprecated(tmp_path, capsys):
     assert main(["validate", str(write(tmp_path, text))]) == 0
     err = capsys.readouterr().err
     assert "graphops: deprecated: the pipeline key device: is now backend:" in err and "\n" == err[-1:]
+
+
+def test_unknown_ids_in_a_pairs_file_name_the_graph_and_its_file(tmp_path):
+    """A step's pairs read from a file name a vertex the graph lacks: the message names the pipeline's
+    graph and the file, not only "the pairs graph"."""
+    (tmp_path / "e.csv").write_text("0,1\n1,2\n2,0\n")
+    (tmp_path / "p.csv").write_text("0,1\n1,500\n500,0\n")
+    (tmp_path / "j.yaml").write_text("version: 1\ngraphs: {g: {path: e.csv}, pairs: {path: p.csv}}\n"
+                                     "steps: [{id: j, algorithm: jaccard, inputs: {graph: g, pairs: pairs}, "
+                                     "backend: cpu}]\n")
+    with pytest.raises(go.PipelineError, match=r"the pairs graph 'pairs' \(.*p\.csv\) names 1 vertex id\(s\) that are "
+                                               r"not in the graph, in 1 of its rows \(e\.g\. 500\)"):
+        go.run_pipeline(tmp_path / "j.yaml", out=tmp_path / "o")

@@ -103,7 +103,9 @@ class Pairs:
     @classmethod
     def from_graph(cls, graph: Any) -> "Pairs":
         """The edges of ``graph`` as pairs, in edge-frame order, repeats kept."""
-        return cls(graph.original_ids(graph.src_index), graph.original_ids(graph.dst_index), "pairs graph")
+        named = getattr(graph, "named", None)  # a pipeline's graph: its name and file
+        return cls(graph.original_ids(graph.src_index), graph.original_ids(graph.dst_index),
+                   "pairs graph" if not named else f"pairs graph {named}")
 
     @classmethod
     def edges_of(cls, graph: Any) -> "Pairs":

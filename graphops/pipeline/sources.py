@@ -14,6 +14,7 @@ graphs through :class:`Sources`; none of them reaches into another's internals. 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -151,6 +152,9 @@ class Sources:
         if name not in self.graphs:
             start = time.perf_counter()
             self.graphs[name] = self._load(name)
+            path = self.path(name)
+            with contextlib.suppress(AttributeError):  # how a message names it (e.g. read as the pairs of a step)
+                self.graphs[name].named = f"{name!r}" + (f" ({path})" if path is not None else "")
             self.info[name] = {"path": str(self.path(name) or ""), **self.sources[name].info(),
                                "format": self.format(name), "load_seconds": time.perf_counter() - start,
                                "repr": repr(self.graphs[name])}
