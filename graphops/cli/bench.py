@@ -194,10 +194,10 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
 
 
 def _on_workers(value: Any) -> bool:
-    """Whether an input lives on Dask workers (a Dask edge frame's graph, a Dask collection)."""
-    from graphops.model.daskgraph import DaskGraph
+    """Whether an input lives on Dask workers (a Dask edge frame, or its graph)."""
+    from graphops.model.daskgraph import DaskGraph, is_dask_frame
 
-    return isinstance(value, DaskGraph) or hasattr(value, "dask")
+    return isinstance(value, DaskGraph) or is_dask_frame(value)
 
 
 @contextlib.contextmanager

@@ -17,20 +17,21 @@ PARTITIONED_FORMATS = ("parquet", "csv")
 def edge_files(path: Path, format: str) -> list[Path]:
     """The files a partitioned source names: a folder's ``*.<format>`` files, or those matching a
     pattern (``edges/*.parquet``), or the one file; sorted (the partitions' order)."""
+    return [p for p in _named(path, format) if p.is_file()]
+
+
+def _named(path: Path, format: str) -> list[Path]:
+    """Every name a partitioned source matches, files or not, sorted."""
     path = Path(path)
-    if path.is_dir():
-        return sorted(p for p in path.glob(f"*.{format}") if p.is_file())
-    return sorted(Path(p) for p in glob.glob(str(path)) if Path(p).is_file())
+    return sorted(path.glob(f"*.{format}") if path.is_dir() else map(Path, glob.glob(str(path))))
 
 
-def _no_special_files(path: Path, format: str) -> None:
+def _no_special_files(path: Path, named: list[Path]) -> None:
     """A FIFO, device or socket, or a link that leads to no file, among the names a partitioned source
     matches is one line (its edges would otherwise be left out without a word, or the read wait forever)."""
     from graphops.io.files import special_file
 
-    path = Path(path)
-    named = path.glob(f"*.{format}") if path.is_dir() else map(Path, glob.glob(str(path)))
-    for p in sorted(named):
+    for p in named:
         if p.is_symlink() and not _resolves(p):
             raise InputError(f"{p}: is a link to {str(_target(p))!r}, which does not lead to a file (gone, or a loop "
                              f"of links), among the edge files of {str(path)!r}; its edges would be left out. "
@@ -76,8 +77,9 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     from graphops.base.device import require
     from graphops.io.textio import TextLayout, first_line_is_header, resolve_column
 
-    _no_special_files(path, format)
-    files = [str(f) for f in edge_files(path, format)]
+    named = _named(path, format)
+    _no_special_files(path, named)
+    files = [str(f) for f in named if f.is_file()]
     if not files:
         raise InputError(f"no {format} file matches {str(path)!r}")
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
@@ -110,8 +112,8 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
-    locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
-                          str(path)) if format == "csv" else None
+    locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header,
+                          {"src": src, "dst": dst}) if format == "csv" else None
     if locate is not None and any(getattr(ddf[c].dtype, "kind", "O") not in "iu" for c in (s, d)):
         found = locate()  # text where ids should be, in the rows Dask sampled: the line at fault, named
         if found:
@@ -130,9 +132,8 @@ class _TextLocator:
     the files here in order as one file is read (which names the file, line, column and value), up
     to :data:`LOCATE_BYTES`; ``None`` when none is found within them."""
 
-    def __init__(self, files: tuple[str, ...], columns: tuple[str, ...] | None, header: bool, roles: dict,
-                 named: str):
-        self.files, self.columns, self.header, self.roles, self.named = files, columns, header, roles, named
+    def __init__(self, files: tuple[str, ...], columns: tuple[str, ...] | None, header: bool, roles: dict):
+        self.files, self.columns, self.header, self.roles = files, columns, header, roles
 
     def __call__(self) -> str | None:
         from graphops.base.device import Device

@@ -280,17 +280,17 @@ class PartitionedSource(_EdgeFile):
             yield "format", (f"partitioned edge files are read as {' or '.join(PARTITIONED_FORMATS)}; "
                              f"{self.path!r} is {fmt or 'of an unknown format'}. Name files *.parquet or *.csv, "
                              f"or set format: to one of {choices(PARTITIONED_FORMATS)}")
-        elif not edge_files(ctx.base / self.path, fmt):
+            return
+        found = edge_files(ctx.base / self.path, fmt)
+        if not found:
             others = {f: len(edge_files(ctx.base / self.path, f)) for f in PARTITIONED_FORMATS if f != fmt}
             held = "; ".join(f"it holds {n} {f} file(s): give format: {f}" for f, n in others.items() if n)
             default = " (a folder is read as parquet unless format: says otherwise)" if fmt == "parquet" else ""
             yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r}){default}; "
                            f"{held or f'give a pattern such as edges/*.{fmt} or a folder of {fmt} files'}")
-        elif fmt == "parquet":
-            first = edge_files(ctx.base / self.path, fmt)[0]
-            if not is_parquet(first):
-                yield "format", (f"{first} is not a parquet file (it does not start with parquet's 'PAR1'); give "
-                                 f"format: csv for text files, or a pattern that leaves it out")
+        elif fmt == "parquet" and not is_parquet(found[0]):
+            yield "format", (f"{found[0]} is not a parquet file (it does not start with parquet's 'PAR1'); give "
+                             f"format: csv for text files, or a pattern that leaves it out")
 
     def load(self, ctx: Any, name: str, device: str) -> Any:
         from graphops.io.partitioned import read_edge_files

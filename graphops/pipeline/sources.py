@@ -155,7 +155,7 @@ class Sources:
             path = self.path(name)
             with contextlib.suppress(AttributeError):  # how a message names it (e.g. read as the pairs of a step)
                 self.graphs[name].named = f"{name!r}" + (f" ({path})" if path is not None else "")
-            self.info[name] = {"path": str(self.path(name) or ""), **self.sources[name].info(),
+            self.info[name] = {"path": str(path or ""), **self.sources[name].info(),
                                "format": self.format(name), "load_seconds": time.perf_counter() - start,
                                "repr": repr(self.graphs[name])}
         return self.graphs[name]
