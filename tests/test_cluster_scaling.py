@@ -803,3 +803,63 @@ def test_a_client_made_after_the_caller_gave_up_is_closed():
     assert isinstance(_within(Made, 5), Made) and len(closed) == 1
     with pytest.raises(ZeroDivisionError):
         _within(lambda: 1 / 0, 5)
+
+
+@given(lengths=st.lists(st.integers(0, 40), min_size=1, max_size=5), seed=st.integers(0, 2**16))
+@settings(max_examples=80, deadline=None)
+def test_balanced_cut_points_deal_every_edge_once(lengths, seed):
+    """The cut points of each slice's running cost, for the same k + 1 marks, put every edge
+    between exactly two cuts, in slice order; each target's cost is within one edge's cost of
+    the mean."""
+    from graphops.engine.slices import _cut_points, _joined, _last, _piece
+
+    rng = np.random.default_rng(seed)
+    k = len(lengths)
+    costs = [rng.integers(1, 50, size=n).astype(np.float64) for n in lengths]
+    running = [np.cumsum(c) for c in costs]
+    totals = np.array([_last(r) for r in running])
+    before = np.concatenate([[0.0], np.cumsum(totals)])
+    marks = before[-1] * np.arange(k + 1) / k
+    cuts = [_cut_points(r, list(marks - before[s])) for s, r in enumerate(running)]
+    ids = [np.arange(n) + 1000 * s for s, n in enumerate(lengths)]  # edge i of slice s named 1000 s + i
+    cost_of = dict(zip(np.concatenate(ids).tolist(), np.concatenate(costs).tolist()))
+    dealt = []
+    for j in range(k):
+        pieces = [_piece((ids[s], -ids[s]), ids[s] * 2, cuts[s][j], cuts[s][j + 1])
+                  for s in range(k) if cuts[s][j + 1] > cuts[s][j] or s == j]
+        (first, second), pos = _joined(*pieces)
+        np.testing.assert_array_equal(second, -first)
+        np.testing.assert_array_equal(pos, 2 * first)
+        dealt.append(first)
+        cost = sum(cost_of[e] for e in first.tolist())
+        assert abs(cost - before[-1] / k) <= max((c.max() for c in costs if len(c)), default=0.0)
+    np.testing.assert_array_equal(np.concatenate(dealt), np.concatenate(ids))  # every edge once, in slice order
+
+
+def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client):
+    """The edges dealt by cost are the slices' own, each once with its position, and jaccard
+    calls on them equal one process."""
+    import dask.dataframe as dd
+
+    from graphops.engine import slices
+    from graphops_jaccard import dist
+
+    frame = rmat(10, 8, seed=3).edges[["src", "dst"]]
+    g = go.Graph.from_edgelist(dd.from_pandas(frame, npartitions=3))
+    sl = slices.column_slices(client, g, 2)
+    got = client.gather(slices.balanced_edges(sl, dist._cpu_cost))
+    made = client.gather([sl.edges, sl.positions])
+
+    def rows(edges, positions):
+        return sorted(zip(np.concatenate([e[0] for e in edges]).tolist(), np.concatenate([e[1] for e in edges]).tolist(),
+                          np.concatenate(positions).tolist()))
+
+    assert rows(*got) == rows(*made)
+    assert slices.balanced_edges(sl, dist._cpu_cost)[0][0] is slices.balanced_edges(sl, dist._cpu_cost)[0][0]  # kept
+    deg = client.gather(sl.degrees)
+    work = [dist._cpu_cost(np, deg[e[0]], deg[e[1]]).sum() for e in got[0]]
+    assert max(work) - min(work) <= dist._cpu_cost(np, deg, deg).max()
+    ref = go.run("jaccard", go.Graph.from_edgelist(frame), backend="cpu")
+    for _ in range(2):  # the second call on the order kept from the first
+        pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu", client=client).compute(), ref)
+    assert len(sl.plans) == 1

@@ -22,22 +22,25 @@ the client but the vertex count and the slice bounds):
    edges; homing every edge at its larger end gave the last slice ``(2k - 1)/k²`` of them), with
    the position of its first stored row and its stored orientation.
 
-:func:`in_input_order` turns values per slice's edges back into a Dask frame with one
-partition per input partition, rows in the input's order: the same rows, in the same order,
-as one process's result.
+:func:`balanced_edges` deals the distinct edges again, by a cost per edge known only once they
+are distinct, for algorithms that count each worker's edges on the whole adjacency
+(:func:`whole_adjacency`). :func:`in_input_order` turns values per worker's edges back into a
+Dask frame with one partition per input partition, rows in the input's order: the same rows, in
+the same order, as one process's result.
 """
 from __future__ import annotations
 
 import operator
 import weakref
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from graphops.base.device import Device, device_of
 from graphops.model.daskgraph import DaskGraph
 from graphops.model.ids import distinct
 
-__all__ = ["Slices", "column_slices", "whole_adjacency", "merge_slices", "in_input_order", "frame_on", "add_up"]
+__all__ = ["Slices", "column_slices", "whole_adjacency", "balanced_edges", "merge_slices", "in_input_order", "frame_on",
+           "add_up"]
 
 # A row's position: its partition's number in the high bits, its row in the partition below.
 _ROW_BITS = 40
@@ -59,6 +62,8 @@ class Slices:
     offsets: Any          # future: rows of distinct edges before each input partition (n_parts + 1)
     ends: list[Any]       # futures per input partition: its (src, dst) id columns as int64 arrays
     whole: list[Any] | None = None  # per slice: the whole adjacency where its edges are ([]: too big)
+    balanced: dict[Any, tuple[list[Any], list[Any]]] = field(default_factory=dict)  # cost -> balanced_edges
+    plans: dict[tuple, dict[str, list[Any]]] = field(default_factory=dict)  # positions' keys -> in_input_order's plan
 
 
 _KEPT: "weakref.WeakKeyDictionary[DaskGraph, dict[tuple[str, int], Slices]]" = weakref.WeakKeyDictionary()
@@ -155,21 +160,80 @@ def _whole(slices: Slices) -> list[Any]:
     return out
 
 
-def in_input_order(slices: Slices, values: list[Any], meta: Any, ends: tuple[str, str] = ("first", "second")
-                   ) -> tuple[list[Any], Any]:
-    """Values per slice's distinct edges (``{"position": ..., column: ...}``: arrays, the edges'
-    first rows) as futures of one frame per input partition, rows in input order, indexed as one
-    frame would be; and a Dask frame on them. Only the positions and values travel, cut by input
-    partition: each partition's rows take their ids, as ``ends``, from the partition's own
-    columns (R-MAT 25 on 4 GPUs: 12 bytes an edge for jaccard, where whole rows with both ids were
-    32), so the columns are ``ends`` then the values', as in ``meta``."""
+def balanced_edges(slices: Slices, cost: Callable[[Any, Any, Any], Any]) -> tuple[list[Any], list[Any]]:
+    """Per slice: futures of distinct edges ``(first, second)`` and of their positions, the slices'
+    edges dealt again in slice order so that the worker of each slice's edges holds about the same
+    total ``cost`` (``cost(xp, d_first, d_second)``: float64 per edge, by the degrees over all
+    slices). For counting each worker's edges on the whole adjacency (:func:`whole_adjacency`):
+    the cut of the columns balances a work estimate made before the edges were distinct, with
+    repeated edges counted each time and each slice's entries capped, which left R-MAT 25's
+    slices between 0.75 and 1.24 times their mean work (measured on 4 H100s, 2026-11-27).
+    Made once per cost function, by the workers (only each slice's total cost and k + 1 cut
+    points come here), and kept with the slices; edges leave their worker only where the new cut
+    moves them to a neighbour."""
+    if cost not in slices.balanced:
+        slices.balanced[cost] = _balance(slices, cost)
+    return slices.balanced[cost]
+
+
+def _balance(slices: Slices, cost: Callable[[Any, Any, Any], Any]) -> tuple[list[Any], list[Any]]:
+    import numpy as np
+
+    client, sub = slices.client, slices.client.submit
+    k = len(slices.edges)
+    running = [sub(_running_cost, e, slices.degrees, cost, pure=False) for e in slices.edges]
+    totals = np.asarray(client.gather([sub(_last, r, pure=False) for r in running]), dtype=np.float64)
+    before = np.concatenate([[0.0], np.cumsum(totals)])
+    marks = before[-1] * np.arange(k + 1) / max(k, 1)  # target j holds the running cost marks[j] to marks[j + 1]
+    cuts = client.gather([sub(_cut_points, r, (marks - before[s]).tolist(), pure=False)
+                          for s, r in enumerate(running)])
+    homes = client.who_has(slices.edges)
+    get = operator.getitem
+    edges, positions = [], []
+    for j in range(k):
+        pieces = [sub(_piece, slices.edges[s], slices.positions[s], cuts[s][j], cuts[s][j + 1], pure=False)
+                  for s in range(k) if cuts[s][j + 1] > cuts[s][j] or s == j]
+        home = (list(homes.get(slices.edges[j].key, ())) or [None])[0]
+        joined = sub(_joined, *pieces, pure=False,
+                     **({} if home is None else {"workers": [home], "allow_other_workers": True}))
+        edges.append(sub(get, joined, 0, pure=False))
+        positions.append(sub(get, joined, 1, pure=False))
+    return edges, positions
+
+
+def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta: Any,
+                   ends: tuple[str, str] = ("first", "second")) -> tuple[list[Any], Any]:
+    """Values per slice's distinct edges (futures of ``{column: array}``, the edges' first rows in
+    ``positions``, futures kept with the slices: :attr:`Slices.positions` or :func:`balanced_edges`'s)
+    as futures of one frame per input partition, rows in input order, indexed as one frame would
+    be; and a Dask frame on them. Only the values travel, cut by input partition: each partition's
+    rows take their ids, as ``ends``, from the partition's own columns (R-MAT 25 on 4 GPUs: 8 bytes
+    an edge for jaccard, where whole rows with both ids were 32), so the columns are ``ends`` then
+    the values', as in ``meta``. Where each edge goes (a sort of each slice's edges by partition,
+    a sort of each partition's rows) depends on the positions only: it is worked out on the first
+    call, by the workers, and kept with the slices."""
     sub = slices.client.submit
     p = len(slices.ends)  # the partitions as computed (dask-expr may fuse a file source's partitions)
-    cut = [sub(_by_origin, v, p, pure=False) for v in values]
-    out = [sub(_origin_frame, j, slices.offsets, slices.ends[j], ends, meta,
+    plan = _origin_plan(slices, positions)
+    cut = [sub(_by_origin, v, order, pure=False) for v, order in zip(values, plan["orders"])]
+    out = [sub(_origin_frame, j, slices.offsets, slices.ends[j], plan["rows"][j], ends, meta,
                *[sub(operator.getitem, c, j, pure=False) for c in cut], pure=False)
            for j in range(p)]
     return out, frame_on(out, meta)
+
+
+def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, list[Any]]:
+    """Per slice, the order of its edges by input partition and where each partition's begin;
+    per partition, its rows in the slices' order and the sort that puts them in input order."""
+    key = tuple(f.key for f in positions)
+    plan = slices.plans.get(key)
+    if plan is None or any(f.status not in ("pending", "finished") for f in (*plan["orders"], *plan["rows"])):
+        sub, p = slices.client.submit, len(slices.ends)
+        orders = [sub(_origin_order, f, p, pure=False) for f in positions]
+        rows = [sub(_origin_rows, *[sub(_rows_of, f, order, j, pure=False) for f, order in zip(positions, orders)],
+                    pure=False) for j in range(p)]
+        plan = slices.plans[key] = {"orders": orders, "rows": rows}
+    return plan
 
 
 def frame_on(futures: list[Any], meta: Any) -> Any:
@@ -369,6 +433,41 @@ def _slice(n: int, *pieces: tuple[Any, ...]) -> tuple[tuple[Any, Any], tuple[Any
     return adjacency, (first_end, second_end), pos
 
 
+def _running_cost(edges: tuple[Any, Any], degrees: Any, cost: Callable[[Any, Any, Any], Any]) -> Any:
+    """The running sum of the edges' ``cost`` (float64), in the slice's edge order."""
+    from graphops.base.device import to_device
+
+    first, second = edges
+    xp = _xp(first)
+    deg = to_device(degrees, device_of(first))
+    return xp.cumsum(xp.asarray(cost(xp, deg[first], deg[second]), dtype=xp.float64))
+
+
+def _last(running: Any) -> float:
+    return float(running[-1]) if len(running) else 0.0
+
+
+def _cut_points(running: Any, marks: list[float]) -> list[int]:
+    """Where each of the ``k + 1`` marks falls among the edges (the first edge whose running cost
+    reaches it): 0 first and the edge count last, so that every edge lies between two cuts."""
+    xp = _xp(running)
+    inner = xp.searchsorted(running, xp.asarray(marks[1:-1], dtype=xp.float64), side="left").tolist()
+    return [0, *(int(c) for c in inner), len(running)]
+
+
+def _piece(edges: tuple[Any, Any], positions: Any, a: int, b: int) -> tuple[tuple[Any, Any], Any]:
+    return (edges[0][a:b], edges[1][a:b]), positions[a:b]
+
+
+def _joined(*pieces: tuple[tuple[Any, Any], Any]) -> tuple[tuple[Any, Any], Any]:
+    """Pieces of edges and positions put together, in the order given (one piece as it is)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    xp = _xp(pieces[0][1])
+    return ((xp.concatenate([p[0][0] for p in pieces]), xp.concatenate([p[0][1] for p in pieces])),
+            xp.concatenate([p[1] for p in pieces]))
+
+
 def _entries(adjacency: tuple[Any, Any]) -> int:
     return int(len(adjacency[1]))
 
@@ -436,37 +535,52 @@ def _offsets(parts: int, *counts: Any) -> Any:
     return np.concatenate([[0], np.cumsum(np.sum(counts, axis=0))]).astype(np.int64)
 
 
-def _by_origin(values: dict[str, Any], parts: int) -> list[dict[str, Any]]:
-    """Values with a ``position`` array cut by input partition, on their own device, positions
-    made rows of the partition (4 bytes while they fit; the order within a piece does not matter:
-    :func:`_origin_frame` sorts by row)."""
-    position = values["position"]
-    xp = _xp(position)
-    part = position >> _ROW_BITS
+def _origin_order(positions: Any, parts: int) -> tuple[Any, list[int]]:
+    """A slice's edges ordered by input partition (``order``) and where each partition's begin."""
+    xp = _xp(positions)
+    part = positions >> _ROW_BITS
     order = xp.argsort(part)
+    small = xp.int32 if len(order) < 2**31 else xp.int64
     starts = xp.searchsorted(part[order], xp.arange(parts + 1), side="left").tolist()
-    rows = position[order] & ((1 << _ROW_BITS) - 1)
-    small = xp.uint32 if len(rows) == 0 or int(rows.max()) < 2**32 else xp.int64
-    rows = rows.astype(small)
-    cols = {k: v[order] for k, v in values.items() if k != "position"}
-    return [{"row": rows[a:b], **{k: v[a:b] for k, v in cols.items()}} for a, b in zip(starts[:-1], starts[1:])]
+    return order.astype(small), starts
 
 
-def _origin_frame(j: int, offsets: Any, arrays: tuple[Any, Any], ends: tuple[str, str], meta: Any,
-                  *pieces: dict[str, Any]) -> Any:
+def _rows_of(positions: Any, order: tuple[Any, list[int]], j: int) -> Any:
+    """The rows of input partition ``j`` among a slice's edges, in the slice's order by partition."""
+    index, starts = order
+    return positions[index[starts[j]:starts[j + 1]]] & ((1 << _ROW_BITS) - 1)
+
+
+def _origin_rows(*rows: Any) -> tuple[Any, Any]:
+    """A partition's rows from every slice, sorted (int64), and the sort that takes the slices'
+    values, put together in slice order, to them."""
+    xp = _xp(rows[0])
+    joined = xp.concatenate(rows)
+    order = xp.argsort(joined)
+    small = xp.int32 if len(joined) == 0 or int(joined.max()) < 2**31 else xp.int64  # kept: 4 bytes while they fit
+    return joined[order].astype(small), order.astype(xp.int32 if len(order) < 2**31 else xp.int64)
+
+
+def _by_origin(values: dict[str, Any], order: tuple[Any, list[int]]) -> list[dict[str, Any]]:
+    """Values cut by input partition (:func:`_origin_order`), on their own device."""
+    index, starts = order
+    cols = {k: v[index] for k, v in values.items()}
+    return [{k: v[a:b] for k, v in cols.items()} for a, b in zip(starts[:-1], starts[1:])]
+
+
+def _origin_frame(j: int, offsets: Any, arrays: tuple[Any, Any], rows: tuple[Any, Any], ends: tuple[str, str],
+                  meta: Any, *pieces: dict[str, Any]) -> Any:
     """Input partition ``j``'s distinct edges in input order: their ids from the partition's own
-    columns at the rows the pieces name, then the pieces' values; indexed from its offset."""
+    columns at its sorted ``rows`` (:func:`_origin_rows`), then the pieces' values in that order;
+    indexed from its offset."""
     from graphops.base.device import to_device
     from graphops.model.frames import new_frame
 
     device = device_of(meta)
     xp = device.xp
-    rows = xp.concatenate([to_device(p["row"], device).astype(xp.int64) for p in pieces])
-    order = xp.argsort(rows)
-    rows = rows[order]
-    names = [c for c in pieces[0] if c != "row"]
-    columns = {ends[0]: to_device(arrays[0], device)[rows], ends[1]: to_device(arrays[1], device)[rows]}
-    for c in names:
+    sorted_rows, order = (to_device(a, device) for a in rows)
+    columns = {ends[0]: to_device(arrays[0], device)[sorted_rows], ends[1]: to_device(arrays[1], device)[sorted_rows]}
+    for c in pieces[0]:
         columns[c] = xp.concatenate([to_device(p[c], device) for p in pieces])[order]
     frame = new_frame(device, columns, list(meta.columns), take=True)
     start = int(offsets[j])
