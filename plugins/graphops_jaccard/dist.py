@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Split, add_up, balanced_edges, phase, column_slices, device_of, frame_on, in_input_order, new_frame,
-                             rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
+                             Split, add_up, balanced_edges, phase, column_slices, device_of, frame_on, in_input_order,
+                             new_frame, rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import COSINE, JACCARD, MEASURES, OVERLAP, SORENSEN, Mode, pair_work
 
