@@ -1146,3 +1146,17 @@ def test_a_dask_edge_frame_refuses_what_its_slices_do_not_compute(client):
             go.run(measure, dg, backend="cpu", client=client, candidates="two_hop")
         with pytest.raises(InputError, match="without top_k.*ddf.compute"):
             go.run(measure, dg, backend="cpu", client=client, top_k=5)
+
+
+@pytest.mark.rapids
+def test_gpu_workers_write_jaccard_into_the_callers_memory(cuda_client):
+    """GPU workers on this machine write their coefficients into this process's GPU memory (CUDA
+    IPC): every part lands, the values are one GPU's, and a call's result is its own (the next
+    call writes into the same staging array)."""
+    g = rmat(14, 8, seed=5).to("gpu")
+    ref = go.run("jaccard", g, backend="gpu").to_pandas()
+    first = go.execute_call("jaccard", g, backend="gpu", client=cuda_client)
+    second = go.execute_call("jaccard", g, backend="gpu", client=cuda_client)
+    for out in (first, second):
+        assert out.details["landed_parts"] == out.details["parts"] > 1, out.details
+        pd.testing.assert_frame_equal(out.result.to_pandas(), ref)

@@ -863,3 +863,53 @@ def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client):
     for _ in range(2):  # the second call on the order kept from the first
         pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu", client=client).compute(), ref)
     assert len(sl.plans) == 1
+
+
+def test_part_values_that_land_outside_dask_messages_come_back_in_order(client, monkeypatch, tmp_path):
+    """The engine's path for values the workers write into the caller's memory (CUDA IPC on GPUs;
+    a file here): every part lands, the merge gets each value in place, the result is one
+    process's, and the call says how many parts landed."""
+    from graphops.engine import cluster, landing
+    from tests.clusters import FileStaging
+
+    stagings = []
+
+    monkeypatch.setattr(landing, "staging_for", lambda client, nbytes: None)
+
+    def file_landings(client, merge, parts, host):
+        assert landing.landings(client, merge, parts, False) == (None, {})  # no staging array to be had
+        if getattr(merge, "landing", None) is None:
+            return None, {}
+        length, dtype = merge.landing
+        stagings.append(FileStaging(str(tmp_path / f"s{len(stagings)}"), length * 8))
+        return stagings[-1], {k: stagings[-1].landing(8 * merge.lands(p.select)[0], 8 * merge.lands(p.select)[1],
+                                                      dtype) for k, p in enumerate(parts)}
+
+    monkeypatch.setattr(cluster, "landings", file_landings)
+    g = rmat(10, 8, seed=7)
+    out = go.execute_call("jaccard", g, backend="cpu", client=client)
+    assert out.details["landed_parts"] == out.details["parts"] > 1 and not stagings[-1].busy
+    pd.testing.assert_frame_equal(out.result, go.run("jaccard", g, backend="cpu"))
+
+
+def test_a_value_lands_only_where_it_can():
+    """A Landing gives the value back as it is when it is not a device array of its dtype and
+    size, comes from another machine, or from the caller's own process; a merge without a
+    landing, or values bound for the host, get no staging array."""
+    from graphops.engine.landing import Landing, _machine, landings
+
+    here = Landing(b"h", _machine(), os.getpid() + 1, 0, 80, "float64")
+    value = np.zeros(10)
+    assert here.receive(value) is value  # a host array
+    assert Landing(b"h", "elsewhere/1", 1, 0, 80, "float64").receive(value) is value
+    assert Landing(b"h", _machine(), os.getpid(), 0, 80, "float64").receive(value) is value
+    assert landings(None, object(), [], False) == (None, {})
+
+    class Declared:
+        landing = (10, "float64")
+
+        @staticmethod
+        def lands(select):
+            return select[0], select[1] - select[0]
+
+    assert landings(None, Declared(), [], True) == (None, {})

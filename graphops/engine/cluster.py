@@ -52,6 +52,7 @@ import weakref
 from typing import Any, Callable, Iterator, Mapping
 
 from graphops.base.device import Device, free_pooled_device_memory, gpu_available
+from graphops.engine.landing import Landed, done, landed_value, landings
 from graphops.engine.parts import Distributed, Here, Split
 from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
@@ -86,12 +87,13 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
 
 
 def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
-              stop: str, host: bool = False, **data: Any) -> tuple:
+              stop: str, host: bool = False, into: Any = None, **data: Any) -> tuple:
     """On a worker: one part's value, its seconds, the worker's address, its own phases and when
     it started and ended (wall clock: the caller's timeline of the call, :func:`_timeline`). The work ends at its
     next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client).
-    ``host``: a device array value is copied to the host here (the client has no GPU). ``data``:
-    the part's own data (its ``data=`` argument), when it has some."""
+    ``host``: a device array value is copied to the host here (the client has no GPU). ``into``:
+    where the value lands in the caller's GPU memory when it can (:mod:`graphops.engine.landing`).
+    ``data``: the part's own data (its ``data=`` argument), when it has some."""
     from distributed import get_worker
 
     from graphops.base.device import Device, to_device
@@ -107,6 +109,9 @@ def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: 
         if host and hasattr(value, "__cuda_array_interface__"):  # a device array
             with phase("to host"):
                 value = to_device(value, Device.CPU)
+        elif into is not None:
+            with phase("into the caller's memory"):
+                value = into.receive(value)
     return value, time.perf_counter() - t0, get_worker().address, dict(spent), (started, time.time())
 
 
@@ -236,10 +241,13 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     if start is not None:                          # submitted: a failure here leaves no part running)
         start()
     homes = _homes(split, order, data, where_ran, _running(client))
+    staging, lands = landings(client, split.merge, split.parts, host)
     for rank, k in enumerate(order):
         select = split.parts[k].select
         where = homes.get(k)
         extra = {"data": data[k][0]} if k in data else {}
+        if k in lands:
+            extra["into"] = lands[k]
         fut = client.submit(_run_part, split.run, algo, sent, planned.params, name, select, stop.name, host,
                             pure=False, priority=len(order) - rank, **extra,
                             **({} if where is None else {"workers": [where], "allow_other_workers": True}))
@@ -248,10 +256,14 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     workers: dict[str, dict[str, float]] = {}
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
     stamps: list[tuple[float, float, float]] = []  # each part's (start, end) on its worker and its value's arrival
+    landed: list[int] = []  # the parts whose values the workers wrote into this process's memory
 
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where, spent, (started, ended) = got
         stamps.append((started, ended, time.time()))
+        if isinstance(value, Landed):
+            landed.append(futures[fut])
+            value = landed_value(staging, lands[futures[fut]], value)
         moved["from_workers"] += nbytes(value)
         values[futures[fut]] = None if add is not None and add(futures[fut], value) else value  # placed: not kept twice
         where_ran[hashable(split.parts[futures[fut]].select)] = where
@@ -268,9 +280,11 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     t2 = time.perf_counter()
     merged = split.merge(values)
     t3 = _synchronized()
+    if staging is not None:
+        done(staging)  # the values are copied out: the next call may write into it
     result = wrap_result(algo, name, merged, inputs, split.views)
     t4 = _synchronized()
-    details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts),
+    details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts), "landed_parts": len(landed),
                "sent_to_workers_bytes": moved["to_workers"], "gathered_from_workers_bytes": moved["from_workers"],
                # send: inputs and part data not yet on the workers; parts: submitted to the last value here
                "phases_s": {"send": t1 - t0, "parts": t2 - t1, **_timeline(submitted, stamps), "merge": t3 - t2,

@@ -46,7 +46,10 @@ class Split:
     result columns: they become the caller's ids without a search). A ``merge`` with an ``add(k,
     value)`` method is also given each part's value as it arrives (e.g. to copy it into place while
     other parts still run); when it returns True it has kept the value, and ``merge`` gets ``None``
-    in its place. ``sent``: what every worker
+    in its place. A ``merge`` with ``landing`` (``(length, dtype)``: the parts' values make one
+    array) and ``lands(select)`` (a part's ``(start, count)`` in it) has GPU workers on this
+    machine write their values straight into this process's GPU memory
+    (:mod:`graphops.engine.landing`); it gets each as its own array all the same. ``sent``: what every worker
     gets (each object once per client, as the inputs are) when the parts need less than the whole
     inputs, e.g. jaccard's set adjacency instead of the graph with its edge frame and ids; ``run``
     then receives it as ``inputs``."""

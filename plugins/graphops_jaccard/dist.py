@@ -193,6 +193,17 @@ class _Merge:
     column: str = "jaccard_coeff"
     top_k: int | None = None
 
+    @property
+    def landing(self) -> tuple[int, str]:
+        """The parts' coefficients make one float64 array in pair order: GPU workers on this
+        machine write theirs into this process's GPU memory (the engine's landing)."""
+        return len(self.index.first), "float64"
+
+    @staticmethod
+    def lands(select: tuple[int, int]) -> tuple[int, int]:
+        """A part's place in that array: its range of pairs, ``(start, count)``."""
+        return select[0], select[1] - select[0]
+
     def __call__(self, values: list[Any]) -> dict[str, Any]:
         from .measures import best_of
 
