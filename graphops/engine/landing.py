@@ -71,7 +71,7 @@ class Landing:
             value = cupy.ascontiguousarray(value)
             stream = cupy.cuda.get_current_stream()
             cupy.cuda.runtime.memcpyAsync(base + self.offset, value.data.ptr, self.nbytes,
-                                          cupy.cuda.runtime.memcpyDefault, stream.ptr)
+                                          getattr(cupy.cuda.runtime, "memcpyDefault", 4), stream.ptr)
             stream.synchronize()  # in the caller's array before the part says so
         except cupy.cuda.runtime.CUDARuntimeError:
             return value
@@ -90,7 +90,7 @@ def _opened(handle: bytes) -> int:
     if handle in _OPEN:
         _OPEN.move_to_end(handle)
         return _OPEN[handle]
-    ptr = runtime.ipcOpenMemHandle(handle, runtime.cudaIpcMemLazyEnablePeerAccess)  # another GPU's: peer access
+    ptr = runtime.ipcOpenMemHandle(handle, getattr(runtime, "cudaIpcMemLazyEnablePeerAccess", 1))  # peer access
     _OPEN[handle] = ptr
     while len(_OPEN) > OPEN_MOST:
         runtime.ipcCloseMemHandle(_OPEN.popitem(last=False)[1])
