@@ -836,9 +836,9 @@ def test_balanced_cut_points_deal_every_edge_once(lengths, seed):
     np.testing.assert_array_equal(np.concatenate(dealt), np.concatenate(ids))  # every edge once, in slice order
 
 
-def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client):
-    """The edges dealt by cost are the slices' own, each once with its position, and jaccard
-    calls on them equal one process."""
+def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client, monkeypatch):
+    """The edges dealt by cost, in one or several pieces a worker, are the slices' own, each once
+    with its position, and jaccard calls on them equal one process."""
     import dask.dataframe as dd
 
     from graphops.engine import slices
@@ -859,10 +859,15 @@ def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client):
     deg = client.gather(sl.degrees)
     work = [dist._cpu_cost(np, deg[e[0]], deg[e[1]]).sum() for e in got[0]]
     assert max(work) - min(work) <= dist._cpu_cost(np, deg, deg).max()
+    pieces = client.gather(slices.balanced_edges(sl, dist._cpu_cost, 3))  # three pieces a worker
+    assert len(pieces[0]) == 6 and rows(*pieces) == rows(*made)
+    work = [dist._cpu_cost(np, deg[e[0]], deg[e[1]]).sum() for e in pieces[0]]
+    assert max(work) - min(work) <= dist._cpu_cost(np, deg, deg).max()
     ref = go.run("jaccard", go.Graph.from_edgelist(frame), backend="cpu")
-    for _ in range(2):  # the second call on the order kept from the first
+    for per_worker in (1, 1, 3):  # the second call on the order kept from the first
+        monkeypatch.setattr(dist, "PIECES_PER_WORKER", per_worker)
         pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu", client=client).compute(), ref)
-    assert len(sl.plans) == 1
+    assert len(sl.plans) == 2
 
 
 def test_part_values_that_land_outside_dask_messages_come_back_in_order(client, monkeypatch, tmp_path):

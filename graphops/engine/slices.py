@@ -62,7 +62,7 @@ class Slices:
     offsets: Any          # future: rows of distinct edges before each input partition (n_parts + 1)
     ends: list[Any]       # futures per input partition: its (src, dst) id columns as int64 arrays
     whole: list[Any] | None = None  # per slice: the whole adjacency where its edges are ([]: too big)
-    balanced: dict[Any, tuple[list[Any], list[Any]]] = field(default_factory=dict)  # cost -> balanced_edges
+    balanced: dict[Any, tuple[list[Any], list[Any]]] = field(default_factory=dict)  # balanced_edges, kept
     plans: dict[tuple, dict[str, list[Any]]] = field(default_factory=dict)  # positions' keys -> in_input_order's plan
 
 
@@ -160,40 +160,45 @@ def _whole(slices: Slices) -> list[Any]:
     return out
 
 
-def balanced_edges(slices: Slices, cost: Callable[[Any, Any, Any], Any]) -> tuple[list[Any], list[Any]]:
-    """Per slice: futures of distinct edges ``(first, second)`` and of their positions, the slices'
-    edges dealt again in slice order so that the worker of each slice's edges holds about the same
-    total ``cost`` (``cost(xp, d_first, d_second)``: float64 per edge, by the degrees over all
+def balanced_edges(slices: Slices, cost: Callable[[Any, Any, Any], Any], per_worker: int = 1
+                   ) -> tuple[list[Any], list[Any]]:
+    """Futures of distinct edges ``(first, second)`` and of their positions, ``per_worker`` pieces
+    for the worker of each slice's edges (piece ``i`` on the worker of slice ``i // per_worker``):
+    the slices' edges dealt again in slice order so that each piece holds about the same total
+    ``cost`` (``cost(xp, d_first, d_second)``: float64 per edge, by the degrees over all
     slices). For counting each worker's edges on the whole adjacency (:func:`whole_adjacency`):
     the cut of the columns balances a work estimate made before the edges were distinct, with
     repeated edges counted each time and each slice's entries capped, which left R-MAT 25's
     slices between 0.75 and 1.24 times their mean work (measured on 4 H100s, 2026-11-27).
-    Made once per cost function, by the workers (only each slice's total cost and k + 1 cut
-    points come here), and kept with the slices; edges leave their worker only where the new cut
+    Made once per cost function and count of pieces, by the workers (only each slice's total cost
+    and its cut points come here), and kept with the slices; edges leave their worker only where the new cut
     moves them to a neighbour."""
-    if cost not in slices.balanced:
-        slices.balanced[cost] = _balance(slices, cost)
-    return slices.balanced[cost]
+    key = (cost, max(int(per_worker), 1))
+    if key not in slices.balanced:
+        slices.balanced[key] = _balance(slices, cost, key[1])
+    return slices.balanced[key]
 
 
-def _balance(slices: Slices, cost: Callable[[Any, Any, Any], Any]) -> tuple[list[Any], list[Any]]:
+def _balance(slices: Slices, cost: Callable[[Any, Any, Any], Any], per_worker: int) -> tuple[list[Any], list[Any]]:
     import numpy as np
 
     client, sub = slices.client, slices.client.submit
     k = len(slices.edges)
+    t = k * per_worker  # the pieces
     running = [sub(_running_cost, e, slices.degrees, cost, pure=False) for e in slices.edges]
     totals = np.asarray(client.gather([sub(_last, r, pure=False) for r in running]), dtype=np.float64)
     before = np.concatenate([[0.0], np.cumsum(totals)])
-    marks = before[-1] * np.arange(k + 1) / max(k, 1)  # target j holds the running cost marks[j] to marks[j + 1]
+    marks = before[-1] * np.arange(t + 1) / max(t, 1)  # piece j holds the running cost marks[j] to marks[j + 1]
     cuts = client.gather([sub(_cut_points, r, (marks - before[s]).tolist(), pure=False)
                           for s, r in enumerate(running)])
     homes = client.who_has(slices.edges)
     get = operator.getitem
     edges, positions = [], []
-    for j in range(k):
+    for j in range(t):
+        mine = j // per_worker
         pieces = [sub(_piece, slices.edges[s], slices.positions[s], cuts[s][j], cuts[s][j + 1], pure=False)
-                  for s in range(k) if cuts[s][j + 1] > cuts[s][j] or s == j]
-        home = (list(homes.get(slices.edges[j].key, ())) or [None])[0]
+                  for s in range(k) if cuts[s][j + 1] > cuts[s][j] or s == mine]
+        home = (list(homes.get(slices.edges[mine].key, ())) or [None])[0]
         joined = sub(_joined, *pieces, pure=False,
                      **({} if home is None else {"workers": [home], "allow_other_workers": True}))
         edges.append(sub(get, joined, 0, pure=False))
@@ -203,28 +208,52 @@ def _balance(slices: Slices, cost: Callable[[Any, Any, Any], Any]) -> tuple[list
 
 def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta: Any,
                    ends: tuple[str, str] = ("first", "second")) -> tuple[list[Any], Any]:
-    """Values per slice's distinct edges (futures of ``{column: array}``, the edges' first rows in
-    ``positions``, futures kept with the slices: :attr:`Slices.positions` or :func:`balanced_edges`'s)
-    as futures of one frame per input partition, rows in input order, indexed as one frame would
-    be; and a Dask frame on them. Only the values travel, cut by input partition: each partition's
-    rows take their ids, as ``ends``, from the partition's own columns (R-MAT 25 on 4 GPUs: 8 bytes
-    an edge for jaccard, where whole rows with both ids were 32), so the columns are ``ends`` then
-    the values', as in ``meta``. Where each edge goes (a sort of each slice's edges by partition,
-    a sort of each partition's rows) depends on the positions only: it is worked out on the first
-    call, by the workers, and kept with the slices."""
+    """Values per piece of the slices' distinct edges (futures of ``{column: array}``, the edges'
+    first rows in ``positions``, futures kept with the slices: :attr:`Slices.positions` or
+    :func:`balanced_edges`'s) as futures of one frame per input partition, rows in input order,
+    indexed as one frame would be; and a Dask frame on them. Only the values travel, cut by input
+    partition: each partition's rows take their ids, as ``ends``, from the partition's own columns
+    (R-MAT 25 on 4 GPUs: 8 bytes an edge for jaccard, where whole rows with both ids were 32), so
+    the columns are ``ends`` then the values', as in ``meta``. Each piece's values leave for the
+    workers of the partitions as soon as they are made (one move per piece and worker, before
+    the partitions' frames can be made), so that pieces made early travel while later ones are
+    computed. Where each edge goes (a sort of each piece's edges by partition, a sort of each
+    partition's rows, the partitions' workers) depends on the positions only: it is worked out on
+    the first call, by the workers, and kept with the slices."""
     sub = slices.client.submit
-    p = len(slices.ends)  # the partitions as computed (dask-expr may fuse a file source's partitions)
     plan = _origin_plan(slices, positions)
-    cut = [sub(_by_origin, v, order, pure=False) for v, order in zip(values, plan["orders"])]
-    out = [sub(_origin_frame, j, slices.offsets, slices.ends[j], plan["rows"][j], ends, meta,
-               *[sub(operator.getitem, c, j, pure=False) for c in cut], pure=False)
-           for j in range(p)]
-    return out, frame_on(out, meta)
+    groups = plan["groups"]  # (worker or None, its partitions)
+    bundles = []  # per piece, per group: a future of {partition: values} on the group's worker
+    for v, order in zip(values, plan["orders"]):
+        cut = sub(_by_origin, v, order, [js for _, js in groups], pure=False, priority=_SOON)
+        bundles.append([_moved(sub, sub(operator.getitem, cut, g, pure=False, priority=_SOON), worker)
+                        for g, (worker, _) in enumerate(groups)])
+    out: dict[int, Any] = {}
+    for g, (worker, js) in enumerate(groups):
+        pin = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+        for j in js:
+            out[j] = sub(_origin_frame, j, slices.offsets, slices.ends[j], plan["rows"][j], ends, meta,
+                         *[b[g] for b in bundles], pure=False, **pin)
+    futures = [out[j] for j in range(len(slices.ends))]
+    return futures, frame_on(futures, meta)
 
 
-def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, list[Any]]:
-    """Per slice, the order of its edges by input partition and where each partition's begin;
-    per partition, its rows in the slices' order and the sort that puts them in input order."""
+# The priority of the tasks that send a piece's values on their way: above the next piece's counts
+# on the same worker, so that they travel while it computes.
+_SOON = 10
+
+
+def _moved(sub: Any, future: Any, worker: str | None) -> Any:
+    """``future``'s value fetched by ``worker`` as soon as it is made (a task there that returns it)."""
+    if worker is None:
+        return future
+    return sub(_same, future, pure=False, workers=[worker], allow_other_workers=True, priority=_SOON)
+
+
+def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, Any]:
+    """Per piece, the order of its edges by input partition and where each partition's begin;
+    per partition, its rows in the pieces' order and the sort that puts them in input order; the
+    partitions grouped by the worker that holds their columns."""
     key = tuple(f.key for f in positions)
     plan = slices.plans.get(key)
     if plan is None or any(f.status not in ("pending", "finished") for f in (*plan["orders"], *plan["rows"])):
@@ -232,7 +261,11 @@ def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, list[Any]]:
         orders = [sub(_origin_order, f, p, pure=False) for f in positions]
         rows = [sub(_origin_rows, *[sub(_rows_of, f, order, j, pure=False) for f, order in zip(positions, orders)],
                     pure=False) for j in range(p)]
-        plan = slices.plans[key] = {"orders": orders, "rows": rows}
+        homes = slices.client.who_has(slices.ends)
+        groups: dict[str | None, list[int]] = {}
+        for j, f in enumerate(slices.ends):
+            groups.setdefault((sorted(homes.get(f.key, ())) or [None])[0], []).append(j)
+        plan = slices.plans[key] = {"orders": orders, "rows": rows, "groups": list(groups.items())}
     return plan
 
 
@@ -561,23 +594,29 @@ def _origin_rows(*rows: Any) -> tuple[Any, Any]:
     return joined[order].astype(small), order.astype(xp.int32 if len(order) < 2**31 else xp.int64)
 
 
-def _by_origin(values: dict[str, Any], order: tuple[Any, list[int]]) -> list[dict[str, Any]]:
-    """Values cut by input partition (:func:`_origin_order`), on their own device."""
+def _by_origin(values: dict[str, Any], order: tuple[Any, list[int]], groups: list[list[int]]) -> list[dict]:
+    """Values cut by input partition (:func:`_origin_order`), on their own device, gathered per
+    group of partitions: ``[{partition: {column: values}}]``."""
     index, starts = order
     cols = {k: v[index] for k, v in values.items()}
-    return [{k: v[a:b] for k, v in cols.items()} for a, b in zip(starts[:-1], starts[1:])]
+    return [{j: {k: v[starts[j]:starts[j + 1]] for k, v in cols.items()} for j in js} for js in groups]
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 def _origin_frame(j: int, offsets: Any, arrays: tuple[Any, Any], rows: tuple[Any, Any], ends: tuple[str, str],
-                  meta: Any, *pieces: dict[str, Any]) -> Any:
+                  meta: Any, *bundles: dict[int, dict[str, Any]]) -> Any:
     """Input partition ``j``'s distinct edges in input order: their ids from the partition's own
-    columns at its sorted ``rows`` (:func:`_origin_rows`), then the pieces' values in that order;
-    indexed from its offset."""
+    columns at its sorted ``rows`` (:func:`_origin_rows`), then the values of ``j`` in each
+    piece's bundle, in that order; indexed from its offset."""
     from graphops.base.device import to_device
     from graphops.model.frames import new_frame
 
     device = device_of(meta)
     xp = device.xp
+    pieces = [b[j] for b in bundles]
     sorted_rows, order = (to_device(a, device) for a in rows)
     columns = {ends[0]: to_device(arrays[0], device)[sorted_rows], ends[1]: to_device(arrays[1], device)[sorted_rows]}
     for c in pieces[0]:

@@ -250,15 +250,21 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     if inputs.get("pairs") is not None:
         return _given_pairs(client, sl, inputs["pairs"], backend, stop, measure)
     whole = whole_adjacency(sl)  # each slice's edges counted where they are, when the whole adjacency fits
-    # on the whole adjacency, each worker's edges are dealt by their cost; slice by slice, every
+    # on the whole adjacency, each worker's edges are dealt by their cost, in pieces counted one
+    # after another (a piece's values travel while the next is counted); slice by slice, every
     # worker counts every edge on its columns, and the edges stay where they were made
-    edges, positions = balanced_edges(sl, _gpu_cost if backend == "gpu" else _cpu_cost) if whole else (
+    per_worker = PIECES_PER_WORKER if whole else 1
+    edges, positions = balanced_edges(sl, _gpu_cost if backend == "gpu" else _cpu_cost, per_worker) if whole else (
         sl.edges, sl.positions)
+    homes = client.who_has(whole) if whole else {}
     scored = []
-    for s in range(workers):
-        counts = [sub(stoppable, stop, _shared, adjacency, edges[s], backend, key=_key("shared"))
+    for j in range(len(edges)):
+        s = j // per_worker
+        home = sorted(homes.get(whole[s].key, ())) if whole else []
+        pin = {"workers": home[:1], "allow_other_workers": True} if home else {}
+        counts = [sub(stoppable, stop, _shared, adjacency, edges[j], backend, key=_key("shared"), **pin)
                   for adjacency in ([whole[s]] if whole else sl.adjacency)]
-        scored.append(sub(_score, edges[s], sl.degrees, measure, *counts, pure=False))
+        scored.append(sub(_score, edges[j], sl.degrees, measure, *counts, pure=False, priority=_SOON, **pin))
     futures, frame = in_input_order(sl, positions, scored, _meta(graph.device, measure.column))
     return futures, lambda: frame
 
@@ -268,6 +274,12 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
 # each counted alone on the whole adjacency): 6.2 ps a pair_work entry and 0.82 ns an edge, within
 # 3% of each slice's time.
 SLICE_EDGE_COST = 132.0
+
+
+# Pieces of each worker's edges on the whole adjacency: each piece's values leave for the
+# partitions' workers while the next piece is counted.
+PIECES_PER_WORKER = 3
+_SOON = 10  # the scores' priority: before the next piece's counts
 
 
 def _gpu_cost(xp: Any, du: Any, dv: Any) -> Any:
