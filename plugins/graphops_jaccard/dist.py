@@ -277,8 +277,10 @@ SLICE_EDGE_COST = 132.0
 
 
 # Pieces of each worker's edges on the whole adjacency: each piece's values leave for the
-# partitions' workers while the next piece is counted.
-PIECES_PER_WORKER = 3
+# partitions' workers while the next piece is counted. Measured on 4 H100s (2026-11-28), R-MAT 25:
+# calls of 1.81-1.93 s in one piece a worker, 1.95-1.98 s in two, 2.06-2.26 s in four (the
+# values' transfers took longer the more pieces there were: 0.07-0.18 s, 0.19-0.28 s, 0.48-0.95 s).
+PIECES_PER_WORKER = 1
 _SOON = 10  # the scores' priority: before the next piece's counts
 
 
