@@ -272,7 +272,9 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
 # An edge's cost in a worker's shared counts beyond its pair_work (list entries read), for
 # balanced_edges. Fitted on 4 H100s (2026-11-27), R-MAT 25's four column slices (51 to 199 M edges,
 # each counted alone on the whole adjacency): 6.2 ps a pair_work entry and 0.82 ns an edge, within
-# 3% of each slice's time.
+# 3% of each slice's time. Checked the next day on the same graph, each worker's edges counted alone:
+# dealt by pair_work + 132, 1.41-1.46 s; by pair_work alone, 1.41-1.52 s; the slices as cut,
+# 1.03-1.72 s.
 SLICE_EDGE_COST = 132.0
 
 
