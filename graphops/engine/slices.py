@@ -344,7 +344,10 @@ def _home_work(index: tuple[Any, Any], entries: Any) -> Any:
 # (2026-11-27), R-MAT 25, the second call: with 1, the slices' shared counts took 0.99, 1.43, 1.79
 # and 1.49 s (call 2.08 s). A fit of those four slices (7.4 ps an entry, 1.22 ns an edge: 164)
 # cut the next run's slices to 1.19, 1.64, 1.56 and 1.76 s (call 2.32 s): the fit did not hold
-# beyond the slices it was made on, so 1 it stays.
+# beyond the slices it was made on, so 1 it stays. The estimate counts repeated edges each time, by
+# degrees with repeats, and the cap on entries bounds it: where the whole adjacency is used, the
+# distinct edges are dealt again by their exact cost afterwards (balanced_edges), and this cut
+# only decides which columns each slice holds.
 EDGE_COST = 1.0
 
 
