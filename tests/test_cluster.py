@@ -1154,9 +1154,9 @@ def test_gpu_workers_write_jaccard_into_the_callers_memory(cuda_client):
     IPC): every part lands, the values are one GPU's, and a call's result is its own (the next
     call writes into the same staging array)."""
     g = rmat(14, 8, seed=5).to("gpu")
-    ref = go.run("jaccard", g, backend="gpu").to_pandas()
+    ref = {m: go.run(m, g, backend="gpu").to_pandas() for m in ("jaccard", "sorensen")}
     first = go.execute_call("jaccard", g, backend="gpu", client=cuda_client)
-    second = go.execute_call("jaccard", g, backend="gpu", client=cuda_client)
-    for out in (first, second):
+    second = go.execute_call("sorensen", g, backend="gpu", client=cuda_client)  # other values, the same places
+    for out, m in ((first, "jaccard"), (second, "sorensen")):
         assert out.details["landed_parts"] == out.details["parts"] > 1, out.details
-        pd.testing.assert_frame_equal(out.result.to_pandas(), ref)
+        pd.testing.assert_frame_equal(out.result.to_pandas(), ref[m])

@@ -872,43 +872,54 @@ def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client, monkeypatch):
 
 def test_part_values_that_land_outside_dask_messages_come_back_in_order(client, monkeypatch, tmp_path):
     """The engine's path for values the workers write into the caller's memory (CUDA IPC on GPUs;
-    a file here): every part lands, the merge gets each value in place, the result is one
-    process's, and the call says how many parts landed."""
+    a file here, placed by the real landings' offsets): every part lands, the merge gets each value
+    in place, the result is one process's, and the call says how many parts landed."""
     from graphops.engine import cluster, landing
     from tests.clusters import FileStaging
 
-    stagings = []
+    made = []
 
-    monkeypatch.setattr(landing, "staging_for", lambda client, nbytes: None)
+    def file_staging(client, nbytes):
+        made.append(FileStaging(str(tmp_path / f"s{len(made)}"), nbytes))
+        return made[-1]
 
-    def file_landings(client, merge, parts, host):
-        assert landing.landings(client, merge, parts, False) == (None, {})  # no staging array to be had
-        if getattr(merge, "landing", None) is None:
-            return None, {}
-        length, dtype = merge.landing
-        stagings.append(FileStaging(str(tmp_path / f"s{len(stagings)}"), length * 8))
-        return stagings[-1], {k: stagings[-1].landing(8 * merge.lands(p.select)[0], 8 * merge.lands(p.select)[1],
-                                                      dtype) for k, p in enumerate(parts)}
-
-    monkeypatch.setattr(cluster, "landings", file_landings)
+    monkeypatch.setattr(landing, "staging_for", file_staging)
+    monkeypatch.setattr(cluster, "landings", lambda client, merge, parts, host: landing.landings(client, merge, parts,
+                                                                                                 False))
     g = rmat(10, 8, seed=7)
     out = go.execute_call("jaccard", g, backend="cpu", client=client)
-    assert out.details["landed_parts"] == out.details["parts"] > 1 and not stagings[-1].busy
+    assert out.details["landed_parts"] == out.details["parts"] > 1 and not made[-1].busy
     pd.testing.assert_frame_equal(out.result, go.run("jaccard", g, backend="cpu"))
+    assert landing.landings(client, cluster.Split([], None, lambda v: v).merge, [], False) == (None, {})
 
 
-def test_a_value_lands_only_where_it_can():
+class _DeviceLike:
+    """A stand-in for a device array: what Landing.receive looks at before it copies."""
+
+    __cuda_array_interface__ = {"shape": (10,), "typestr": "<f8", "data": (0, False), "version": 3}
+    dtype = np.dtype("float64")
+    nbytes = 80
+
+
+def test_a_value_lands_only_where_it_can(monkeypatch):
     """A Landing gives the value back as it is when it is not a device array of its dtype and
-    size, comes from another machine, or from the caller's own process; a merge without a
-    landing, or values bound for the host, get no staging array."""
+    size, comes from another machine or from the caller's own process, or when the copy fails
+    (here: no CUDA to open the caller's memory with); values bound for the host get no staging."""
+    from graphops.engine import landing
     from graphops.engine.landing import Landing, _machine, landings
 
-    here = Landing(b"h", _machine(), os.getpid() + 1, 0, 80, "float64")
-    value = np.zeros(10)
-    assert here.receive(value) is value  # a host array
-    assert Landing(b"h", "elsewhere/1", 1, 0, 80, "float64").receive(value) is value
-    assert Landing(b"h", _machine(), os.getpid(), 0, 80, "float64").receive(value) is value
-    assert landings(None, object(), [], False) == (None, {})
+    value = _DeviceLike()
+    other = os.getpid() + 1
+    assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(np.zeros(10)) is not None
+    assert isinstance(Landing(b"h", _machine(), other, 0, 80, "float64").receive(np.zeros(10)), np.ndarray)
+    for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"), Landing(b"h", _machine(), os.getpid(), 0, 80,
+                                                                                "float64"),
+                  Landing(b"h", _machine(), other, 0, 80, "float32"), Landing(b"h", _machine(), other, 0, 88, "float64")):
+        monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a value that cannot land was copied"))
+        assert wrong.receive(value) is value
+    opened = []
+    monkeypatch.setattr(landing, "_opened", lambda handle: opened.append(handle) or 1 / 0)
+    assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(value) is value and opened == [b"h"]
 
     class Declared:
         landing = (10, "float64")
@@ -918,3 +929,64 @@ def test_a_value_lands_only_where_it_can():
             return select[0], select[1] - select[0]
 
     assert landings(None, Declared(), [], True) == (None, {})
+
+
+def _fake_cupy(monkeypatch, ipc: bool = True) -> dict:
+    """A CuPy with only what the staging arrays use: allocations counted, IPC handles made or not."""
+    import contextlib
+    import sys
+    import types
+
+    state = {"live": set(), "next": 1}
+
+    def malloc(n):
+        state["next"] += 1
+        state["live"].add(state["next"])
+        return state["next"]
+
+    def handle(ptr):
+        if not ipc:
+            raise RuntimeError("cudaErrorNotSupported")
+        return b"handle-%d" % ptr
+
+    runtime = types.SimpleNamespace(getDevice=lambda: 0, malloc=malloc, ipcGetMemHandle=handle,
+                                    free=lambda ptr: state["live"].discard(ptr))
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime, Device=lambda d: contextlib.nullcontext()))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    return state
+
+
+def test_staging_arrays_are_reused_bounded_and_freed(monkeypatch):
+    """One staging array a client, reused call after call; a failed call's array stays busy and
+    the next call takes another, up to LEFT_MOST; a call that landed nothing frees them and the
+    client gets none again; without CUDA IPC nothing is held and nothing asked again."""
+    import gc
+
+    from graphops.engine import landing
+
+    monkeypatch.setattr(landing, "_NO_IPC", [])
+    state = _fake_cupy(monkeypatch)
+
+    class Client:
+        pass
+
+    c = Client()
+    first = landing.staging_for(c, 800)
+    landing.done(first, 2, c)
+    assert landing.staging_for(c, 400) is first  # reused while big enough
+    second = landing.staging_for(c, 800)  # the first left busy (a failed call): another
+    assert second is not first and len(state["live"]) == 2
+    assert landing.staging_for(c, 800) is None  # two left busy: no more
+    landing.done(second, 0, c)  # nothing landed: freed, and never again
+    del first, second
+    gc.collect()
+    assert landing.staging_for(c, 800) is None and not state["live"]
+    d = Client()
+    staging = landing.staging_for(d, 100)
+    landing.release(d)
+    del staging
+    gc.collect()
+    assert not state["live"]
+    state = _fake_cupy(monkeypatch, ipc=False)
+    assert landing.staging_for(Client(), 100) is None and not state["live"] and landing._NO_IPC
+    assert landing.staging_for(Client(), 100) is None

@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from graphops.base.device import Device, free_pooled_device_memory, gpu_available
 from graphops.engine.landing import Landed, done, landed_value, landings
+from graphops.engine.landing import release as release_staging
 from graphops.engine.parts import Distributed, Here, Split
 from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
@@ -280,8 +281,8 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     t2 = time.perf_counter()
     merged = split.merge(values)
     t3 = _synchronized()
-    if staging is not None:
-        done(staging)  # the values are copied out: the next call may write into it
+    if staging is not None:  # the values are copied out: the next call may write into it
+        done(staging, len(landed), client)
     result = wrap_result(algo, name, merged, inputs, split.views)
     t4 = _synchronized()
     details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts), "landed_parts": len(landed),
@@ -487,6 +488,7 @@ def _closing(client: Any) -> None:
     import logging
 
     release(client)
+    release_staging(client)
     for fn in reversed(_CLOSING.pop(client, [])):
         try:
             fn()

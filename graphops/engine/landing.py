@@ -9,10 +9,13 @@ Measured on 4 H100s (2026-11-27), jaccard on R-MAT 22 (64 M pairs, 513 MB of coe
 part a worker): 14.3 ms from the last part's end to its value being with the caller by Dask.
 
 Only where it can work: a worker on the same machine (host name and boot id), in another process,
-whose CUDA can open the caller's memory (peer access between the GPUs); else, or on any CUDA
-error, the part's value travels as before. The staging array is kept per client for the next
-call (grown when a call needs more) and freed when the client goes; a call that fails leaves its
-array to a straggling part and takes a new one next time (the old one is freed with the client).
+whose CUDA can open the caller's memory (peer access between the GPUs); else, or on any error,
+the part's value travels as before. The staging array (the result's size, outside the memory
+pool) is kept per client for the next call, grown when a call needs more, and freed when the
+client closes or is collected; a client whose call landed nothing gets none again, nor does a
+process without CUDA IPC. A call that fails leaves its array busy (a part still running may
+write into it) and the next takes a new one; after :data:`LEFT_MOST` such arrays the client's
+values travel as Dask messages.
 """
 from __future__ import annotations
 
@@ -20,11 +23,12 @@ import collections
 import functools
 import os
 import socket
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Landing", "Landed", "staging_for", "done", "landings", "landed_value"]
+__all__ = ["Landing", "Landed", "staging_for", "done", "release", "landings", "landed_value"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,26 +64,29 @@ class Landing:
     def receive(self, value: Any) -> Any:
         """On a worker: ``value`` copied into the caller's array and :class:`Landed` returned, or
         ``value`` itself where it cannot land (not a device array of the dtype and size, another
-        machine or this very process, or CUDA cannot open the caller's memory)."""
+        machine or this very process, or CUDA cannot open the caller's memory or copy into it)."""
         if (not hasattr(value, "__cuda_array_interface__") or str(value.dtype) != self.dtype
                 or int(value.nbytes) != self.nbytes or self.machine != _machine() or self.pid == os.getpid()):
             return value
-        import cupy
-
         try:
-            base = _opened(self.handle)
-            value = cupy.ascontiguousarray(value)
-            stream = cupy.cuda.get_current_stream()
-            cupy.cuda.runtime.memcpyAsync(base + self.offset, value.data.ptr, self.nbytes,
-                                          getattr(cupy.cuda.runtime, "memcpyDefault", 4), stream.ptr)
-            stream.synchronize()  # in the caller's array before the part says so
-        except cupy.cuda.runtime.CUDARuntimeError:
+            with _OPENING:  # a mapping is not closed (evicted) by one thread while another copies into it
+                base = _opened(self.handle)
+                import cupy
+
+                data = cupy.ascontiguousarray(value)
+                stream = cupy.cuda.get_current_stream()
+                cupy.cuda.runtime.memcpyAsync(base + self.offset, data.data.ptr, self.nbytes,
+                                              getattr(cupy.cuda.runtime, "memcpyDefault", 4), stream.ptr)
+                stream.synchronize()  # in the caller's array before the part says so
+        except Exception:  # no IPC between these processes, out of memory, ...: the value travels as before
             return value
         return Landed(self.nbytes)
 
 
-# On a worker: the callers' arrays it has opened, by handle (the last few; older ones closed).
+# On a worker: the callers' arrays it has opened, by handle (the last few; older ones closed), and
+# the lock its threads take to open, copy and close.
 _OPEN: "collections.OrderedDict[bytes, int]" = collections.OrderedDict()
+_OPENING = threading.Lock()
 OPEN_MOST = 4
 
 
@@ -108,7 +115,12 @@ class _Staging:
         self.nbytes = max(int(nbytes), 1)
         self.device = runtime.getDevice()
         self.ptr = runtime.malloc(self.nbytes)
-        self.handle = bytes(runtime.ipcGetMemHandle(self.ptr))
+        try:
+            self.handle = bytes(runtime.ipcGetMemHandle(self.ptr))
+        except BaseException:  # no CUDA IPC in this process (e.g. WSL): nothing kept, and not asked again
+            _free(self.ptr, self.device)
+            _NO_IPC.append(True)
+            raise
         self.busy = False
         self._free = weakref.finalize(self, _free, self.ptr, self.device)
 
@@ -134,33 +146,55 @@ def _free(ptr: int, device: int) -> None:
         pass
 
 
-# Per client: its staging array, and those a failed call left behind (freed with the client).
+# Per client: its staging arrays, the last the one in use (those a failed call left busy are kept,
+# since a part still running may write into one, and freed with the client or by release).
 _STAGING: "weakref.WeakKeyDictionary[Any, list[_Staging]]" = weakref.WeakKeyDictionary()
+# Clients whose calls land nothing (no worker on this machine that can open its memory), and
+# processes without CUDA IPC: no staging array is made for them again.
+_NEVER: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_NO_IPC: list[bool] = []
+# A client stops landing once this many arrays are left busy by failed calls (memory held till it closes).
+LEFT_MOST = 2
 
 
 def staging_for(client: Any, nbytes: int) -> _Staging | None:
     """The client's staging array of at least ``nbytes`` on this process's GPU, marked busy until
-    :meth:`done`; ``None`` where there is none to be had (no CUDA here)."""
+    :func:`done`; ``None`` where there is none to be had (no CUDA or no CUDA IPC here, a client
+    whose calls landed nothing, or one whose failed calls left :data:`LEFT_MOST` arrays busy)."""
+    if _NO_IPC or client in _NEVER:
+        return None
+    held = _STAGING.setdefault(client, [])
+    if sum(s.busy for s in held) >= LEFT_MOST:
+        return None
     try:
         import cupy
 
         device = cupy.cuda.runtime.getDevice()
-        held = _STAGING.setdefault(client, [])
         current = held[-1] if held else None
         if current is None or current.busy or current.nbytes < nbytes or current.device != device:
             current = _Staging(nbytes)
+            if held and not held[-1].busy:
+                held.pop()  # outgrown: freed once no reference is left
             held.append(current)
-            if len(held) > 1 and not held[-2].busy:
-                held.pop(-2)  # outgrown: freed once no reference is left
-    except Exception:
+    except Exception:  # no CUDA here, or its memory is full: the values travel as Dask messages
         return None
     current.busy = True
     return current
 
 
-def done(staging: _Staging) -> None:
-    """The call that took ``staging`` has its values: the next call may write into it."""
+def done(staging: _Staging, landed: int = 1, client: Any = None) -> None:
+    """The call that took ``staging`` has its values: the next call may write into it. A call in
+    which no part ``landed`` tells that ``client``'s workers cannot write here: its array is freed
+    and none is made for it again."""
     staging.busy = False
+    if not landed and client is not None:
+        _NEVER.add(client)
+        release(client)
+
+
+def release(client: Any) -> None:
+    """Free the client's staging arrays (a client closing: no part of its calls runs any more)."""
+    _STAGING.pop(client, None)
 
 
 def landings(client: Any, merge: Any, parts: list[Any], host: bool) -> tuple[_Staging | None, dict[int, Landing]]:

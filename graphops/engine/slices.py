@@ -220,9 +220,15 @@ def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta
     computed. Where each edge goes (a sort of each piece's edges by partition, a sort of each
     partition's rows, the partitions' workers) depends on the positions only: it is worked out on
     the first call, by the workers, and kept with the slices."""
+    if not isinstance(positions, (list, tuple)) or not isinstance(values, (list, tuple)) or len(positions) != len(
+            values):
+        from graphops.errors import PluginError
+
+        raise PluginError("in_input_order(slices, positions, values, meta): positions and values are lists of "
+                          "futures, one of each per piece of edges (the values without a 'position' column)")
     sub = slices.client.submit
     plan = _origin_plan(slices, positions)
-    groups = plan["groups"]  # (worker or None, its partitions)
+    groups = _groups(slices)  # (worker or None, its partitions), as the partitions are now
     bundles = []  # per piece, per group: a future of {partition: values} on the group's worker
     for v, order in zip(values, plan["orders"]):
         cut = sub(_by_origin, v, order, [js for _, js in groups], pure=False, priority=_SOON)
@@ -252,8 +258,7 @@ def _moved(sub: Any, future: Any, worker: str | None) -> Any:
 
 def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, Any]:
     """Per piece, the order of its edges by input partition and where each partition's begin;
-    per partition, its rows in the pieces' order and the sort that puts them in input order; the
-    partitions grouped by the worker that holds their columns."""
+    per partition, its rows in the pieces' order and the sort that puts them in input order."""
     key = tuple(f.key for f in positions)
     plan = slices.plans.get(key)
     if plan is None or any(f.status not in ("pending", "finished") for f in (*plan["orders"], *plan["rows"])):
@@ -261,12 +266,18 @@ def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, Any]:
         orders = [sub(_origin_order, f, p, pure=False) for f in positions]
         rows = [sub(_origin_rows, *[sub(_rows_of, f, order, j, pure=False) for f, order in zip(positions, orders)],
                     pure=False) for j in range(p)]
-        homes = slices.client.who_has(slices.ends)
-        groups: dict[str | None, list[int]] = {}
-        for j, f in enumerate(slices.ends):
-            groups.setdefault((sorted(homes.get(f.key, ())) or [None])[0], []).append(j)
-        plan = slices.plans[key] = {"orders": orders, "rows": rows, "groups": list(groups.items())}
+        plan = slices.plans[key] = {"orders": orders, "rows": rows}
     return plan
+
+
+def _groups(slices: Slices) -> list[tuple[str | None, list[int]]]:
+    """The input partitions grouped by the worker that holds their columns (asked each call: a
+    worker lost since has its partitions elsewhere)."""
+    homes = slices.client.who_has(slices.ends)
+    groups: dict[str | None, list[int]] = {}
+    for j, f in enumerate(slices.ends):
+        groups.setdefault((sorted(homes.get(f.key, ())) or [None])[0], []).append(j)
+    return list(groups.items())
 
 
 def frame_on(futures: list[Any], meta: Any) -> Any:
@@ -575,7 +586,7 @@ def _origin_order(positions: Any, parts: int) -> tuple[Any, list[int]]:
     """A slice's edges ordered by input partition (``order``) and where each partition's begin."""
     xp = _xp(positions)
     part = positions >> _ROW_BITS
-    order = xp.argsort(part)
+    order = xp.argsort(part, kind="stable")  # the same order if made again (a lost piece), as the rows expect
     small = xp.int32 if len(order) < 2**31 else xp.int64
     starts = xp.searchsorted(part[order], xp.arange(parts + 1), side="left").tolist()
     return order.astype(small), starts
