@@ -890,7 +890,6 @@ def test_part_values_that_land_outside_dask_messages_come_back_in_order(client, 
     out = go.execute_call("jaccard", g, backend="cpu", client=client)
     assert out.details["landed_parts"] == out.details["parts"] > 1 and not made[-1].busy
     pd.testing.assert_frame_equal(out.result, go.run("jaccard", g, backend="cpu"))
-    assert landing.landings(client, cluster.Split([], None, lambda v: v).merge, [], False) == (None, {})
 
 
 class _DeviceLike:
@@ -910,16 +909,23 @@ def test_a_value_lands_only_where_it_can(monkeypatch):
 
     value = _DeviceLike()
     other = os.getpid() + 1
-    assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(np.zeros(10)) is not None
-    assert isinstance(Landing(b"h", _machine(), other, 0, 80, "float64").receive(np.zeros(10)), np.ndarray)
+    host = np.zeros(10)
+    monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a host array was copied"))
+    assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(host) is host
     for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"), Landing(b"h", _machine(), os.getpid(), 0, 80,
                                                                                 "float64"),
                   Landing(b"h", _machine(), other, 0, 80, "float32"), Landing(b"h", _machine(), other, 0, 88, "float64")):
         monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a value that cannot land was copied"))
         assert wrong.receive(value) is value
-    opened = []
-    monkeypatch.setattr(landing, "_opened", lambda handle: opened.append(handle) or 1 / 0)
-    assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(value) is value and opened == [b"h"]
+    for error in (ZeroDivisionError, RuntimeError, MemoryError):  # any failure of the copy: sent as before
+        opened = []
+
+        def failing(handle, error=error):
+            opened.append(handle)
+            raise error("no")
+
+        monkeypatch.setattr(landing, "_opened", failing)
+        assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(value) is value and opened == [b"h"]
 
     class Declared:
         landing = (10, "float64")
@@ -958,8 +964,10 @@ def _fake_cupy(monkeypatch, ipc: bool = True) -> dict:
 
 def test_staging_arrays_are_reused_bounded_and_freed(monkeypatch):
     """One staging array a client, reused call after call; a failed call's array stays busy and
-    the next call takes another, up to LEFT_MOST; a call that landed nothing frees them and the
-    client gets none again; without CUDA IPC nothing is held and nothing asked again."""
+    the next call takes another, up to LEFT_MOST; a call whose values could have landed and none
+    did frees the idle arrays (the workers asked first to close them) and the client gets none
+    again, while one whose values could not land (e.g. top_k's few) changes nothing; closing
+    frees the rest; without CUDA IPC nothing is held and nothing asked again."""
     import gc
 
     from graphops.engine import landing
@@ -968,23 +976,38 @@ def test_staging_arrays_are_reused_bounded_and_freed(monkeypatch):
     state = _fake_cupy(monkeypatch)
 
     class Client:
-        pass
+        def __init__(self):
+            self.closed = []
+
+        def run(self, fn, handles):
+            self.closed.extend(handles)
 
     c = Client()
     first = landing.staging_for(c, 800)
     landing.done(first, 2, c)
     assert landing.staging_for(c, 400) is first  # reused while big enough
-    second = landing.staging_for(c, 800)  # the first left busy (a failed call): another
+    landing.done(first, 0, c, 0)  # nothing could have landed (values of another size): still used
+    assert landing.staging_for(c, 800) is first  # and left busy by a failed call
+    second = landing.staging_for(c, 800)  # another
     assert second is not first and len(state["live"]) == 2
     assert landing.staging_for(c, 800) is None  # two left busy: no more
-    landing.done(second, 0, c)  # nothing landed: freed, and never again
-    del first, second
+    landing.done(second, 0, c, 3)  # could have landed, none did: never again; the idle one freed
+    assert c.closed == [second.handle]
+    handles = (first.handle, second.handle)
+    del second
     gc.collect()
-    assert landing.staging_for(c, 800) is None and not state["live"]
+    assert landing.staging_for(c, 800) is None and len(state["live"]) == 1  # the busy one kept
+    landing.release(c)  # closing: the rest, once the workers closed them
+    del first
+    gc.collect()
+    assert not state["live"] and sorted(c.closed) == sorted(handles)
     d = Client()
-    staging = landing.staging_for(d, 100)
+    small = landing.staging_for(d, 100)
+    landing.done(small, 1, d)
+    bigger = landing.staging_for(d, 1000)  # outgrown: the small one closed on the workers and freed
+    assert bigger is not small and d.closed == [small.handle]
+    del small, bigger
     landing.release(d)
-    del staging
     gc.collect()
     assert not state["live"]
     state = _fake_cupy(monkeypatch, ipc=False)

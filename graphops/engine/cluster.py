@@ -258,6 +258,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     add = getattr(split.merge, "add", None)  # a merge that takes each value as it comes
     stamps: list[tuple[float, float, float]] = []  # each part's (start, end) on its worker and its value's arrival
     landed: list[int] = []  # the parts whose values the workers wrote into this process's memory
+    missed: list[int] = []  # the parts whose values could have, but came as messages
 
     def keep(fut: Any, got: tuple) -> None:
         value, seconds, where, spent, (started, ended) = got
@@ -265,6 +266,8 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         if isinstance(value, Landed):
             landed.append(futures[fut])
             value = landed_value(staging, lands[futures[fut]], value)
+        elif futures[fut] in lands and lands[futures[fut]].fits(value):
+            missed.append(futures[fut])  # could have landed, came as a message
         moved["from_workers"] += nbytes(value)
         values[futures[fut]] = None if add is not None and add(futures[fut], value) else value  # placed: not kept twice
         where_ran[hashable(split.parts[futures[fut]].select)] = where
@@ -279,10 +282,12 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)),
           keep)
     t2 = time.perf_counter()
-    merged = split.merge(values)
-    t3 = _synchronized()
-    if staging is not None:  # the values are copied out: the next call may write into it
-        done(staging, len(landed), client)
+    try:
+        merged = split.merge(values)
+        t3 = _synchronized()
+    finally:
+        if staging is not None:  # every part has ended and the values are copied out: the next call may write
+            done(staging, len(landed), client, len(missed))
     result = wrap_result(algo, name, merged, inputs, split.views)
     t4 = _synchronized()
     details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts), "landed_parts": len(landed),

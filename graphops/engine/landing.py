@@ -12,8 +12,8 @@ Only where it can work: a worker on the same machine (host name and boot id), in
 whose CUDA can open the caller's memory (peer access between the GPUs); else, or on any error,
 the part's value travels as before. The staging array (the result's size, outside the memory
 pool) is kept per client for the next call, grown when a call needs more, and freed when the
-client closes or is collected; a client whose call landed nothing gets none again, nor does a
-process without CUDA IPC. A call that fails leaves its array busy (a part still running may
+client closes (its workers asked first to close their mappings) or is collected; a client whose
+call landed nothing where it could have gets none again, nor does a process without CUDA IPC. A call that fails leaves its array busy (a part still running may
 write into it) and the next takes a new one; after :data:`LEFT_MOST` such arrays the client's
 values travel as Dask messages.
 """
@@ -61,12 +61,16 @@ class Landing:
     nbytes: int
     dtype: str
 
+    def fits(self, value: Any) -> bool:
+        """Whether ``value`` is a device array of this landing's dtype and size."""
+        return (hasattr(value, "__cuda_array_interface__") and str(getattr(value, "dtype", "")) == self.dtype
+                and int(getattr(value, "nbytes", -1)) == self.nbytes)
+
     def receive(self, value: Any) -> Any:
         """On a worker: ``value`` copied into the caller's array and :class:`Landed` returned, or
         ``value`` itself where it cannot land (not a device array of the dtype and size, another
         machine or this very process, or CUDA cannot open the caller's memory or copy into it)."""
-        if (not hasattr(value, "__cuda_array_interface__") or str(value.dtype) != self.dtype
-                or int(value.nbytes) != self.nbytes or self.machine != _machine() or self.pid == os.getpid()):
+        if not self.fits(value) or self.machine != _machine() or self.pid == os.getpid():
             return value
         try:
             with _OPENING:  # a mapping is not closed (evicted) by one thread while another copies into it
@@ -117,9 +121,10 @@ class _Staging:
         self.ptr = runtime.malloc(self.nbytes)
         try:
             self.handle = bytes(runtime.ipcGetMemHandle(self.ptr))
-        except BaseException:  # no CUDA IPC in this process (e.g. WSL): nothing kept, and not asked again
+        except BaseException as exc:  # nothing kept; no CUDA IPC in this process (e.g. WSL): not asked again
             _free(self.ptr, self.device)
-            _NO_IPC.append(True)
+            if isinstance(exc, Exception):
+                _NO_IPC.append(True)
             raise
         self.busy = False
         self._free = weakref.finalize(self, _free, self.ptr, self.device)
@@ -174,7 +179,7 @@ def staging_for(client: Any, nbytes: int) -> _Staging | None:
         if current is None or current.busy or current.nbytes < nbytes or current.device != device:
             current = _Staging(nbytes)
             if held and not held[-1].busy:
-                held.pop()  # outgrown: freed once no reference is left
+                _close_on_workers(client, [held.pop().handle])  # outgrown: freed once no reference is left
             held.append(current)
     except Exception:  # no CUDA here, or its memory is full: the values travel as Dask messages
         return None
@@ -182,19 +187,55 @@ def staging_for(client: Any, nbytes: int) -> _Staging | None:
     return current
 
 
-def done(staging: _Staging, landed: int = 1, client: Any = None) -> None:
+def done(staging: _Staging, landed: int = 1, client: Any = None, missed: int = 0) -> None:
     """The call that took ``staging`` has its values: the next call may write into it. A call in
-    which no part ``landed`` tells that ``client``'s workers cannot write here: its array is freed
-    and none is made for it again."""
+    which no part ``landed`` while some could have (``missed``: device arrays of the landing's
+    dtype and size that came back as messages) tells that ``client``'s workers cannot write here
+    (another machine, the same process, no peer access): its idle arrays are freed and none is
+    made for it again."""
     staging.busy = False
-    if not landed and client is not None:
+    if not landed and missed and client is not None:
         _NEVER.add(client)
-        release(client)
+        _retire(client, keep_busy=True)
 
 
 def release(client: Any) -> None:
-    """Free the client's staging arrays (a client closing: no part of its calls runs any more)."""
-    _STAGING.pop(client, None)
+    """Free the client's staging arrays (it is closing), once its workers have closed them."""
+    _retire(client, keep_busy=False)
+
+
+def _retire(client: Any, keep_busy: bool) -> None:
+    """Drop the client's staging arrays (those a failed call left busy too, unless ``keep_busy``)
+    after asking its workers to close their mappings of them (CUDA IPC: memory is freed only
+    once no other process maps it); dropped, they are freed."""
+    held = _STAGING.get(client)
+    if not held:
+        return
+    gone = [a for a in held if not (keep_busy and a.busy)]
+    held[:] = [a for a in held if keep_busy and a.busy]
+    _close_on_workers(client, [a.handle for a in gone])
+
+
+def _close_on_workers(client: Any, handles: list[bytes]) -> None:
+    if handles:
+        try:
+            client.run(_close_handles, handles)
+        except Exception:  # a worker gone or closing: its mappings went with it
+            pass
+
+
+def _close_handles(handles: list[bytes]) -> None:
+    """On a worker: close its mappings of ``handles``."""
+    with _OPENING:
+        for handle in handles:
+            ptr = _OPEN.pop(handle, None)
+            if ptr is not None:
+                try:
+                    import cupy
+
+                    cupy.cuda.runtime.ipcCloseMemHandle(ptr)
+                except Exception:
+                    pass
 
 
 def landings(client: Any, merge: Any, parts: list[Any], host: bool) -> tuple[_Staging | None, dict[int, Landing]]:
