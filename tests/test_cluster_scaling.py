@@ -1013,3 +1013,35 @@ def test_staging_arrays_are_reused_bounded_and_freed(monkeypatch):
     state = _fake_cupy(monkeypatch, ipc=False)
     assert landing.staging_for(Client(), 100) is None and not state["live"] and landing._NO_IPC
     assert landing.staging_for(Client(), 100) is None
+
+
+@given(marks=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=2, max_size=7),
+       costs=st.lists(st.floats(0, 100), max_size=30))
+@settings(max_examples=100, deadline=None)
+def test_cut_points_never_fall_whatever_the_marks(marks, costs):
+    """Cut points start at 0, end at the edge count and never fall, for any marks (NaN, out of
+    order, beyond the total): every edge lies between exactly two cuts."""
+    from graphops.engine.slices import _cut_points
+
+    running = np.cumsum(np.asarray(costs, dtype=np.float64))
+    cuts = _cut_points(running, marks)
+    assert cuts[0] == 0 and cuts[-1] == len(running) and len(cuts) == len(marks)
+    assert all(a <= b for a, b in zip(cuts, cuts[1:]))
+
+
+@pytest.mark.parametrize("bad, said", [
+    (lambda xp, du, dv: xp.full(len(du), np.nan), "with NaN, inf or negative values"),
+    (lambda xp, du, dv: -1.0 * du, "with NaN, inf or negative values"),
+    (lambda xp, du, dv: xp.ones(len(du) + 1), "got shape"),
+    (lambda xp, du, dv: 1.0, "got shape ()")])
+def test_a_bad_cost_function_is_named_not_a_lost_edge(bad, said):
+    """balanced_edges' cost comes from a plugin: NaN, negative or misshapen costs are one line naming
+    the function, never cut points that drop or repeat edges."""
+    from graphops.engine.slices import _running_cost
+    from graphops.errors import PluginError
+
+    edges = (np.array([0, 1, 2]), np.array([1, 2, 0]))
+    with pytest.raises(PluginError, match="balanced_edges: the cost function") as caught:
+        _running_cost(edges, np.array([2, 2, 2]), bad)
+    assert said in str(caught.value)
+    np.testing.assert_array_equal(_running_cost(edges, np.array([2, 2, 2]), lambda xp, du, dv: du + dv), [4, 8, 12])

@@ -487,7 +487,15 @@ def _running_cost(edges: tuple[Any, Any], degrees: Any, cost: Callable[[Any, Any
     first, second = edges
     xp = _xp(first)
     deg = to_device(degrees, device_of(first))
-    return xp.cumsum(xp.asarray(cost(xp, deg[first], deg[second]), dtype=xp.float64))
+    each = xp.asarray(cost(xp, deg[first], deg[second]), dtype=xp.float64)
+    if each.shape != first.shape or (len(each) and not bool(xp.isfinite(each).all() & (each >= 0).all())):
+        from graphops.errors import PluginError
+
+        raise PluginError(f"balanced_edges: the cost function {getattr(cost, '__qualname__', cost)!r} must give one "
+                          f"finite cost >= 0 per edge (float64 of shape {tuple(first.shape)}); got shape "
+                          f"{tuple(each.shape)}" + ("" if each.shape != first.shape else ", with NaN, inf or negative "
+                                                    "values"))
+    return xp.cumsum(each)
 
 
 def _last(running: Any) -> float:
@@ -499,7 +507,10 @@ def _cut_points(running: Any, marks: list[float]) -> list[int]:
     reaches it): 0 first and the edge count last, so that every edge lies between two cuts."""
     xp = _xp(running)
     inner = xp.searchsorted(running, xp.asarray(marks[1:-1], dtype=xp.float64), side="left").tolist()
-    return [0, *(int(c) for c in inner), len(running)]
+    cuts = [0, *(int(c) for c in inner), len(running)]
+    for i in range(1, len(cuts)):  # never falling: each edge between exactly two cuts, whatever the marks
+        cuts[i] = min(max(cuts[i], cuts[i - 1]), len(running))
+    return cuts
 
 
 def _piece(edges: tuple[Any, Any], positions: Any, a: int, b: int) -> tuple[tuple[Any, Any], Any]:
