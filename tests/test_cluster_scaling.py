@@ -851,8 +851,8 @@ def test_balanced_edges_are_the_slices_edges_dealt_by_cost(client, monkeypatch):
     made = client.gather([sl.edges, sl.positions])
 
     def rows(edges, positions):
-        return sorted(zip(np.concatenate([e[0] for e in edges]).tolist(), np.concatenate([e[1] for e in edges]).tolist(),
-                          np.concatenate(positions).tolist()))
+        first, second = (np.concatenate([e[c] for e in edges]).tolist() for c in (0, 1))
+        return sorted(zip(first, second, np.concatenate(positions).tolist()))
 
     assert rows(*got) == rows(*made)
     assert slices.balanced_edges(sl, dist._cpu_cost)[0][0] is slices.balanced_edges(sl, dist._cpu_cost)[0][0]  # kept
@@ -912,9 +912,9 @@ def test_a_value_lands_only_where_it_can(monkeypatch):
     host = np.zeros(10)
     monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a host array was copied"))
     assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(host) is host
-    for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"), Landing(b"h", _machine(), os.getpid(), 0, 80,
-                                                                                "float64"),
-                  Landing(b"h", _machine(), other, 0, 80, "float32"), Landing(b"h", _machine(), other, 0, 88, "float64")):
+    here = _machine()
+    for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"), Landing(b"h", here, os.getpid(), 0, 80, "float64"),
+                  Landing(b"h", here, other, 0, 80, "float32"), Landing(b"h", here, other, 0, 88, "float64")):
         monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a value that cannot land was copied"))
         assert wrong.receive(value) is value
     for error in (ZeroDivisionError, RuntimeError, MemoryError):  # any failure of the copy: sent as before
