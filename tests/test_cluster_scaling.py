@@ -913,7 +913,8 @@ def test_a_value_lands_only_where_it_can(monkeypatch):
     monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a host array was copied"))
     assert Landing(b"h", _machine(), other, 0, 80, "float64").receive(host) is host
     here = _machine()
-    for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"), Landing(b"h", here, os.getpid(), 0, 80, "float64"),
+    for wrong in (Landing(b"h", "elsewhere/1", other, 0, 80, "float64"),
+                  Landing(b"h", here, os.getpid(), 0, 80, "float64"),
                   Landing(b"h", here, other, 0, 80, "float32"), Landing(b"h", here, other, 0, 88, "float64")):
         monkeypatch.setattr(landing, "_opened", lambda handle: pytest.fail("a value that cannot land was copied"))
         assert wrong.receive(value) is value
