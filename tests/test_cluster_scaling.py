@@ -1046,3 +1046,20 @@ def test_a_bad_cost_function_is_named_not_a_lost_edge(bad, said):
         _running_cost(edges, np.array([2, 2, 2]), bad)
     assert said in str(caught.value)
     np.testing.assert_array_equal(_running_cost(edges, np.array([2, 2, 2]), lambda xp, du, dv: du + dv), [4, 8, 12])
+
+
+@pytest.mark.parametrize("workers, said", [
+    ("[1, 2]", "cluster.workers [1, 2]: a sweep, which graphops bench times one size at a time; graphops run takes "
+               "one count"),
+    ("4096", "cluster.workers 4096: a local cluster starts one process per worker, and this machine has"),
+    ("2", None)])
+def test_validate_says_what_a_run_here_would_refuse_of_the_cluster(tmp_path, capsys, workers, said):
+    """A sweep of worker counts and a local cluster larger than this machine are valid in a file
+    (for graphops bench; for a larger machine): validate says so on a line of its own."""
+    from graphops.cli.command import main
+
+    (tmp_path / "b.yaml").write_text(SWEEP.replace("workers: [1, 2]", f"workers: {workers}"))
+    assert main(["validate", str(tmp_path / "b.yaml")]) == 0
+    text = capsys.readouterr().out.replace("\n", " ")
+    assert "valid" in text
+    assert (said in " ".join(text.split())) if said else ("cluster.workers" not in text)

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -93,12 +94,34 @@ def cmd_validate(args: argparse.Namespace, out: Console) -> int:
         if apart and loaded.model.cluster is None:  # (the run may still be given --cluster ADDRESS)
             out.print(f"  partitioned graph(s) {', '.join(map(repr, apart))}: read by a Dask cluster's workers; "
                       f"run with --cluster ADDRESS, or add a cluster: section")
+        for line in _cluster_notes(loaded.model.cluster):
+            out.print(f"  {line}")
         commands = (loaded.model.bench.commands if loaded.model.bench else None) or {}
         for line in (loaded.model.bench.setup if loaded.model.bench else None) or []:
             out.print(f"  bench setup: {line}  (run by graphops bench only with --commands)")
         for name, line in commands.items():
             out.print(f"  bench command {name}: {line}  (run by graphops bench only with --commands)")
     return 1 if failed else 0
+
+
+def _cluster_notes(cluster: Any) -> list[str]:
+    """What ``validate`` says of a file's cluster that the file alone cannot decide: a list of
+    worker counts is a sweep (graphops bench), and a local cluster larger than this machine's
+    cores is refused by a run here (the file may be meant for a larger machine)."""
+    from graphops.engine.cluster import PROCESSES_PER_CORE
+
+    if cluster is None or cluster.workers is None:
+        return []
+    sizes = cluster.workers if isinstance(cluster.workers, list) else [cluster.workers]
+    notes = []
+    if isinstance(cluster.workers, list):
+        notes.append(f"cluster.workers {sizes}: a sweep, which graphops bench times one size at a time; graphops "
+                     f"run takes one count")
+    cores = os.cpu_count() or 1
+    if cluster.kind == "local" and max(sizes) > PROCESSES_PER_CORE * cores:
+        notes.append(f"cluster.workers {max(sizes)}: a local cluster starts one process per worker, and this machine "
+                     f"has {cores} core(s): a run here takes {PROCESSES_PER_CORE * cores} workers or fewer")
+    return notes
 
 
 def plugin_rows() -> tuple[list[list[str]], list[str]]:
