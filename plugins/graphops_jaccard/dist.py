@@ -6,13 +6,15 @@
   scores them. With graphops' own kernels (``cpu``, ``gpu``) the workers are sent only the set
   adjacency the kernels read (indptr and sorted, duplicate-free indices: about 4 bytes an edge
   end), not the graph with its edge frame and ids; another backend's workers get the whole
-  graph. Only the coefficients come back; the frame is made here, beside the pairs this process
-  holds.
+  graph. Only the coefficients come back (written straight into this process's GPU memory by
+  GPU workers on this machine: :mod:`graphops.engine.landing`); the frame is made here, beside
+  the pairs this process holds.
 * A :class:`~graphops.model.daskgraph.DaskGraph` (a Dask edge frame): never gathered. It is cut into
   one column slice per worker. When the whole set adjacency fits a worker (4 bytes an entry, a
   share of its memory: :data:`graphops.engine.slices.WHOLE_SHARE`), the slices are put together
-  on each worker holding a slice's edges, once, and each slice's distinct edges are counted there
-  in one task. Otherwise the edges living in slice ``s`` get their shared counts
+  on each worker holding a slice's edges, once, the distinct edges are dealt again among those
+  workers by each edge's cost (:func:`_gpu_cost`, :func:`_cpu_cost`), and each worker's edges are
+  counted there in one task. Otherwise the edges living in slice ``s`` get their shared counts
   ``|N_t(u) ∩ N_t(v)|`` from every slice ``t`` (tasks where slice ``t`` is, the kernels' count
   mode) and the counts are summed. J = c / (d_u + d_v - c) is formed as the kernels form it;
   the result is a Dask frame of the graph's family in edge-frame order.
