@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import json
 import logging
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -108,7 +107,7 @@ def _cluster_notes(cluster: Any) -> list[str]:
     """What ``validate`` says of a file's cluster that the file alone cannot decide: a list of
     worker counts is a sweep (graphops bench), and a local cluster larger than this machine's
     cores is refused by a run here (the file may be meant for a larger machine)."""
-    from graphops.engine.cluster import PROCESSES_PER_CORE
+    from graphops.engine.cluster import local_worker_limit
 
     if cluster is None or cluster.workers is None:
         return []
@@ -117,10 +116,10 @@ def _cluster_notes(cluster: Any) -> list[str]:
     if isinstance(cluster.workers, list):
         notes.append(f"cluster.workers {sizes}: a sweep, which graphops bench times one size at a time; graphops "
                      f"run takes one count")
-    cores = os.cpu_count() or 1
-    if cluster.kind == "local" and max(sizes) > PROCESSES_PER_CORE * cores:
+    cores, most = local_worker_limit()
+    if cluster.kind == "local" and max(sizes) > most:
         notes.append(f"cluster.workers {max(sizes)}: a local cluster starts one process per worker, and this machine "
-                     f"has {cores} core(s): a run here takes {PROCESSES_PER_CORE * cores} workers or fewer")
+                     f"has {cores} core(s): a run here takes {most} workers or fewer")
     return notes
 
 

@@ -562,12 +562,18 @@ def _check_gpu_count(workers: int | None) -> None:
 PROCESSES_PER_CORE = 4
 
 
-def _check_cpu_count(workers: int | None) -> None:
-    """A local cluster of ``workers`` processes fits this machine's cores (:data:`PROCESSES_PER_CORE`)."""
+def local_worker_limit() -> tuple[int, int]:
+    """This machine's cores, and the most workers a local cluster may start here (:data:`PROCESSES_PER_CORE`)."""
     cores = os.cpu_count() or 1
-    if workers is not None and workers > PROCESSES_PER_CORE * cores:
+    return cores, PROCESSES_PER_CORE * cores
+
+
+def _check_cpu_count(workers: int | None) -> None:
+    """A local cluster of ``workers`` processes fits this machine's cores (:func:`local_worker_limit`)."""
+    cores, most = local_worker_limit()
+    if workers is not None and workers > most:
         raise InputError(f"cluster workers: {workers}, but a local cluster starts one process per worker and this "
-                         f"machine has {cores} core(s): give workers: {PROCESSES_PER_CORE * cores} or fewer (leave "
+                         f"machine has {cores} core(s): give workers: {most} or fewer (leave "
                          f"workers out: one per core), or use a larger cluster (cluster: {{address: ...}})")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from graphops.errors import InputError
 from graphops.model.daskgraph import DaskGraph
 
-__all__ = ["read_edge_files", "edge_files", "is_parquet", "PARTITIONED_FORMATS"]
+__all__ = ["read_edge_files", "edge_files", "not_parquet", "PARTITIONED_FORMATS"]
 
 PARTITIONED_FORMATS = ("parquet", "csv")
 
@@ -43,13 +43,17 @@ def _no_special_files(path: Path, named: list[Path]) -> None:
                              f"leaves it out")
 
 
-def is_parquet(path: Any) -> bool:
-    """Whether a file starts as a parquet file does (an unreadable one is left to the reader's error)."""
+def not_parquet(path: Any) -> str | None:
+    """Why a file is not a parquet file (it does not start as one does), or ``None`` (an
+    unreadable one is left to the reader's error)."""
     try:
         with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
+            if f.read(4) == b"PAR1":
+                return None
+        empty = "; it is empty" if Path(path).stat().st_size == 0 else ""
     except OSError:
-        return True
+        return None
+    return f"is not a parquet file (it does not start with parquet's 'PAR1'{empty})"
 
 
 def _resolves(p: Path) -> bool:
@@ -85,11 +89,10 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
     if format == "parquet":
         for f in files:
-            if not is_parquet(f):
-                raise InputError(f"{f}: is not a parquet file (it does not start with parquet's 'PAR1'"
-                                 f"{'; it is empty' if Path(f).stat().st_size == 0 else ''}), among the edge files of "
-                                 f"{str(path)!r}; give format='csv' for text files (format: csv in a pipeline), or a "
-                                 f"pattern that leaves it out")
+            why = not_parquet(f)
+            if why:
+                raise InputError(f"{f}: {why}, among the edge files of {str(path)!r}; give format='csv' for text "
+                                 f"files (format: csv in a pipeline), or a pattern that leaves it out")
         try:
             ddf = dd.read_parquet(files)
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: not parquet, or damaged

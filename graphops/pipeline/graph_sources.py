@@ -273,7 +273,7 @@ class PartitionedSource(_EdgeFile):
         return False
 
     def problems(self, ctx: Any, name: str) -> Iterator[tuple[str, str]]:
-        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files, is_parquet
+        from graphops.io.partitioned import PARTITIONED_FORMATS, edge_files, not_parquet
 
         fmt = self.reader_format(ctx, name)
         if fmt not in PARTITIONED_FORMATS:
@@ -288,9 +288,10 @@ class PartitionedSource(_EdgeFile):
             default = " (a folder is read as parquet unless format: says otherwise)" if fmt == "parquet" else ""
             yield "path", (f"No {fmt} file matches {self.path!r} (resolved to {str(ctx.base / self.path)!r}){default}; "
                            f"{held or f'give a pattern such as edges/*.{fmt} or a folder of {fmt} files'}")
-        elif fmt == "parquet" and not is_parquet(found[0]):
-            yield "format", (f"{found[0]} is not a parquet file (it does not start with parquet's 'PAR1'); give "
-                             f"format: csv for text files, or a pattern that leaves it out")
+            return
+        why = not_parquet(found[0]) if fmt == "parquet" else None
+        if why:
+            yield "format", f"{found[0]} {why}; give format: csv for text files, or a pattern that leaves it out"
 
     def load(self, ctx: Any, name: str, device: str) -> Any:
         from graphops.io.partitioned import read_edge_files
