@@ -152,10 +152,9 @@ def _whole(slices: Slices) -> list[Any]:
     made: dict[str, Any] = {}
     out = []
     for edges in slices.edges:
-        home = (list(homes.get(edges.key, ())) or [None])[0]
+        home = _holder(homes, edges)
         if home not in made:
-            made[home] = sub(merge_slices, *slices.adjacency, pure=False,
-                             **({} if home is None else {"workers": [home], "allow_other_workers": True}))
+            made[home] = sub(merge_slices, *slices.adjacency, pure=False, **_pinned(home))
         out.append(made[home])
     return out
 
@@ -198,9 +197,7 @@ def _balance(slices: Slices, cost: Callable[[Any, Any, Any], Any], per_worker: i
         mine = j // per_worker
         pieces = [sub(_piece, slices.edges[s], slices.positions[s], cuts[s][j], cuts[s][j + 1], pure=False)
                   for s in range(k) if cuts[s][j + 1] > cuts[s][j] or s == mine]
-        home = (list(homes.get(slices.edges[mine].key, ())) or [None])[0]
-        joined = sub(_joined, *pieces, pure=False,
-                     **({} if home is None else {"workers": [home], "allow_other_workers": True}))
+        joined = sub(_joined, *pieces, pure=False, **_pinned(_holder(homes, slices.edges[mine])))
         edges.append(sub(get, joined, 0, pure=False))
         positions.append(sub(get, joined, 1, pure=False))
     return edges, positions
@@ -236,7 +233,7 @@ def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta
                         for g, (worker, _) in enumerate(groups)])
     out: dict[int, Any] = {}
     for g, (worker, js) in enumerate(groups):
-        pin = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+        pin = _pinned(worker)
         for j in js:
             out[j] = sub(_origin_frame, j, slices.offsets, slices.ends[j], plan["rows"][j], ends, meta,
                          *[b[g] for b in bundles], pure=False, **pin)
@@ -251,9 +248,7 @@ _SOON = 10
 
 def _moved(sub: Any, future: Any, worker: str | None) -> Any:
     """``future``'s value fetched by ``worker`` as soon as it is made (a task there that returns it)."""
-    if worker is None:
-        return future
-    return sub(_same, future, pure=False, workers=[worker], allow_other_workers=True, priority=_SOON)
+    return future if worker is None else sub(_same, future, pure=False, priority=_SOON, **_pinned(worker))
 
 
 def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, Any]:
@@ -276,8 +271,18 @@ def _groups(slices: Slices) -> list[tuple[str | None, list[int]]]:
     homes = slices.client.who_has(slices.ends)
     groups: dict[str | None, list[int]] = {}
     for j, f in enumerate(slices.ends):
-        groups.setdefault((sorted(homes.get(f.key, ())) or [None])[0], []).append(j)
+        groups.setdefault(_holder(homes, f), []).append(j)
     return list(groups.items())
+
+
+def _holder(homes: dict, future: Any) -> str | None:
+    """The first (by address) of the workers ``homes`` (``client.who_has``) says hold ``future``, or ``None``."""
+    return (sorted(homes.get(future.key, ())) or [None])[0]
+
+
+def _pinned(worker: str | None) -> dict[str, Any]:
+    """``submit``'s arguments asking for ``worker`` (another may take the task if it is gone); none for ``None``."""
+    return {} if worker is None else {"workers": [worker], "allow_other_workers": True}
 
 
 def frame_on(futures: list[Any], meta: Any) -> Any:
@@ -292,6 +297,11 @@ def frame_on(futures: list[Any], meta: Any) -> Any:
 
 def _xp(a: Any) -> Any:
     return device_of(a).xp
+
+
+def _index_type(xp: Any, largest: int) -> Any:
+    """int32 for indices below ``largest`` (or up to it) while they fit in 31 bits, else int64."""
+    return xp.int32 if largest < 2**31 else xp.int64
 
 
 def _part_arrays(frame: Any, src: str, dst: str) -> tuple[Any, Any]:
@@ -435,7 +445,7 @@ def _cut(index: tuple[Any, Any], bounds: list[int], part: int) -> list[tuple[Any
     s, d = index
     xp = _xp(s)
     m = len(s)
-    small = xp.int32 if bounds[-1] < 2**31 else xp.int64  # vertex indices: 4 bytes while they fit
+    small = _index_type(xp, bounds[-1])  # vertex indices: 4 bytes while they fit
     # a row's two entries side by side: positions never fall, within a slice too (stable cut),
     # so the slice sorts by its key alone to keep each edge's first-stored entry first
     rows = xp.stack([s, d], axis=1).astype(small).reshape(-1)
@@ -488,13 +498,16 @@ def _running_cost(edges: tuple[Any, Any], degrees: Any, cost: Callable[[Any, Any
     xp = _xp(first)
     deg = to_device(degrees, device_of(first))
     each = xp.asarray(cost(xp, deg[first], deg[second]), dtype=xp.float64)
-    if each.shape != first.shape or (len(each) and not bool(xp.isfinite(each).all() & (each >= 0).all())):
+    got = None
+    if each.shape != first.shape:
+        got = f"shape {tuple(each.shape)}"
+    elif len(each) and not bool(xp.isfinite(each).all() & (each >= 0).all()):
+        got = f"shape {tuple(each.shape)}, with NaN, inf or negative values"
+    if got is not None:
         from graphops.errors import PluginError
 
         raise PluginError(f"balanced_edges: the cost function {getattr(cost, '__qualname__', cost)!r} must give one "
-                          f"finite cost >= 0 per edge (float64 of shape {tuple(first.shape)}); got shape "
-                          f"{tuple(each.shape)}" + ("" if each.shape != first.shape else ", with NaN, inf or negative "
-                                                    "values"))
+                          f"finite cost >= 0 per edge (float64 of shape {tuple(first.shape)}); got {got}")
     return xp.cumsum(each)
 
 
@@ -598,9 +611,8 @@ def _origin_order(positions: Any, parts: int) -> tuple[Any, list[int]]:
     xp = _xp(positions)
     part = positions >> _ROW_BITS
     order = xp.argsort(part, kind="stable")  # the same order if made again (a lost piece), as the rows expect
-    small = xp.int32 if len(order) < 2**31 else xp.int64
     starts = xp.searchsorted(part[order], xp.arange(parts + 1), side="left").tolist()
-    return order.astype(small), starts
+    return order.astype(_index_type(xp, len(order))), starts
 
 
 def _rows_of(positions: Any, order: tuple[Any, list[int]], j: int) -> Any:
@@ -615,8 +627,8 @@ def _origin_rows(*rows: Any) -> tuple[Any, Any]:
     xp = _xp(rows[0])
     joined = xp.concatenate(rows)
     order = xp.argsort(joined)
-    small = xp.int32 if len(joined) == 0 or int(joined.max()) < 2**31 else xp.int64  # kept: 4 bytes while they fit
-    return joined[order].astype(small), order.astype(xp.int32 if len(order) < 2**31 else xp.int64)
+    largest = int(joined.max()) if len(joined) else 0
+    return joined[order].astype(_index_type(xp, largest)), order.astype(_index_type(xp, len(order)))  # kept: small
 
 
 def _by_origin(values: dict[str, Any], order: tuple[Any, list[int]], groups: list[list[int]]) -> list[dict]:
