@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -1063,3 +1064,42 @@ def test_validate_says_what_a_run_here_would_refuse_of_the_cluster(tmp_path, cap
     text = capsys.readouterr().out.replace("\n", " ")
     assert "valid" in text
     assert (said in " ".join(text.split())) if said else ("cluster.workers" not in text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(files=st.lists(st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=4), min_size=1, max_size=5),
+                      min_size=1, max_size=3),
+       header=st.booleans(), columns=st.sampled_from([None, 2, 3]))
+def test_partitioned_text_files_are_read_as_written_or_refused(files, header, columns):
+    """Any text edge files, rows of 1 to 4 fields: read with ``src`` and ``dst`` the first two fields
+    of every row, in order, or refused in one line naming a file and line; never read shifted by a
+    field (pandas takes the first of a field more than the header names as the index) or cut."""
+    import tempfile
+
+    from graphops.io.partitioned import read_edge_files
+
+    names = [f"c{k}" for k in range(columns)] if columns else None
+    with tempfile.TemporaryDirectory() as d:
+        for k, rows in enumerate(files):
+            head = "src,dst\n" if header and not names else ""
+            (Path(d) / f"{k:02d}.csv").write_text(head + "".join(",".join(map(str, r)) + "\n" for r in rows))
+        width = {len(r) for rows in files for r in rows}
+        try:
+            g = read_edge_files(Path(d) / "*.csv", "csv", columns=names, header=bool(header and not names))
+            got = g.edges.compute()
+        except go.InputError as exc:
+            assert re.search(r"\d\d\.csv, line \d+", str(exc)), str(exc)
+            assert not _laid_out_alike(width, header, columns), str(exc)  # files laid out alike are read
+            return
+    rows = [r for f in files for r in f]
+    assert _laid_out_alike(width, header, columns)
+    assert got.iloc[:, 0].tolist() == [r[0] for r in rows]
+    assert got.iloc[:, 1].tolist() == [r[1] for r in rows]
+
+
+def _laid_out_alike(width: set[int], header: bool, columns: int | None) -> bool:
+    """Rows of these widths are read: columns= names at most as many fields as every row has;
+    else every row has the same fields, 2 or more, and as many as the header row names."""
+    if columns:
+        return min(width) >= columns
+    return len(width) == 1 and min(width) >= 2 and (not header or width == {2})

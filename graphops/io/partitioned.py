@@ -104,14 +104,23 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
             raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
                              f"laid out: remove it, or give a pattern that leaves it out")
         layout = TextLayout(Path(files[0]))
+        if not layout.rows:
+            raise InputError(f"{files[0]}: no edge rows (the file holds only comments or blank lines); the first of "
+                             f"the edge files says how all of them are laid out: remove it, or give a pattern that "
+                             f"leaves it out")
+        if len(layout.rows[0]) - layout.trailing < 2:
+            raise InputError(f"{layout.where(0)}: one field; an edge list has at least two (src and dst) on every "
+                             f"line, separated by commas or tabs in partitioned text edge files")
         if layout.sep not in (",", "\t"):
             raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
                              f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
         has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
-        if has_header:
-            _same_header(files, layout)
-        ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None,
-                          names=list(columns) if columns else None, comment=layout.comment)
+        names = list(columns) if columns else None
+        _like_the_first(files, layout, has_header, names)
+        # index_col=False: a row with a field more than the header names is never read shifted by one (its
+        # first field taken as the index); usecols: columns= reads the leading fields, as for one file
+        ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None, names=names,
+                          usecols=list(range(len(names))) if names else None, index_col=False, comment=layout.comment)
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
@@ -160,15 +169,26 @@ class _TextLocator:
         return None
 
 
-def _same_header(files: list[str], layout: Any) -> None:
-    """Every file starts with the first file's header row (the reader takes one from each file, so
-    a file without it would lose its first edge, and one naming other columns be read by position)."""
+def _like_the_first(files: list[str], layout: Any, header: bool, names: list[str] | None) -> None:
+    """The rows sampled from the head of every file are laid out as the first file's: as many fields
+    as its first row (or, with ``columns=``, at least as many as named), and the first file's header
+    row, when it has one (the reader takes one from each file, so a file without it would lose its
+    first edge, and one naming other columns be read by position). The workers read each file with
+    the first file's columns: a row with a field more or less would be read shifted or cut."""
     from graphops.io.textio import TextLayout
 
-    head = layout.rows[0]
-    for f in files[1:]:
-        sample = TextLayout(Path(f)).sample
-        if sample and layout.fields(sample[0][1]) != head:
-            raise InputError(f"{f}, line {sample[0][0]}: {sample[0][1].strip()!r} is not the header row of {files[0]} "
-                             f"({layout.sep.join(head)!r}); the edge files are read with one header row each: give "
-                             f"every file the same header row, or none (header: false)")
+    head, want = layout.rows[0], len(names) if names else len(layout.rows[0])
+    for f in files:
+        other = layout if f == files[0] else TextLayout(Path(f), sep=layout.sep)
+        if other is not layout and header and other.sample and layout.fields(other.sample[0][1]) != head:
+            raise InputError(f"{f}, line {other.sample[0][0]}: {other.sample[0][1].strip()!r} is not the header row of "
+                             f"{files[0]} ({layout.sep.join(head)!r}); the edge files are read with one header row "
+                             f"each: give every file the same header row, or none (header: false)")
+        for row, fields in enumerate(other.rows):
+            if (len(fields) < want) if names else (len(fields) != want):
+                need = f"at least {want} (the columns= given)" if names else f"{want}, as {files[0]}, line " \
+                    f"{layout.sample[0][0]} has"
+                raise InputError(f"{other.where(row)}: {len(fields)} field{'s' if len(fields) != 1 else ''}, expected "
+                                 f"{need}. Every row of the edge files needs the same fields: fix the line, or pass "
+                                 f"columns=[...] naming the leading columns to read (YAML: columns: [src, dst]); the "
+                                 f"fields after them are not read")
