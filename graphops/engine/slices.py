@@ -112,7 +112,8 @@ def _first_result(future: Any, graph: Any = None) -> int:
         return int(future.result())
     except GraphopsError:
         raise
-    except (ValueError, TypeError, KeyError) as exc:  # KeyError: a file without the first file's columns
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:  # KeyError: a file without the first file's
+        # columns; OverflowError: an id past uint64 where the ids are read as int64
         found = graph.explain_unread() if getattr(graph, "explain_unread", None) is not None else None
         if found:
             raise InputError(f"{found} (the workers could not read the graph's edge files)") from None

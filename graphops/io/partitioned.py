@@ -32,6 +32,9 @@ def _no_special_files(path: Path, named: list[Path]) -> None:
     from graphops.io.files import special_file
 
     for p in named:
+        if p.is_dir():
+            raise InputError(f"{p}: is a folder, among the edge files of {str(path)!r}; its files would be left out. "
+                             f"Name the files (e.g. {str(p / '*')!r}), or give a pattern that leaves it out")
         if p.is_symlink() and not _resolves(p):
             raise InputError(f"{p}: is a link to {str(_target(p))!r}, which does not lead to a file (gone, or a loop "
                              f"of links), among the edge files of {str(path)!r}; its edges would be left out. "
@@ -87,6 +90,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     if not files:
         raise InputError(f"no {format} file matches {str(path)!r}")
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
+    locate = None
     if format == "parquet":
         for f in files:
             why = not_parquet(f)
@@ -117,22 +121,93 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
         names = list(columns) if columns else None
         _like_the_first(files, layout, has_header, names)
+        locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst})
         # index_col=False: a row with a field more than the header names is never read shifted by one (its
-        # first field taken as the index); usecols: columns= reads the leading fields, as for one file
-        ddf = dd.read_csv(files, sep=layout.sep, header=0 if has_header else None, names=names,
-                          usecols=list(range(len(names))) if names else None, index_col=False, comment=layout.comment)
+        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. The
+        # ids are read as int64 in every block: Dask would read an id past 2**63 as uint64 and cast it to the
+        # first block's int64 (a negative id). A block after a file's first is read with the header row Dask
+        # takes from the first file's first line that is not a comment: one blank line before it, and each
+        # later block would lose its first edge as its header, so such files are read a partition each.
+        options = dict(sep=layout.sep, header=0 if has_header else None, names=names, index_col=False,
+                       usecols=list(range(len(names))) if names else None, comment=layout.comment,
+                       dtype=dict.fromkeys(_id_labels(layout, has_header, names, (src, dst)), "int64"))
+        if has_header and _blank_before_header(layout):
+            options["blocksize"] = None
+        try:
+            ddf = dd.read_csv(files, **options)
+        except (ValueError, OverflowError, TypeError) as exc:  # an id pandas cannot read as int64, in Dask's sample
+            found = locate()
+            said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
+                                      f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
+                from None
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
-    locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header,
-                          {"src": src, "dst": dst}) if format == "csv" else None
-    if locate is not None and any(getattr(ddf[c].dtype, "kind", "O") not in "iu" for c in (s, d)):
+    if format == "parquet":
+        _same_id_columns(files, (s, d))
+    elif any(getattr(ddf[c].dtype, "kind", "O") not in "iu" for c in (s, d)):
         found = locate()  # text where ids should be, in the rows Dask sampled: the line at fault, named
         if found:
             raise InputError(found)
     graph = DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
     graph.explain_unread = locate
     return graph
+
+
+def _id_labels(layout: Any, header: bool, names: list[str] | None, roles: tuple[Any, Any]) -> list[Any]:
+    """The labels pandas gives the src and dst columns of the text edge files (header names,
+    ``columns=``, or positions), where the roles name them; a role that names none is left to
+    :func:`~graphops.io.textio.resolve_column`'s message."""
+    labels = list(names) if names else list(layout.rows[0]) if header else list(range(len(layout.rows[0])))
+    found = []
+    for spec, default in zip(roles, (0, 1)):
+        spec = default if spec is None else spec
+        if isinstance(spec, str) and spec in labels:
+            found.append(spec)
+        elif isinstance(spec, int) and not isinstance(spec, bool) and -len(labels) <= spec < len(labels):
+            found.append(labels[spec])
+    return found
+
+
+def _leading_lines(layout: Any) -> list[tuple[int, str]]:
+    """The blank and comment lines before a text file's first row, with their line numbers."""
+    with open(layout.path, "r", encoding="utf-8-sig", errors="replace") as fh:
+        return [(number, raw) for number, raw in zip(range(1, layout.skip + 1), fh)]
+
+
+def _blank_before_header(layout: Any) -> bool:
+    """Whether a line before the header row of the first file is empty (Dask, looking for the
+    header row, skips only the lines that start with a comment)."""
+    return any(not raw.startswith(tuple(layout.comments)) for _, raw in _leading_lines(layout))
+
+
+def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
+    """Every parquet file has the id columns, of the first file's types (read from the files'
+    footers): Dask reads each file as it is and puts the partitions together under the first's
+    types, so uint64 ids beside int64 ones became float64, changing ids past 2**53 without a word."""
+    import pyarrow.parquet as pq
+
+    first: list[Any] | None = None
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except Exception:  # an unreadable footer: the reader's own error names it
+            continue
+        missing = [c for c in columns if c not in schema.names]
+        if missing:
+            raise InputError(f"{f}: has no column(s) {missing} (its columns: {list(schema.names)}), which "
+                             f"{files[0]} has; every edge file needs the same id columns: write them alike, or "
+                             f"give a pattern that leaves it out")
+        types = [schema.field(c).type for c in columns]
+        if first is None:
+            first = types
+        elif types != first:
+            said = ", ".join(f"{c!r} {t}" for c, t in zip(columns, types))
+            were = ", ".join(f"{c!r} {t}" for c, t in zip(columns, first))
+            raise InputError(f"{f}: its id columns are {said}; {files[0]}'s are {were}. Dask would read them as "
+                             f"one type and change ids (uint64 beside int64 becomes float64): write every file's "
+                             f"ids with one type (int64)")
 
 
 # Bytes of text edge files read here, when the workers could not read them, to find the line at fault.
@@ -180,6 +255,13 @@ def _like_the_first(files: list[str], layout: Any, header: bool, names: list[str
     head, want = layout.rows[0], len(names) if names else len(layout.rows[0])
     for f in files:
         other = layout if f == files[0] else TextLayout(Path(f), sep=layout.sep)
+        odd = next((n for n, raw in _leading_lines(other) if raw.strip("\r\n") and not raw.startswith(
+            tuple(other.comments))), None)
+        if odd is not None:  # pandas, reading each file's first block, takes such a line for a row or the header
+            raise InputError(f"{f}, line {odd}: blanks, a form feed or a comment after blanks, before the first edge "
+                             f"row; partitioned text files are read by Dask and pandas, which take such a line for a "
+                             f"row or the header: empty the line, start the comment at the line's beginning, or "
+                             f"remove it")
         if other is not layout and header and other.sample and layout.fields(other.sample[0][1]) != head:
             raise InputError(f"{f}, line {other.sample[0][0]}: {other.sample[0][1].strip()!r} is not the header row of "
                              f"{files[0]} ({layout.sep.join(head)!r}); the edge files are read with one header row "
