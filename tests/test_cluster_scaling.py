@@ -1180,3 +1180,16 @@ def test_a_line_pandas_would_take_for_a_row_before_the_edges_is_named(tmp_path, 
     with pytest.raises(go.InputError, match=bad + r"\.csv, line 1: blanks, a form feed or a comment after blanks, "
                                                   r"before the first edge row; .*empty the line"):
         read_edge_files(tmp_path / "*.csv", "csv")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_src_or_dst_column_the_edge_files_lack_is_named(tmp_path, fmt):
+    """src='from' on files whose columns are src and dst was a bare KeyError (in a pipeline: "this
+    is a bug"); one line naming the columns there are."""
+    from graphops.io.partitioned import read_edge_files
+
+    frame = pd.DataFrame({"src": [0, 1], "dst": [1, 2]})
+    frame.to_csv(tmp_path / "a.csv", index=False) if fmt == "csv" else frame.to_parquet(tmp_path / "a.parquet")
+    with pytest.raises(go.InputError, match=r"src='from': no such column in the edge files of .* \(their columns: "
+                                            r"\['src', 'dst'\]\); name one of them, or give a position \(src=0\)"):
+        read_edge_files(tmp_path / f"*.{fmt}", fmt, src="from")

@@ -144,6 +144,11 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         ddf.columns = [str(c) for c in ddf.columns]
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
+    for role, name in (("src", s), ("dst", d)):
+        if name not in ddf.columns:
+            raise InputError(f"{role}={name!r}: no such column in the edge files of {str(path)!r} (their columns: "
+                             f"{[str(c) for c in ddf.columns]}); name one of them, or give a position ({role}="
+                             f"{0 if role == 'src' else 1})")
     if format == "parquet":
         _same_id_columns(files, (s, d))
     elif any(getattr(ddf[c].dtype, "kind", "O") not in "iu" for c in (s, d)):
