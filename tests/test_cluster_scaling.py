@@ -1193,3 +1193,20 @@ def test_a_src_or_dst_column_the_edge_files_lack_is_named(tmp_path, fmt):
     with pytest.raises(go.InputError, match=r"src='from': no such column in the edge files of .* \(their columns: "
                                             r"\['src', 'dst'\]\); name one of them, or give a position \(src=0\)"):
         read_edge_files(tmp_path / f"*.{fmt}", fmt, src="from")
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"header": "yes"}, r"header='yes' is not one of 'auto', True, False"),
+    ({"src": True}, r"read_edge_files: src must be a column name \(a str\) or a position"),
+    ({"dst": 1.7}, r"read_edge_files: dst must be a column name"),
+    ({"columns": ["s", "s"]}, r"read_edge_files: columns must name the leading columns, each once"),
+    ({"directed": "no"}, r"read_edge_files: directed must be True, False or None")])
+def test_read_edge_files_checks_its_arguments_as_read_graph_does(tmp_path, kw, said):
+    """header='yes' read as 'auto', src=True as position 1, dst=1.7 as 1, columns=['s', 's'] a raw
+    pandas ValueError: each is now refused as read_graph refuses it."""
+    from graphops.errors import GraphopsError
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
+    with pytest.raises(GraphopsError, match=said):
+        read_edge_files(tmp_path / "*.csv", "csv", **kw)

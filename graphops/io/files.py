@@ -261,24 +261,24 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
         raise InputError(f"{path}{'' if nodes is None else f' (nodes: {nodes})'}: {exc}") from None
 
 
-def _check_arguments(directed: Any, dedupe: Any, columns: Any, roles: dict[str, Any]) -> None:
-    """read_graph's flags and column arguments, by type: ``directed="no"`` is truthy, ``weight=2.9``
-    was column 2, ``columns="ab"`` two columns ``a`` and ``b``."""
+def _check_arguments(directed: Any, dedupe: Any, columns: Any, roles: dict[str, Any], who: str = "read_graph") -> None:
+    """``who``'s (read_graph's) flags and column arguments, by type: ``directed="no"`` is truthy,
+    ``weight=2.9`` was column 2, ``columns="ab"`` two columns ``a`` and ``b``."""
     from graphops.errors import InputTypeError
 
     if directed is not None and not isinstance(directed, (bool, np.bool_)):
-        raise InputTypeError(f"read_graph: directed must be True, False or None (the format's own); got {directed!r}")
+        raise InputTypeError(f"{who}: directed must be True, False or None (the format's own); got {directed!r}")
     if not isinstance(dedupe, (bool, np.bool_)):
-        raise InputTypeError(f"read_graph: dedupe must be True or False; got {dedupe!r}")
+        raise InputTypeError(f"{who}: dedupe must be True or False; got {dedupe!r}")
     for role, spec in roles.items():
         position = isinstance(spec, (int, np.integer)) and not isinstance(spec, (bool, np.bool_))
         if spec is not None and not (isinstance(spec, str) or position) or (position and spec < 0):
-            raise InputTypeError(f"read_graph: {role} must be a column name (a str) or a position counted from 0 "
+            raise InputTypeError(f"{who}: {role} must be a column name (a str) or a position counted from 0 "
                                  f"(an int); got {spec!r}")
     if columns is not None:
         names = list(columns) if not isinstance(columns, (str, bytes)) and hasattr(columns, "__iter__") else None
         if not names or not all(isinstance(c, str) and c for c in names) or len(set(names)) < len(names):
-            raise InputTypeError(f"read_graph: columns must name the leading columns, each once (a list of "
+            raise InputTypeError(f"{who}: columns must name the leading columns, each once (a list of "
                                  f"strings, e.g. ['src', 'dst']); got {columns!r}")
 
 

@@ -82,8 +82,11 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     dask-cuDF. Text files: ``header`` as for one file (decided on the first file), ``columns``
     name the columns of files without a header row."""
     from graphops.base.device import require
+    from graphops.io.files import _check_arguments, _check_choice
     from graphops.io.textio import TextLayout, first_line_is_header, resolve_column
 
+    _check_choice("header", header, ("auto", True, False))
+    _check_arguments(directed, False, columns, {"src": src, "dst": dst}, who="read_edge_files")
     named = _named(path, format)
     _no_special_files(path, named)
     files = [str(f) for f in named if f.is_file()]
