@@ -1210,3 +1210,35 @@ def test_read_edge_files_checks_its_arguments_as_read_graph_does(tmp_path, kw, s
     (tmp_path / "a.csv").write_text("0,1\n1,2\n")
     with pytest.raises(GraphopsError, match=said):
         read_edge_files(tmp_path / "*.csv", "csv", **kw)
+
+
+def test_partitioned_reads_refuse_what_one_file_refuses(tmp_path):
+    """A header naming a column twice (read as src and src.1), columns=/header= on parquet files
+    (ignored), float or decimal ids in parquet (truncated later, or a raw pyarrow error): one line
+    each. A file whose own name has pattern characters is read as that file."""
+    import decimal
+
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.csv").write_text("src,src\n0,1\n1,2\n")
+    with pytest.raises(go.InputError, match=r"a\.csv, line 1, column 2: the header names column 'src' twice"):
+        read_edge_files(tmp_path / "t" / "*.csv", "csv")
+    (tmp_path / "p").mkdir()
+    pd.DataFrame({"src": [0, 1], "dst": [1, 2]}).to_parquet(tmp_path / "p" / "a.parquet")
+    with pytest.raises(go.InputError, match=r"columns= apply to text edge files; parquet files name their columns"):
+        read_edge_files(tmp_path / "p", "parquet", columns=["dst", "src"])
+    with pytest.raises(go.InputError, match=r"header= apply to text edge files"):
+        read_edge_files(tmp_path / "p", "parquet", header=True)
+    pd.DataFrame({"src": [0.0, 4.5], "dst": [1, 2]}).to_parquet(tmp_path / "p" / "a.parquet")
+    with pytest.raises(go.InputError, match=r"a\.parquet: column 'src' holds double; ids on partitioned edge files "
+                                            r"are integers"):
+        read_edge_files(tmp_path / "p", "parquet")
+    pd.DataFrame({"src": [decimal.Decimal(1)], "dst": [2]}).to_parquet(tmp_path / "p" / "a.parquet")
+    with pytest.raises(go.InputError, match=r"column 'src' holds decimal"):
+        read_edge_files(tmp_path / "p", "parquet")
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "[a].csv").write_text("0,1\n1,2\n")
+    assert len(read_edge_files(tmp_path / "g" / "[a].csv", "csv").edges.compute()) == 2
+    pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}).to_parquet(tmp_path / "g" / "[b].parquet")
+    assert len(read_edge_files(tmp_path / "g" / "[b].parquet", "parquet").edges.compute()) == 3

@@ -23,7 +23,11 @@ def edge_files(path: Path, format: str) -> list[Path]:
 def _named(path: Path, format: str) -> list[Path]:
     """Every name a partitioned source matches, files or not, sorted."""
     path = Path(path)
-    return sorted(path.glob(f"*.{format}") if path.is_dir() else map(Path, glob.glob(str(path))))
+    if path.is_dir():
+        return sorted(path.glob(f"*.{format}"))
+    if path.is_file():  # a file's own name, even one with pattern characters in it ('[a].csv')
+        return [path]
+    return sorted(map(Path, glob.glob(str(path))))
 
 
 def _no_special_files(path: Path, named: list[Path]) -> None:
@@ -83,7 +87,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     name the columns of files without a header row."""
     from graphops.base.device import require
     from graphops.io.files import _check_arguments, _check_choice
-    from graphops.io.textio import TextLayout, first_line_is_header, resolve_column
+    from graphops.io.textio import TextLayout, _check_header_names, first_line_is_header, resolve_column
 
     _check_choice("header", header, ("auto", True, False))
     _check_arguments(directed, False, columns, {"src": src, "dst": dst}, who="read_edge_files")
@@ -95,13 +99,17 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     dd = require("dask_cudf" if device == "gpu" else "dask.dataframe", "reading partitioned edge files")
     locate = None
     if format == "parquet":
+        asked = [k for k, v in (("columns", columns), ("header", header)) if v is not None and v != "auto"]
+        if asked:
+            raise InputError(f"{' and '.join(k + '=' for k in asked)} apply to text edge files; parquet files name "
+                             f"their columns: pick the id columns with src= and dst=")
         for f in files:
             why = not_parquet(f)
             if why:
                 raise InputError(f"{f}: {why}, among the edge files of {str(path)!r}; give format='csv' for text "
                                  f"files (format: csv in a pipeline), or a pattern that leaves it out")
         try:
-            ddf = dd.read_parquet(files)
+            ddf = dd.read_parquet([glob.escape(f) for f in files])
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: not parquet, or damaged
             said = str(exc).strip().splitlines()[-1]
             raise InputError(f"the edge files of {str(path)!r} could not be read as parquet ({type(exc).__name__}: "
@@ -124,6 +132,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
         names = list(columns) if columns else None
         _like_the_first(files, layout, has_header, names)
+        _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
         locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst})
         # index_col=False: a row with a field more than the header names is never read shifted by one (its
         # first field taken as the index); usecols: columns= reads the leading fields, as for one file. The
@@ -137,7 +146,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         if has_header and _blank_before_header(layout):
             options["blocksize"] = None
         try:
-            ddf = dd.read_csv(files, **options)
+            ddf = dd.read_csv([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
         except (ValueError, OverflowError, TypeError) as exc:  # an id pandas cannot read as int64, in Dask's sample
             found = locate()
             said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
@@ -194,6 +203,7 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
     """Every parquet file has the id columns, of the first file's types (read from the files'
     footers): Dask reads each file as it is and puts the partitions together under the first's
     types, so uint64 ids beside int64 ones became float64, changing ids past 2**53 without a word."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     first: list[Any] | None = None
@@ -208,6 +218,11 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
                              f"{files[0]} has; every edge file needs the same id columns: write them alike, or "
                              f"give a pattern that leaves it out")
         types = [schema.field(c).type for c in columns]
+        odd = [(c, t) for c, t in zip(columns, types) if not (pa.types.is_integer(t) or pa.types.is_string(t)
+                                                              or pa.types.is_large_string(t))]
+        if odd:
+            raise InputError(f"{f}: column {odd[0][0]!r} holds {odd[0][1]}; ids on partitioned edge files are "
+                             f"integers (or text, mapped to integers): write them as int64")
         if first is None:
             first = types
         elif types != first:
