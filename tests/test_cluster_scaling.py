@@ -1242,3 +1242,17 @@ def test_partitioned_reads_refuse_what_one_file_refuses(tmp_path):
     assert len(read_edge_files(tmp_path / "g" / "[a].csv", "csv").edges.compute()) == 2
     pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}).to_parquet(tmp_path / "g" / "[b].parquet")
     assert len(read_edge_files(tmp_path / "g" / "[b].parquet", "parquet").edges.compute()) == 3
+
+
+@pytest.mark.parametrize("first, second", [("0,1\n1,2\n", "% note\n3,4\n"), ("# a\n0,1\n", "3,4 % note\n4,5\n")])
+def test_a_later_file_with_another_comment_character_is_named(client, tmp_path, first, second):
+    """The workers read every file with the first file's comment character: a later file using the
+    other one cannot be read there; its file and line are named (it was Dask's dtype table)."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text(first)
+    (tmp_path / "b.csv").write_text(second)
+    g = read_edge_files(tmp_path / "*.csv", "csv")
+    with pytest.raises(go.InputError, match=r"b\.csv, line 1: '%' starts a comment, but the edge files are read with "
+                                            r"'#' comments \(the first file's\)"):
+        go.run("jaccard", g, backend="cpu", client=client)

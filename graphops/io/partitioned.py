@@ -133,7 +133,8 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         names = list(columns) if columns else None
         _like_the_first(files, layout, has_header, names)
         _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
-        locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst})
+        locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
+                              layout.comment)
         # index_col=False: a row with a field more than the header names is never read shifted by one (its
         # first field taken as the index); usecols: columns= reads the leading fields, as for one file. The
         # ids are read as int64 in every block: Dask would read an id past 2**63 as uint64 and cast it to the
@@ -242,8 +243,9 @@ class _TextLocator:
     the files here in order as one file is read (which names the file, line, column and value), up
     to :data:`LOCATE_BYTES`; ``None`` when none is found within them."""
 
-    def __init__(self, files: tuple[str, ...], columns: tuple[str, ...] | None, header: bool, roles: dict):
-        self.files, self.columns, self.header, self.roles = files, columns, header, roles
+    def __init__(self, files: tuple[str, ...], columns: tuple[str, ...] | None, header: bool, roles: dict,
+                 comment: str = "#"):
+        self.files, self.columns, self.header, self.roles, self.comment = files, columns, header, roles, comment
 
     def __call__(self) -> str | None:
         from graphops.base.device import Device
@@ -264,6 +266,22 @@ class _TextLocator:
                                "read the files whole (without partitioned: true) with ids: string" if strings else "")
             except (OSError, ValueError):
                 continue
+            other = self._other_comment(f)  # read alone it is fine: the workers read it with the first's comments
+            if other:
+                return other
+        return None
+
+    def _other_comment(self, f: str) -> str | None:
+        """A comment character of file ``f`` other than the one every file is read with, at its first line."""
+        from graphops.io.textio import COMMENTS
+
+        with open(f, "r", encoding="utf-8-sig", errors="replace") as fh:
+            for number, raw in enumerate(fh, start=1):
+                c = next((c for c in COMMENTS if c != self.comment and c in raw), None)
+                if c:
+                    return (f"{f}, line {number}: {c!r} starts a comment, but the edge files are read with "
+                            f"{self.comment!r} comments (the first file's): the workers take one comment "
+                            f"character for all the files; use {self.comment!r} throughout")
         return None
 
 
