@@ -1,6 +1,10 @@
 """The README's set-up commands are the ones CI runs, in order, and they name files that exist."""
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,11 +30,6 @@ def test_readme_example_pipeline_exists():
     assert (ROOT / "configs" / "describe_example.yaml").is_file()
 
 
-import os
-import re
-import subprocess
-import sys
-
 _FENCE = re.compile(r"(?:<!-- readme-test: skip \((?P<why>[^)]+)\) -->\n)?```(?P<lang>\w*)\n(?P<code>.*?)```", re.S)
 _RUN = {"python", "bash", "sh", "console"}
 
@@ -51,7 +50,10 @@ def test_every_python_and_shell_block_runs_or_says_why_not():
 
 def test_the_readme_blocks_run_on_a_cpu_machine_with_the_bundled_data(tmp_path, monkeypatch):
     """Every Python and shell block not marked, in order (Python blocks share one namespace), in a
-    folder of their own beside the repository's configs and examples."""
+    folder of their own beside the repository's configs and examples. The README's LocalCluster
+    takes Dask's default dashboard port, which another process may hold (a second test run on the
+    machine: Dask then warns and leaks a socket); here it takes a free one."""
+    _free_dashboard_port(monkeypatch)
     for name in ("configs", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
     monkeypatch.chdir(tmp_path)
@@ -68,3 +70,16 @@ def test_the_readme_blocks_run_on_a_cpu_machine_with_the_bundled_data(tmp_path, 
             done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
                                   capture_output=True, text=True)
             assert done.returncode == 0, f"README.md:{line + 1}: {done.stderr[-2000:]}"
+
+
+def _free_dashboard_port(monkeypatch) -> None:
+    try:
+        import distributed
+    except ImportError:  # no Dask here: the README's Dask block is not run either
+        return
+    real = distributed.LocalCluster.__init__
+
+    def init(self, *args, dashboard_address=":0", **kwargs):
+        real(self, *args, dashboard_address=dashboard_address, **kwargs)
+
+    monkeypatch.setattr(distributed.LocalCluster, "__init__", init)
