@@ -101,7 +101,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     if format == "parquet":
         asked = [k for k, v in (("columns", columns), ("header", header)) if v is not None and v != "auto"]
         if asked:
-            raise InputError(f"{' and '.join(k + '=' for k in asked)} apply to text edge files; parquet files name "
+            raise InputError(f"{' and '.join(k + '=' for k in asked)} appl{'y' if len(asked) > 1 else 'ies'} to text edge files; parquet files name "
                              f"their columns: pick the id columns with src= and dst=")
         for f in files:
             why = not_parquet(f)
@@ -136,25 +136,28 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
                               layout.comment)
         # index_col=False: a row with a field more than the header names is never read shifted by one (its
-        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. The
-        # ids are read as int64 in every block: Dask would read an id past 2**63 as uint64 and cast it to the
-        # first block's int64 (a negative id). A block after a file's first is read with the header row Dask
-        # takes from the first file's first line that is not a comment: one blank line before it, and each
-        # later block would lose its first edge as its header, so such files are read a partition each.
+        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. A
+        # block after a file's first is read with the header row Dask takes from the first file's first line
+        # that does not start with a comment: after a blank line (or a byte-order mark), each later block
+        # would lose its first edge as its header, so such files are read a partition each.
         options = dict(sep=layout.sep, header=0 if has_header else None, names=names, index_col=False,
-                       usecols=list(range(len(names))) if names else None, comment=layout.comment,
-                       dtype=dict.fromkeys(_id_labels(layout, has_header, names, (src, dst)), "int64"))
-        if has_header and _blank_before_header(layout):
-            options["blocksize"] = None
+                       usecols=list(range(len(names))) if names else None, comment=layout.comment)
+        blocks = None if has_header and _blank_before_header(layout) else BLOCKSIZE
+        if blocks != "default":
+            options["blocksize"] = blocks
+        # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
+        # to the first block's int64 (a negative id). Ids are not given pandas as int64: it would take 1.0 as 1.
+        read = dd.read_csv if device == "gpu" else _checked_reader(_id_positions(layout, has_header, names,
+                                                                                 (src, dst)))
         try:
-            ddf = dd.read_csv([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
-        except (ValueError, OverflowError, TypeError) as exc:  # an id pandas cannot read as int64, in Dask's sample
+            ddf = read([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
+        except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
             found = locate()
             said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
                                       f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
                 from None
-        ddf.columns = [str(c) for c in ddf.columns]
+        ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
     for role, name in (("src", s), ("dst", d)):
@@ -173,8 +176,8 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     return graph
 
 
-def _id_labels(layout: Any, header: bool, names: list[str] | None, roles: tuple[Any, Any]) -> list[Any]:
-    """The labels pandas gives the src and dst columns of the text edge files (header names,
+def _id_positions(layout: Any, header: bool, names: list[str] | None, roles: tuple[Any, Any]) -> tuple[int, ...]:
+    """The 0-based fields of the src and dst columns of the text edge files (named in the header or
     ``columns=``, or positions), where the roles name them; a role that names none is left to
     :func:`~graphops.io.textio.resolve_column`'s message."""
     labels = list(names) if names else list(layout.rows[0]) if header else list(range(len(layout.rows[0])))
@@ -182,22 +185,57 @@ def _id_labels(layout: Any, header: bool, names: list[str] | None, roles: tuple[
     for spec, default in zip(roles, (0, 1)):
         spec = default if spec is None else spec
         if isinstance(spec, str) and spec in labels:
-            found.append(spec)
+            found.append(labels.index(spec))
         elif isinstance(spec, int) and not isinstance(spec, bool) and -len(labels) <= spec < len(labels):
-            found.append(labels[spec])
-    return found
+            found.append(spec % len(labels))
+    return tuple(found)
 
 
-def _leading_lines(layout: Any) -> list[tuple[int, str]]:
+# Dask's block size for text edge files (its default); a file is one block where Dask would misread its later ones.
+BLOCKSIZE: Any = "default"
+
+
+def _checked_reader(positions: tuple[int, ...]) -> Any:
+    """Dask's CSV reader whose every block (and sample) is read by pandas and then checked: an id
+    column pandas read as uint64 holding an id past 2**63 - 1 is an error there (Dask would cast it
+    to int64, a negative id); the caller names the line (:class:`_TextLocator`)."""
+    import functools
+
+    from dask.dataframe.io.csv import make_reader
+
+    read = functools.partial(_read_block, positions)
+    functools.update_wrapper(read, _read_block)  # Dask names its tasks after the reader
+    read.__name__ = "read_csv"
+    return make_reader(read, "read_csv", "CSV")
+
+
+def _read_block(positions: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
+    """One block of text edge files, by pandas, its id columns checked (:func:`_checked_reader`):
+    floats and text fail Dask's own check against the sample's int64; uint64 and booleans it casts."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(*args, **kwargs)
+    for k in positions:
+        kind = frame.dtypes.iloc[k].kind if k < frame.shape[1] else "i"
+        if kind == "b":  # a block whose ids are all True or False: Dask would cast them to 1 and 0
+            raise ValueError(f"ids read as booleans in field {k + 1}: ids on partitioned edge files are integers")
+        if kind == "u" and len(frame) and frame.iloc[:, k].max() > np.iinfo(np.int64).max:
+            raise OverflowError(f"an id past 2**63 - 1 in field {k + 1}: ids on partitioned edge files are int64")
+    return frame
+
+
+def _leading_lines(layout: Any, encoding: str = "utf-8-sig") -> list[tuple[int, str]]:
     """The blank and comment lines before a text file's first row, with their line numbers."""
-    with open(layout.path, "r", encoding="utf-8-sig", errors="replace") as fh:
+    with open(layout.path, "r", encoding=encoding, errors="replace") as fh:
         return [(number, raw) for number, raw in zip(range(1, layout.skip + 1), fh)]
 
 
 def _blank_before_header(layout: Any) -> bool:
-    """Whether a line before the header row of the first file is empty (Dask, looking for the
-    header row, skips only the lines that start with a comment)."""
-    return any(not raw.startswith(tuple(layout.comments)) for _, raw in _leading_lines(layout))
+    """Whether a line before the header row of the first file does not start with the files'
+    comment character, as Dask sees its bytes (a blank line, or a byte-order mark before a comment):
+    Dask, looking for the header row, skips only the lines that start with it."""
+    return any(not raw.startswith(layout.comment) for _, raw in _leading_lines(layout, "utf-8"))
 
 
 def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
@@ -223,15 +261,25 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
                                                               or pa.types.is_large_string(t))]
         if odd:
             raise InputError(f"{f}: column {odd[0][0]!r} holds {odd[0][1]}; ids on partitioned edge files are "
-                             f"integers (or text, mapped to integers): write them as int64")
+                             f"integers: write them as int64")
         if first is None:
             first = types
-        elif types != first:
+        elif [_kind(t) for t in types] != [_kind(t) for t in first]:  # int32 beside int64 is read as int64
             said = ", ".join(f"{c!r} {t}" for c, t in zip(columns, types))
             were = ", ".join(f"{c!r} {t}" for c, t in zip(columns, first))
             raise InputError(f"{f}: its id columns are {said}; {files[0]}'s are {were}. Dask would read them as "
                              f"one type and change ids (uint64 beside int64 becomes float64): write every file's "
                              f"ids with one type (int64)")
+
+
+def _kind(t: Any) -> str:
+    """Which parquet id types Dask reads together without changing a value: signed integers, and
+    unsigned ones narrower than 64 bits, as int64; uint64 apart; text apart."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(t):
+        return "uint64" if pa.types.is_uint64(t) else "int"
+    return "text" if pa.types.is_string(t) or pa.types.is_large_string(t) else str(t)
 
 
 # Bytes of text edge files read here, when the workers could not read them, to find the line at fault.
@@ -297,12 +345,13 @@ def _like_the_first(files: list[str], layout: Any, header: bool, names: list[str
     for f in files:
         other = layout if f == files[0] else TextLayout(Path(f), sep=layout.sep)
         odd = next((n for n, raw in _leading_lines(other) if raw.strip("\r\n") and not raw.startswith(
-            tuple(other.comments))), None)
+            layout.comment)), None)
         if odd is not None:  # pandas, reading each file's first block, takes such a line for a row or the header
-            raise InputError(f"{f}, line {odd}: blanks, a form feed or a comment after blanks, before the first edge "
-                             f"row; partitioned text files are read by Dask and pandas, which take such a line for a "
-                             f"row or the header: empty the line, start the comment at the line's beginning, or "
-                             f"remove it")
+            raise InputError(f"{f}, line {odd}: blanks, a form feed, or a comment after blanks or not starting with "
+                             f"{layout.comment!r} (the files' comment character), before the first edge row; "
+                             f"partitioned text files are read by Dask and pandas, which take such a line for a row "
+                             f"or the header: empty the line, start the comment at the line's beginning with "
+                             f"{layout.comment!r}, or remove it")
         if other is not layout and header and other.sample and layout.fields(other.sample[0][1]) != head:
             raise InputError(f"{f}, line {other.sample[0][0]}: {other.sample[0][1].strip()!r} is not the header row of "
                              f"{files[0]} ({layout.sep.join(head)!r}); the edge files are read with one header row "
