@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import graphops as go
@@ -1066,33 +1066,50 @@ def test_validate_says_what_a_run_here_would_refuse_of_the_cluster(tmp_path, cap
     assert (said in " ".join(text.split())) if said else ("cluster.workers" not in text)
 
 
-@settings(max_examples=40, deadline=None)
-@given(files=st.lists(st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=4), min_size=1, max_size=5),
-                      min_size=1, max_size=3),
-       header=st.booleans(), columns=st.sampled_from([None, 2, 3]))
-def test_partitioned_text_files_are_read_as_written_or_refused(files, header, columns):
-    """Any text edge files, rows of 1 to 4 fields: read with ``src`` and ``dst`` the first two fields
-    of every row, in order, or refused in one line naming a file and line; never read shifted by a
-    field (pandas takes the first of a field more than the header names as the index) or cut."""
+def _edge_files(width: int) -> st.SearchStrategy:
+    """1 to 3 files of 1 to 12 rows of ``width`` fields (ids 0 to 9; '0,1' starts about one row in 100)."""
+    return st.lists(st.lists(st.lists(st.integers(0, 9), min_size=width, max_size=width), min_size=1, max_size=12),
+                    min_size=1, max_size=3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(files=st.one_of(st.integers(2, 3).flatmap(_edge_files),
+                       st.lists(st.lists(st.lists(st.integers(0, 1), min_size=1, max_size=4), min_size=1, max_size=12),
+                                min_size=1, max_size=3)),
+       header=st.sampled_from([None, "src,dst", "0,1"]), columns=st.sampled_from([None, 2, 3]),
+       before=st.sampled_from(["", "\n", "# c\n"]), blocks=st.sampled_from(["default", 16]))
+@example(files=[[[k % 10, (k + 1) % 10] for k in range(12)]], header="src,dst", columns=None, before="\n", blocks=16)
+@example(files=[[[0, 1]] * 12], header="0,1", columns=None, before="", blocks=16)
+def test_partitioned_text_files_are_read_as_written_or_refused(files, header, columns, before, blocks):
+    """Any text edge files, rows of 1 to 4 fields, a header row or not (one a row can start with:
+    '0,1'), lines before it, in blocks of 16 bytes or Dask's own: read with ``src`` and ``dst`` the
+    first two fields of every row, in order, or refused in one line naming a file and line; never
+    read shifted by a field (pandas takes the first of a field more than the header names as the
+    index), cut, or short of a block's first row (taken for a header)."""
     import tempfile
 
+    from graphops.io import partitioned
     from graphops.io.partitioned import read_edge_files
 
     names = [f"c{k}" for k in range(columns)] if columns else None
+    header = None if names else header
     with tempfile.TemporaryDirectory() as d:
         for k, rows in enumerate(files):
-            head = "src,dst\n" if header and not names else ""
+            head = before + header + "\n" if header else ""
             (Path(d) / f"{k:02d}.csv").write_text(head + "".join(",".join(map(str, r)) + "\n" for r in rows))
         width = {len(r) for rows in files for r in rows}
+        was, partitioned.BLOCKSIZE = partitioned.BLOCKSIZE, blocks  # (hypothesis: no function-scoped fixture)
         try:
-            g = read_edge_files(Path(d) / "*.csv", "csv", columns=names, header=bool(header and not names))
+            g = read_edge_files(Path(d) / "*.csv", "csv", columns=names, header=bool(header))
             got = g.edges.compute()
         except go.InputError as exc:
             assert re.search(r"\d\d\.csv, line \d+", str(exc)), str(exc)
-            assert not _laid_out_alike(width, header, columns), str(exc)  # files laid out alike are read
+            assert not _laid_out_alike(width, bool(header), columns), str(exc)  # files laid out alike are read
             return
+        finally:
+            partitioned.BLOCKSIZE = was
     rows = [r for f in files for r in f]
-    assert _laid_out_alike(width, header, columns)
+    assert _laid_out_alike(width, bool(header), columns)
     assert got.iloc[:, 0].tolist() == [r[0] for r in rows]
     assert got.iloc[:, 1].tolist() == [r[1] for r in rows]
 
@@ -1162,8 +1179,22 @@ def test_lines_before_the_header_row_lose_no_edge_of_a_later_block(tmp_path, mon
     monkeypatch.setattr(partitioned, "BLOCKSIZE", 64)
     rows = [(i, i + 1) for i in range(60)]
     (tmp_path / "a.csv").write_text(before + "src,dst\n" + "".join(f"{a},{b}\n" for a, b in rows))
-    got = read_edge_files(tmp_path / "*.csv", "csv").edges.compute()
+    g = read_edge_files(tmp_path / "*.csv", "csv")
+    assert g.edges.npartitions > 1
+    got = g.edges.compute()
     assert list(zip(got["src"], got["dst"])) == rows
+
+
+def test_a_header_row_that_a_row_starts_with_loses_no_edge_of_a_later_block(tmp_path, monkeypatch):
+    """header=True over a header '0,1' (pandas writes one for an unnamed frame): Dask put no header
+    before a later block that starts with '0,1', and that block's first edge was read as its header."""
+    from graphops.io import partitioned
+    from graphops.io.partitioned import read_edge_files
+
+    monkeypatch.setattr(partitioned, "BLOCKSIZE", 64)
+    (tmp_path / "a.csv").write_text("0,1\n" + "0,1\n" * 40)
+    g = read_edge_files(tmp_path / "*.csv", "csv", header=True)
+    assert g.edges.npartitions > 1 and len(g.edges.compute()) == 40
 
 
 @pytest.mark.parametrize("first", [True, False])
@@ -1307,3 +1338,15 @@ def test_columns_read_the_leading_fields_of_wider_rows(tmp_path):
     (tmp_path / "a.csv").write_text("src,dst\n0,1,9\n1,2,9\n")
     with pytest.raises(go.InputError, match=r"a\.csv, line 2: 3 fields, expected 2"):
         read_edge_files(tmp_path / "*.csv", "csv")
+
+
+@pytest.mark.parametrize("bad", ["1_000", "１２"])
+def test_text_ids_python_would_read_as_integers_are_refused(client, tmp_path, bad):
+    """Dask casts a later block's text ids with int(), which takes '1_000' and full-width digits:
+    refused with the line, as one file refuses them."""
+    from graphops.io.partitioned import read_edge_files
+
+    (tmp_path / "a.csv").write_text("1,2\n3,4\n2,3\n")
+    (tmp_path / "b.csv").write_text(f"{bad},2\n{bad},3\n")
+    with pytest.raises(go.InputError, match=r"b\.csv, line 1, column 1: src id .* is not an integer"):
+        go.run("jaccard", read_edge_files(tmp_path / "*.csv", "csv"), backend="cpu", client=client)

@@ -136,13 +136,17 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
                               layout.comment)
         # index_col=False: a row with a field more than the header names is never read shifted by one (its
-        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. A
-        # block after a file's first is read with the header row Dask takes from the first file's first line
-        # that does not start with a comment: after a blank line (or a byte-order mark), each later block
-        # would lose its first edge as its header, so such files are read a partition each.
-        options = dict(sep=layout.sep, header=0 if has_header else None, names=names, index_col=False,
+        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. Dask
+        # reads each block after a file's first with a header row of its own making: the first file's first
+        # line not starting with a comment (a blank line, or a byte-order mark, before the header row: that
+        # line), put before any block not starting with the header's text (a block starting with a row such
+        # as the header '0,1': none), the block's first row then read as a header and its edge lost. On the
+        # CPU the header's names are given to pandas instead (the header row is then a row skipped in each
+        # file's first block, and no later block is given one); dask-cuDF reads such files a partition each.
+        heads = names or (_header_names(layout) if has_header and device != "gpu" else None)
+        options = dict(sep=layout.sep, header=0 if has_header else None, names=heads, index_col=False,
                        usecols=list(range(len(names))) if names else None, comment=layout.comment)
-        blocks = None if has_header and _blank_before_header(layout) else BLOCKSIZE
+        blocks = None if has_header and device == "gpu" and _blank_before_header(layout) else BLOCKSIZE
         if blocks != "default":
             options["blocksize"] = blocks
         # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
@@ -211,18 +215,26 @@ def _checked_reader(positions: tuple[int, ...]) -> Any:
 
 def _read_block(positions: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
     """One block of text edge files, by pandas, its id columns checked (:func:`_checked_reader`):
-    floats and text fail Dask's own check against the sample's int64; uint64 and booleans it casts."""
+    anything but integers (Dask casts booleans, and text by ``int()``, which takes '1_000'), and
+    uint64 ids past int64's range (Dask casts them to negative ones)."""
     import numpy as np
     import pandas as pd
 
     frame = pd.read_csv(*args, **kwargs)
     for k in positions:
         kind = frame.dtypes.iloc[k].kind if k < frame.shape[1] else "i"
-        if kind == "b":  # a block whose ids are all True or False: Dask would cast them to 1 and 0
-            raise ValueError(f"ids read as booleans in field {k + 1}: ids on partitioned edge files are integers")
+        if len(frame) and kind not in "iu":  # Dask would cast booleans to 1 and 0, and text by int(): 1_000
+            raise ValueError(f"ids read as {frame.dtypes.iloc[k]} in field {k + 1}: ids on partitioned edge files "
+                             f"are integers")
         if kind == "u" and len(frame) and frame.iloc[:, k].max() > np.iinfo(np.int64).max:
             raise OverflowError(f"an id past 2**63 - 1 in field {k + 1}: ids on partitioned edge files are int64")
     return frame
+
+
+def _header_names(layout: Any) -> list[str]:
+    """The first file's header row as names (stripped, as one file's reader has them; an empty one,
+    after a delimiter ending the line, as pandas names it)."""
+    return [name or f"Unnamed: {k}" for k, name in enumerate(f.strip() for f in layout.rows[0])]
 
 
 def _leading_lines(layout: Any, encoding: str = "utf-8-sig") -> list[tuple[int, str]]:
