@@ -87,7 +87,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     name the columns of files without a header row."""
     from graphops.base.device import require
     from graphops.io.files import _check_arguments, _check_choice
-    from graphops.io.textio import TextLayout, _check_header_names, first_line_is_header, resolve_column
+    from graphops.io.textio import resolve_column
 
     _check_choice("header", header, ("auto", True, False))
     _check_arguments(directed, False, columns, {"src": src, "dst": dst}, who="read_edge_files")
@@ -101,8 +101,8 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     if format == "parquet":
         asked = [k for k, v in (("columns", columns), ("header", header)) if v is not None and v != "auto"]
         if asked:
-            raise InputError(f"{' and '.join(k + '=' for k in asked)} appl{'y' if len(asked) > 1 else 'ies'} to text edge files; parquet files name "
-                             f"their columns: pick the id columns with src= and dst=")
+            raise InputError(f"{' and '.join(k + '=' for k in asked)} appl{'y' if len(asked) > 1 else 'ies'} to text "
+                             f"edge files; parquet files name their columns: pick the id columns with src= and dst=")
         for f in files:
             why = not_parquet(f)
             if why:
@@ -115,53 +115,7 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
             raise InputError(f"the edge files of {str(path)!r} could not be read as parquet ({type(exc).__name__}: "
                              f"{said}); for text files give format='csv' (format: csv in a pipeline)") from None
     else:
-        if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
-            raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
-                             f"laid out: remove it, or give a pattern that leaves it out")
-        layout = TextLayout(Path(files[0]))
-        if not layout.rows:
-            raise InputError(f"{files[0]}: no edge rows (the file holds only comments or blank lines); the first of "
-                             f"the edge files says how all of them are laid out: remove it, or give a pattern that "
-                             f"leaves it out")
-        if len(layout.rows[0]) - layout.trailing < 2:
-            raise InputError(f"{layout.where(0)}: one field; an edge list has at least two (src and dst) on every "
-                             f"line, separated by commas or tabs in partitioned text edge files")
-        if layout.sep not in (",", "\t"):
-            raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
-                             f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
-        has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
-        names = list(columns) if columns else None
-        _like_the_first(files, layout, has_header, names)
-        _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
-        locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
-                              layout.comment)
-        # index_col=False: a row with a field more than the header names is never read shifted by one (its
-        # first field taken as the index); usecols: columns= reads the leading fields, as for one file. Dask
-        # reads each block after a file's first with a header row of its own making: the first file's first
-        # line not starting with a comment (a blank line, or a byte-order mark, before the header row: that
-        # line), put before any block not starting with the header's text (a block starting with a row such
-        # as the header '0,1': none), the block's first row then read as a header and its edge lost. On the
-        # CPU the header's names are given to pandas instead (the header row is then a row skipped in each
-        # file's first block, and no later block is given one); dask-cuDF reads such files a partition each.
-        heads = names or (_header_names(layout) if has_header and device != "gpu" else None)
-        options = dict(sep=layout.sep, header=0 if has_header else None, names=heads, index_col=False,
-                       usecols=list(range(len(names))) if names else None, comment=layout.comment)
-        blocks = None if has_header and device == "gpu" and _blank_before_header(layout) else BLOCKSIZE
-        if blocks != "default":
-            options["blocksize"] = blocks
-        # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
-        # to the first block's int64 (a negative id). Ids are not given pandas as int64: it would take 1.0 as 1.
-        read = dd.read_csv if device == "gpu" else _checked_reader(_id_positions(layout, has_header, names,
-                                                                                 (src, dst)))
-        try:
-            ddf = read([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
-        except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
-            found = locate()
-            said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-            raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
-                                      f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
-                from None
-        ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
+        ddf, locate = _text_frame(dd, path, files, src, dst, columns, header, device)
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
     for role, name in (("src", s), ("dst", d)):
@@ -178,6 +132,62 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
     graph = DaskGraph.from_edgelist(ddf, src=s, dst=d, directed=directed)
     graph.explain_unread = locate
     return graph
+
+
+def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, columns: Any, header: Any,
+                device: str) -> tuple[Any, "_TextLocator"]:
+    """The text edge files as a Dask frame, laid out as the first file says, and the locator of a
+    line the workers cannot read (:func:`read_edge_files`)."""
+    from graphops.io.textio import TextLayout, _check_header_names, first_line_is_header
+
+    if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
+        raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
+                         f"laid out: remove it, or give a pattern that leaves it out")
+    layout = TextLayout(Path(files[0]))
+    if not layout.rows:
+        raise InputError(f"{files[0]}: no edge rows (the file holds only comments or blank lines); the first of "
+                         f"the edge files says how all of them are laid out: remove it, or give a pattern that "
+                         f"leaves it out")
+    if len(layout.rows[0]) - layout.trailing < 2:
+        raise InputError(f"{layout.where(0)}: one field; an edge list has at least two (src and dst) on every "
+                         f"line, separated by commas or tabs in partitioned text edge files")
+    if layout.sep not in (",", "\t"):
+        raise InputError(f"{files[0]}: partitioned text edge files are read comma- or tab-separated; this "
+                         f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
+    has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
+    names = list(columns) if columns else None
+    _like_the_first(files, layout, has_header, names)
+    _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
+    locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
+                          layout.comment)
+    # index_col=False: a row with a field more than the header names is never read shifted by one (its
+    # first field taken as the index); usecols: columns= reads the leading fields, as for one file. Dask
+    # reads each block after a file's first with a header row of its own making: the first file's first
+    # line not starting with a comment (a blank line, or a byte-order mark, before the header row: that
+    # line), put before any block not starting with the header's text (a block starting with a row such
+    # as the header '0,1': none), the block's first row then read as a header and its edge lost. On the
+    # CPU the header's names are given to pandas instead (the header row is then a row skipped in each
+    # file's first block, and no later block is given one); dask-cuDF reads such files a partition each.
+    heads = names or (_header_names(layout) if has_header and device != "gpu" else None)
+    options = dict(sep=layout.sep, header=0 if has_header else None, names=heads, index_col=False,
+                   usecols=list(range(len(names))) if names else None, comment=layout.comment)
+    blocks = None if has_header and device == "gpu" and _blank_before_header(layout) else BLOCKSIZE
+    if blocks != "default":
+        options["blocksize"] = blocks
+    # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
+    # to the first block's int64 (a negative id). Ids are not given pandas as int64: it would take 1.0 as 1.
+    read = dd.read_csv if device == "gpu" else _checked_reader(_id_positions(layout, has_header, names,
+                                                                             (src, dst)))
+    try:
+        ddf = read([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
+    except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
+        found = locate()
+        said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
+                                  f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
+            from None
+    ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
+    return ddf, locate
 
 
 def _id_positions(layout: Any, header: bool, names: list[str] | None, roles: tuple[Any, Any]) -> tuple[int, ...]:
