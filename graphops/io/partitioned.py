@@ -138,7 +138,7 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
                 device: str) -> tuple[Any, "_TextLocator"]:
     """The text edge files as a Dask frame, laid out as the first file says, and the locator of a
     line the workers cannot read (:func:`read_edge_files`)."""
-    from graphops.io.textio import TextLayout, _check_header_names, first_line_is_header
+    from graphops.io.textio import TextLayout, _check_header_names, _positions, first_line_is_header
 
     if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
         raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
@@ -176,8 +176,8 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
         options["blocksize"] = blocks
     # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
     # to the first block's int64 (a negative id). Ids are not given pandas as int64: it would take 1.0 as 1.
-    read = dd.read_csv if device == "gpu" else _checked_reader(_id_positions(layout, has_header, names,
-                                                                             (src, dst)))
+    ids = _positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None))
+    read = dd.read_csv if device == "gpu" else _checked_reader(tuple(ids))
     try:
         ddf = read([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
     except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
@@ -188,21 +188,6 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
             from None
     ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
     return ddf, locate
-
-
-def _id_positions(layout: Any, header: bool, names: list[str] | None, roles: tuple[Any, Any]) -> tuple[int, ...]:
-    """The 0-based fields of the src and dst columns of the text edge files (named in the header or
-    ``columns=``, or positions), where the roles name them; a role that names none is left to
-    :func:`~graphops.io.textio.resolve_column`'s message."""
-    labels = list(names) if names else list(layout.rows[0]) if header else list(range(len(layout.rows[0])))
-    found = []
-    for spec, default in zip(roles, (0, 1)):
-        spec = default if spec is None else spec
-        if isinstance(spec, str) and spec in labels:
-            found.append(labels.index(spec))
-        elif isinstance(spec, int) and not isinstance(spec, bool) and -len(labels) <= spec < len(labels):
-            found.append(spec % len(labels))
-    return tuple(found)
 
 
 # Dask's block size for text edge files (its default); a file is one block where Dask would misread its later ones.
@@ -264,7 +249,6 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
     """Every parquet file has the id columns, of the first file's types (read from the files'
     footers): Dask reads each file as it is and puts the partitions together under the first's
     types, so uint64 ids beside int64 ones became float64, changing ids past 2**53 without a word."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     first: list[Any] | None = None
@@ -279,14 +263,13 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
                              f"{files[0]} has; every edge file needs the same id columns: write them alike, or "
                              f"give a pattern that leaves it out")
         types = [schema.field(c).type for c in columns]
-        odd = [(c, t) for c, t in zip(columns, types) if not (pa.types.is_integer(t) or pa.types.is_string(t)
-                                                              or pa.types.is_large_string(t))]
+        odd = [(c, t) for c, t in zip(columns, types) if _kind(t) is None]
         if odd:
             raise InputError(f"{f}: column {odd[0][0]!r} holds {odd[0][1]}; ids on partitioned edge files are "
                              f"integers: write them as int64")
         if first is None:
             first = types
-        elif [_kind(t) for t in types] != [_kind(t) for t in first]:  # int32 beside int64 is read as int64
+        elif list(map(_kind, types)) != list(map(_kind, first)):  # int32 beside int64 is read as int64
             said = ", ".join(f"{c!r} {t}" for c, t in zip(columns, types))
             were = ", ".join(f"{c!r} {t}" for c, t in zip(columns, first))
             raise InputError(f"{f}: its id columns are {said}; {files[0]}'s are {were}. Dask would read them as "
@@ -294,14 +277,14 @@ def _same_id_columns(files: list[str], columns: tuple[str, str]) -> None:
                              f"ids with one type (int64)")
 
 
-def _kind(t: Any) -> str:
+def _kind(t: Any) -> str | None:
     """Which parquet id types Dask reads together without changing a value: signed integers, and
-    unsigned ones narrower than 64 bits, as int64; uint64 apart; text apart."""
+    unsigned ones narrower than 64 bits, as int64; uint64 apart; text apart; ``None``: not ids."""
     import pyarrow as pa
 
     if pa.types.is_integer(t):
         return "uint64" if pa.types.is_uint64(t) else "int"
-    return "text" if pa.types.is_string(t) or pa.types.is_large_string(t) else str(t)
+    return "text" if pa.types.is_string(t) or pa.types.is_large_string(t) else None
 
 
 # Bytes of text edge files read here, when the workers could not read them, to find the line at fault.

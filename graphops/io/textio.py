@@ -223,7 +223,8 @@ def resolve_column(frame: Any, spec: Any, default: int | None, role: str, where:
 
 
 def _positions(roles: dict[str, Any], names: Sequence[str] | None) -> list[int]:
-    """The 0-based fields of the src and dst columns, where a position or ``columns=`` tells."""
+    """The 0-based fields of the src and dst columns, where a position or ``names`` (``columns=``,
+    or a header row's) tells."""
     out = []
     for role, default in (("src", 0), ("dst", 1)):
         spec = roles.get(role)
