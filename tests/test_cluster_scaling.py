@@ -521,14 +521,20 @@ def test_test_by_train_parts_take_graphs_from_all_over_the_set(client, monkeypat
 def test_edge_files_that_do_not_read_alike_are_one_line(client, tmp_path):
     """One of the files has a header row the others do not: the workers cannot read it as integer
     ids, and the call says so in one line with the fix (not Dask's dtype table)."""
+    _refused_on_the_workers(client, tmp_path, "0,1\n1,2\n", "x,y\nfoo,bar\n",
+                            r"b\.csv, line 1, column 1: src id 'x' is not an integer; .* \(the workers could not read "
+                            r"the graph's edge files\)")
+
+
+def _refused_on_the_workers(client, folder, first, second, said):
+    """Edge files a.csv (``first``) and b.csv (``second``) in ``folder``, read; jaccard on them is
+    refused with a message matching ``said``."""
     from graphops.io.partitioned import read_edge_files
 
-    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
-    (tmp_path / "b.csv").write_text("x,y\nfoo,bar\n")
-    g = read_edge_files(tmp_path / "*.csv", "csv")
-    with pytest.raises(go.InputError, match=r"b\.csv, line 1, column 1: src id 'x' is not an integer; .* \(the workers "
-                                            r"could not read the graph's edge files\)"):
-        go.run("jaccard", g, backend="cpu", client=client)
+    (folder / "a.csv").write_text(first)
+    (folder / "b.csv").write_text(second)
+    with pytest.raises(go.InputError, match=said):
+        go.run("jaccard", read_edge_files(folder / "*.csv", "csv"), backend="cpu", client=client)
 
 
 @pytest.mark.parametrize("second", ["2,3\n3,4\n", "dst,src\n2,3\n", "a,b\n2,3\n"],
@@ -589,7 +595,8 @@ def test_edge_frames_whose_parts_lack_the_columns_are_one_line(client, tmp_path)
     pd.DataFrame({"src": [0, 1, 2], "dst": [1, 2, 0]}).to_parquet(tmp_path / "e0.parquet")
     pd.DataFrame({"a": [0, 1], "b": [1, 2]}).to_parquet(tmp_path / "e1.parquet")
     with pytest.raises(go.InputError, match=r"e1\.parquet: has no column\(s\) \['src', 'dst'\] \(its columns: \['a', "
-                                            r"'b'\]\), which .*e0\.parquet has; every edge file needs the same id columns"):
+                                            r"'b'\]\), which .*e0\.parquet has; every edge file needs the same id "
+                                            r"columns"):
         go.run("jaccard", read_edge_files(tmp_path, "parquet"), backend="cpu", client=client)
     meta = pd.DataFrame({"src": pd.Series(dtype="int64"), "dst": pd.Series(dtype="int64")})
     parts = [dask.delayed(pd.DataFrame)({"src": [0, 1], "dst": [1, 2]}), dask.delayed(pd.DataFrame)({"a": [0], "b": [2]})]
@@ -1124,15 +1131,12 @@ def _laid_out_alike(width: set[int], header: bool, columns: int | None) -> bool:
 
 def test_a_text_id_past_int64_in_a_later_file_is_refused_not_wrapped(client, tmp_path):
     """Dask read an id past 2**63 in a later file (or block) as uint64 and cast it to the first
-    block's int64: -9223372036854775808. The ids are read as int64 in every block: the line named."""
+    block's int64: -9223372036854775808. Each block's ids are checked as read: the line named."""
     from graphops.io.partitioned import read_edge_files
 
-    (tmp_path / "a.csv").write_text("0,1\n1,2\n2,0\n2,3\n")
-    (tmp_path / "b.csv").write_text("3,4\n9223372036854775808,1\n")
-    g = read_edge_files(tmp_path / "*.csv", "csv")
-    with pytest.raises(go.InputError, match=r"b\.csv, line 2, column 1: src id '9223372036854775808' is beyond the "
-                                            r"64-bit integer range"):
-        go.run("jaccard", g, backend="cpu", client=client)
+    _refused_on_the_workers(client, tmp_path, "0,1\n1,2\n2,0\n2,3\n", "3,4\n9223372036854775808,1\n",
+                            r"b\.csv, line 2, column 1: src id '9223372036854775808' is beyond the 64-bit integer "
+                            r"range")
     (tmp_path / "a.csv").write_text("18446744073709551615,1\n1,2\n")  # in Dask's sample: at the read
     with pytest.raises(go.InputError, match=r"a\.csv, line 1, column 1: .* beyond the 64-bit integer range"):
         read_edge_files(tmp_path / "*.csv", "csv")
@@ -1208,7 +1212,8 @@ def test_a_line_pandas_would_take_for_a_row_before_the_edges_is_named(tmp_path, 
     (tmp_path / "b.csv").write_text(("" if first else line) + "src,dst\n2,3\n")
     bad = "a" if first else "b"
     with pytest.raises(go.InputError, match=bad + r"\.csv, line 1: blanks, a form feed, or a comment after blanks "
-                                                  r"or not starting with '#' .*before the first edge row; .*empty the line"):
+                                                  r"or not starting with '#' .*before the first edge row; .*empty "
+                                                  r"the line"):
         read_edge_files(tmp_path / "*.csv", "csv")
 
 
@@ -1278,27 +1283,18 @@ def test_partitioned_reads_refuse_what_one_file_refuses(tmp_path):
 def test_a_later_file_with_another_comment_character_is_named(client, tmp_path, first, second):
     """The workers read every file with the first file's comment character: a later file using the
     other one cannot be read there; its file and line are named (it was Dask's dtype table)."""
-    from graphops.io.partitioned import read_edge_files
-
-    (tmp_path / "a.csv").write_text(first)
-    (tmp_path / "b.csv").write_text(second)
-    with pytest.raises(go.InputError, match=r"b\.csv, line 1: ('%' starts a comment, but the edge files are read with "
-                                            r"'#' comments \(the first file's\)|.*not starting with '#' \(the files' "
-                                            r"comment character\), before the first edge row)"):
-        go.run("jaccard", read_edge_files(tmp_path / "*.csv", "csv"), backend="cpu", client=client)
+    _refused_on_the_workers(client, tmp_path, first, second,
+                            r"b\.csv, line 1: ('%' starts a comment, but the edge files are read with '#' comments "
+                            r"\(the first file's\)|.*not starting with '#' \(the files' comment character\), "
+                            r"before the first edge row)")
 
 
 @pytest.mark.parametrize("bad", ["1.0", "1e3", "9007199254740993.0", "True"])
 def test_float_or_boolean_text_ids_in_a_later_file_are_refused(client, tmp_path, bad):
     """Ids pandas would take as whole floats or booleans (1.0 as 1, 9007199254740993.0 rounded to
     2**53): refused with the line, as for one file, never read as integers."""
-    from graphops.io.partitioned import read_edge_files
-
-    (tmp_path / "a.csv").write_text("0,1\n1,2\n")
-    (tmp_path / "b.csv").write_text(f"{bad},3\n")
-    g = read_edge_files(tmp_path / "*.csv", "csv")
-    with pytest.raises(go.InputError, match=r"b\.csv, line 1, column 1: src id .* is not an integer"):
-        go.run("jaccard", g, backend="cpu", client=client)
+    _refused_on_the_workers(client, tmp_path, "0,1\n1,2\n", f"{bad},3\n",
+                            r"b\.csv, line 1, column 1: src id .* is not an integer")
 
 
 @pytest.mark.parametrize("head", ["src, dst", "src,dst # ids"])
@@ -1312,7 +1308,8 @@ def test_header_names_with_blanks_or_a_comment_are_read_as_one_file_reads_them(c
     g = read_edge_files(tmp_path / "*.csv", "csv", src="src", dst="dst")
     assert g.edges.compute()["dst"].tolist() == [1, 2, 3]
     (tmp_path / "b.csv").write_text(f"{head}\n2,9223372036854775808\n")
-    with pytest.raises(go.InputError, match=r"b\.csv, line 2, column 2( \('dst ?'\))?: dst id '9223372036854775808' is beyond"):
+    with pytest.raises(go.InputError, match=r"b\.csv, line 2, column 2( \('dst ?'\))?: dst id '9223372036854775808' "
+                                            r"is beyond"):
         go.run("jaccard", read_edge_files(tmp_path / "*.csv", "csv"), backend="cpu", client=client)
 
 
@@ -1321,7 +1318,8 @@ def test_parquet_ids_of_widths_read_together_are_accepted(tmp_path):
     int64 is refused above)."""
     from graphops.io.partitioned import read_edge_files
 
-    pd.DataFrame({"src": np.array([0, 1], np.int64), "dst": np.array([1, 2], np.int64)}).to_parquet(tmp_path / "a.parquet")
+    wide = pd.DataFrame({"src": np.array([0, 1], np.int64), "dst": np.array([1, 2], np.int64)})
+    wide.to_parquet(tmp_path / "a.parquet")
     pd.DataFrame({"src": np.array([3], np.int32), "dst": np.array([4], np.int32)}).to_parquet(tmp_path / "b.parquet")
     got = read_edge_files(tmp_path, "parquet").edges.compute()
     assert got["src"].tolist() == [0, 1, 3] and got["dst"].tolist() == [1, 2, 4]
@@ -1344,9 +1342,5 @@ def test_columns_read_the_leading_fields_of_wider_rows(tmp_path):
 def test_text_ids_python_would_read_as_integers_are_refused(client, tmp_path, bad):
     """Dask casts a later block's text ids with int(), which takes '1_000' and full-width digits:
     refused with the line, as one file refuses them."""
-    from graphops.io.partitioned import read_edge_files
-
-    (tmp_path / "a.csv").write_text("1,2\n3,4\n2,3\n")
-    (tmp_path / "b.csv").write_text(f"{bad},2\n{bad},3\n")
-    with pytest.raises(go.InputError, match=r"b\.csv, line 1, column 1: src id .* is not an integer"):
-        go.run("jaccard", read_edge_files(tmp_path / "*.csv", "csv"), backend="cpu", client=client)
+    _refused_on_the_workers(client, tmp_path, "1,2\n3,4\n2,3\n", f"{bad},2\n{bad},3\n",
+                            r"b\.csv, line 1, column 1: src id .* is not an integer")
