@@ -314,3 +314,80 @@ def test_a_worker_dying_while_part_data_is_sent_is_replaced_or_named():
     with pytest.raises(ClusterWorkerLostError, match=r"died 3 times while it was being sent \(the last: w[01]\); check the workers' logs"):
         place_data(_DyingClient("w0", always=True), Split(split.parts, None, None, keep_with=Keep()),
                    {"to_workers": 0})
+
+
+def _die_on(handler: str, dask_worker=None) -> None:
+    """This worker exits when next asked ``handler``: ``update_data`` is a scatter reaching it,
+    ``gather`` the scheduler copying a broadcast value to it (``scatter(broadcast=True)``)."""
+
+    def die(*args, **kwargs):
+        os._exit(1)
+
+    dask_worker.handlers[handler] = die
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_input_sent_to_every_worker_as_one_dies_receiving_it_does_not_hang():
+    """An input goes to every worker; one dies as its copy arrives (and any copy made from worker to
+    worker kills the worker asked, which is how Dask's own broadcast reaches them: its scheduler then
+    retried the dead one for ever, and the call hung). The send returns the input's future from the
+    two that have it, counts their bytes, and every worker, the dead one's replacement too, computes
+    with it."""
+    import threading
+
+    from graphops.engine.placing import running, send
+
+    obj = np.arange(10_000)
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        workers = sorted(c.scheduler_info()["workers"])
+        c.run(_die_on, "gather", workers=workers)
+        c.run(_die_on, "update_data", workers=workers[:1])
+        moved, sent = {"to_workers": 0}, []
+        thread = threading.Thread(target=lambda: sent.append(send(c, {"x": obj}, moved)), daemon=True)
+        thread.start()
+        thread.join(60)
+        assert sent, "sending one input to 3 workers, one of which died, did not end in 60 s"
+        assert moved["to_workers"] == 2 * obj.nbytes
+        c.wait_for_workers(3, timeout=30)
+        deadline = time.perf_counter() + 30
+        while workers[0] in c.scheduler_info()["workers"] and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        live = running(c)
+        assert workers[0] not in live and len(live) == 3
+        sums = [c.submit(np.sum, sent[0]["x"], workers=[w], allow_other_workers=False, pure=False) for w in live]
+        assert c.gather(sums) == [obj.sum()] * 3
+
+
+class _UnreachableClient:
+    """Every worker's copy of a broadcast input fails: gone (KeyError) or its connection closed."""
+
+    id = "unreachable"
+
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": {"tcp://w0:1": {"status": "running"}, "tcp://w1:1": {"status": "running"},
+                            "tcp://w2:1": {"status": "paused"}}}
+
+    async def scatter(self, data, workers, hash, timeout, asynchronous):
+        if workers == ["tcp://w2:1"]:
+            raise AssertionError("a paused worker is not sent to")
+        raise KeyError(workers[0]) if workers == ["tcp://w0:1"] else OSError("Stream is closed")
+
+    def sync(self, func, *args):
+        import asyncio
+
+        return asyncio.run(func(*args))
+
+    def run_on_scheduler(self, func):
+        return "kept"
+
+
+def test_an_input_no_worker_takes_fails_in_one_line():
+    from graphops.engine.placing import PLACING_TRIES, send
+
+    with pytest.raises(ClusterWorkerLostError) as err:
+        send(_UnreachableClient(), {"x": np.zeros(3)})
+    said = str(err.value)
+    assert said.startswith(f"an input could not be sent to any Dask worker, {PLACING_TRIES} times (the last: "
+                           "tcp://w0:1 (KeyError: 'tcp://w0:1'); tcp://w1:1 (OSError: Stream is closed)); check the")
+    assert "\n" not in said and err.value.worker == "tcp://w1:1"

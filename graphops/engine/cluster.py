@@ -55,7 +55,7 @@ from graphops.base.device import Device, free_pooled_device_memory, gpu_availabl
 from graphops.engine.landing import Landed, done, landed_value, landings
 from graphops.engine.landing import release as release_staging
 from graphops.engine.parts import Distributed, Here, Split
-from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, send
+from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, running, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import InputError, PluginError
 from graphops.host.algorithm import Algorithm, load_target
@@ -241,7 +241,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     start = getattr(split.merge, "start", None)  # a merge that prepares while the parts run (before they are
     if start is not None:                          # submitted: a failure here leaves no part running)
         start()
-    homes = _homes(split, order, data, where_ran, _running(client))
+    homes = _homes(split, order, data, where_ran, running(client))
     staging, lands = landings(client, split.merge, split.parts, host)
     for rank, k in enumerate(order):
         select = split.parts[k].select
@@ -325,12 +325,6 @@ def _homes(split: Split, order: list[int], data: dict[int, tuple[Any, str]], whe
             if where in load:
                 load[where] += cost
     return homes
-
-
-def _running(client: Any) -> list[str]:
-    """The workers that take tasks now (not paused by memory, not closing)."""
-    info = client.scheduler_info(n_workers=-1)["workers"]
-    return [addr for addr, w in info.items() if w.get("status", "running") == "running"]
 
 
 def _timeline(submitted: float, stamps: list[tuple[float, float, float]]) -> dict[str, float]:

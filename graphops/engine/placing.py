@@ -1,7 +1,7 @@
 """What a cluster call sends its workers and keeps there (:mod:`graphops.engine.cluster`).
 
 * Inputs (or what a split sends instead, :attr:`~graphops.engine.parts.Split.sent`) go to every
-  worker once per client (``scatter(broadcast=True)``), the futures kept with the object sent
+  worker once per client (:func:`broadcast`), the futures kept with the object sent
   while it lives, so the next call on the same client sends nothing.
 * A part's own data (:attr:`~graphops.engine.parts.Part.data`, e.g. its slice of the pairs) goes
   to one worker, the least loaded (costliest parts first), and stays there for the next call while
@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from graphops.engine.parts import Split
 
-__all__ = ["Kept", "send", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release"]
+__all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release", "running"]
 
 
 class Kept:
@@ -67,12 +67,54 @@ def send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = 
         key = client.id
         if key not in kept or kept[key].status != "finished":
             _keep_copies(client)
-            name = f"{_sent_prefix()}{type(obj).__name__}-{uuid.uuid4().hex}"
-            kept[key] = client.scatter({name: obj}, broadcast=True)[name]
+            kept[key], reached = broadcast(client, f"{_sent_prefix()}{type(obj).__name__}-{uuid.uuid4().hex}", obj)
             if moved is not None:
-                moved["to_workers"] += nbytes(obj) * len(client.scheduler_info(n_workers=-1)["workers"])
+                moved["to_workers"] += nbytes(obj) * reached
         futures[slot] = kept[key]
     return futures
+
+
+def broadcast(client: Any, name: str, obj: Any) -> tuple[Any, int]:
+    """``obj`` under the key ``name`` on every running worker, one scatter to each, all at once; its
+    future and the number of workers reached. Not Dask's ``scatter(broadcast=True)``: its scheduler
+    copies the value from worker to worker in a loop that never ends when a worker it copies to dies
+    meanwhile (the call hung). A worker gone or not running when its copy is sent is skipped (a task
+    that runs there later fetches the key from another); none reached: the workers listed again,
+    :data:`PLACING_TRIES` times, then :class:`~graphops.errors.ClusterWorkerLostError`."""
+    import asyncio
+
+    async def one(where: str) -> Any:
+        try:
+            return (await client.scatter({name: obj}, workers=[where], hash=False, timeout=SCATTER_WAIT,
+                                         asynchronous=True))[name]
+        except (KeyError, TimeoutError, OSError) as exc:  # gone, not running, its connection closed
+            return exc
+
+    async def every(live: list[str]) -> list[Any]:
+        return await asyncio.gather(*(one(w) for w in live))
+
+    gone: list[str] = []
+    for _ in range(PLACING_TRIES):
+        live = running(client) or _waited_workers(client)
+        got = client.sync(every, live)
+        reached = [f for f in got if not isinstance(f, BaseException)]
+        if reached:
+            return reached[0], len(reached)
+        gone = [f"{w} ({type(e).__name__}: {e})" for w, e in zip(live, got)]
+    from graphops.errors import ClusterWorkerLostError
+
+    raise ClusterWorkerLostError(
+        f"an input could not be sent to any Dask worker, {PLACING_TRIES} times (the last: {'; '.join(gone)}); "
+        f"check the workers' logs (out of memory?) and call again", worker=gone[-1].split(" ")[0] if gone else None)
+
+
+SCATTER_WAIT = 5.0  # seconds the scheduler waits for a worker to be running before a copy to it is skipped
+
+
+def running(client: Any) -> list[str]:
+    """The workers that take tasks now (not paused by memory, not closing)."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    return [addr for addr, w in info.items() if w.get("status", "running") == "running"]
 
 
 def _sent_prefix() -> str:
