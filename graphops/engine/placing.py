@@ -22,7 +22,8 @@ from typing import Any, Mapping
 
 from graphops.engine.parts import Split
 
-__all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release", "running"]
+__all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release",
+           "running"]
 
 
 class Kept:
@@ -67,21 +68,24 @@ def send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = 
         key = client.id
         if key not in kept or kept[key].status != "finished":
             _keep_copies(client)
-            kept[key], reached = broadcast(client, f"{_sent_prefix()}{type(obj).__name__}-{uuid.uuid4().hex}", obj)
+            name = f"{_sent_prefix()}{type(obj).__name__}-{uuid.uuid4().hex}"
+            kept[key], reached = broadcast(client, obj, name)
             if moved is not None:
                 moved["to_workers"] += nbytes(obj) * reached
         futures[slot] = kept[key]
     return futures
 
 
-def broadcast(client: Any, name: str, obj: Any) -> tuple[Any, int]:
-    """``obj`` under the key ``name`` on every running worker, one scatter to each, all at once; its
-    future and the number of workers reached. Not Dask's ``scatter(broadcast=True)``: its scheduler
+def broadcast(client: Any, obj: Any, name: str | None = None) -> tuple[Any, int]:
+    """``obj`` under one key (``name``, else its type and a unique suffix) on every running worker,
+    one scatter to each, all at once; its future and the number of workers reached. Not Dask's ``scatter(broadcast=True)``: its scheduler
     copies the value from worker to worker in a loop that never ends when a worker it copies to dies
     meanwhile (the call hung). A worker gone or not running when its copy is sent is skipped (a task
     that runs there later fetches the key from another); none reached: the workers listed again,
     :data:`PLACING_TRIES` times, then :class:`~graphops.errors.ClusterWorkerLostError`."""
     import asyncio
+
+    name = name or f"{type(obj).__name__}-{uuid.uuid4().hex}"
 
     async def one(where: str) -> Any:
         try:

@@ -1,6 +1,6 @@
 """Keeping the copies graphops sends every worker, on the scheduler of the client's cluster.
 
-A call sends its inputs to every worker once (``scatter(broadcast=True)``) and the workers keep
+A call sends its inputs to every worker once (:func:`~graphops.engine.placing.broadcast`) and the workers keep
 what they derive from them (slices, plans, device copies) for the next call. Dask's Active Memory
 Manager, on by default, runs a ``ReduceReplicas`` policy every two seconds that drops every copy
 of a key beyond the one its waiting tasks need; Dask's own ``scatter`` documentation says to turn
