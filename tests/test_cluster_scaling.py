@@ -1087,12 +1087,14 @@ def _edge_files(width: int) -> st.SearchStrategy:
        before=st.sampled_from(["", "\n", "# c\n"]), blocks=st.sampled_from(["default", 16]))
 @example(files=[[[k % 10, (k + 1) % 10] for k in range(12)]], header="src,dst", columns=None, before="\n", blocks=16)
 @example(files=[[[0, 1]] * 12], header="0,1", columns=None, before="", blocks=16)
-def test_partitioned_text_files_are_read_as_written_or_refused(files, header, columns, before, blocks):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.rapids)])
+def test_partitioned_text_files_are_read_as_written_or_refused(device, files, header, columns, before, blocks):
     """Any text edge files, rows of 1 to 4 fields, a header row or not (one a row can start with:
     '0,1'), lines before it, in blocks of 16 bytes or Dask's own: read with ``src`` and ``dst`` the
     first two fields of every row, in order, or refused in one line naming a file and line; never
     read shifted by a field (pandas takes the first of a field more than the header names as the
-    index), cut, or short of a block's first row (taken for a header)."""
+    index), cut, or short of a block's first row (taken for a header). By pandas on the CPU, by
+    dask-cuDF (cuDF's byte ranges) on the GPU."""
     import tempfile
 
     from graphops.io import partitioned
@@ -1107,8 +1109,9 @@ def test_partitioned_text_files_are_read_as_written_or_refused(files, header, co
         width = {len(r) for rows in files for r in rows}
         was, partitioned.BLOCKSIZE = partitioned.BLOCKSIZE, blocks  # (hypothesis: no function-scoped fixture)
         try:
-            g = read_edge_files(Path(d) / "*.csv", "csv", columns=names, header=bool(header))
+            g = read_edge_files(Path(d) / "*.csv", "csv", columns=names, header=bool(header), device=device)
             got = g.edges.compute()
+            got = got.to_pandas() if device == "gpu" else got
         except go.InputError as exc:
             assert re.search(r"\d\d\.csv, line \d+", str(exc)), str(exc)
             assert not _laid_out_alike(width, bool(header), columns), str(exc)  # files laid out alike are read
@@ -1140,6 +1143,31 @@ def test_a_text_id_past_int64_in_a_later_file_is_refused_not_wrapped(client, tmp
     (tmp_path / "a.csv").write_text("18446744073709551615,1\n1,2\n")  # in Dask's sample: at the read
     with pytest.raises(go.InputError, match=r"a\.csv, line 1, column 1: .* beyond the 64-bit integer range"):
         read_edge_files(tmp_path / "*.csv", "csv")
+
+
+@pytest.mark.rapids
+def test_partitioned_text_files_on_gpu_workers_refuse_an_id_past_int64_and_read_pattern_names(tmp_path, monkeypatch):
+    """dask-cuDF reads each block with cuDF, which takes an id past 2**63 as uint64 (the graph's
+    int64 ids would wrap it to a negative one): each block's ids are checked there too, the line
+    named. A file whose name has pattern characters is read (dask-cuDF takes a list's names as
+    they are, Dask's sample of the first file as a pattern). Blocks of 64 bytes."""
+    import dask_cuda
+    from distributed import Client
+
+    from graphops.io import partitioned
+    from graphops.io.partitioned import read_edge_files
+
+    monkeypatch.setattr(partitioned, "BLOCKSIZE", 64)
+    (tmp_path / "a.csv").write_text("".join(f"{i},{i + 1}\n" for i in range(40)))
+    (tmp_path / "b.csv").write_text("3,4\n" * 20 + "9223372036854775808,1\n")
+    with dask_cuda.LocalCUDACluster(n_workers=1, dashboard_address=":0") as cl, Client(cl) as c:
+        with pytest.raises(go.InputError, match=r"b\.csv, line 21, column 1: src id '9223372036854775808' is beyond "
+                                                r"the 64-bit integer range"):
+            go.run("jaccard", read_edge_files(tmp_path / "*.csv", "csv", device="gpu"), backend="gpu", client=c)
+    (tmp_path / "b.csv").unlink()
+    (tmp_path / "[a].csv").write_text("7,8\n8,9\n")
+    g = read_edge_files(tmp_path / "[a].csv", "csv", device="gpu")
+    assert g.edges.compute().to_pandas().values.tolist() == [[7, 8], [8, 9]]
 
 
 def test_parquet_edge_files_with_other_id_types_or_columns_are_refused(tmp_path):

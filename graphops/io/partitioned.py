@@ -174,12 +174,22 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
     blocks = None if has_header and device == "gpu" and _blank_before_header(layout) else BLOCKSIZE
     if blocks != "default":
         options["blocksize"] = blocks
-    # On the CPU each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64,
-    # to the first block's int64 (a negative id). Ids are not given pandas as int64: it would take 1.0 as 1.
-    ids = _positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None))
-    read = dd.read_csv if device == "gpu" else _checked_reader(tuple(ids))
+    # Each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64, to the
+    # first block's int64 (a negative id). Ids are not given the reader as int64: pandas would take 1.0 as
+    # 1, cuDF wrap 2**63 to -2**63. dask-cuDF takes a list of names as they are (Dask, as patterns),
+    # except for its sample of the first file: a name with pattern characters is read a partition a
+    # file (the sample then read by cuDF, by name).
+    ids = tuple(_positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None)))
+    if device == "gpu":
+        read, given = dd.read_csv, list(files)
+        if any(glob.has_magic(f) for f in files):
+            options["blocksize"] = None
+    else:
+        read, given = _checked_reader(ids), [glob.escape(f) for f in files]
     try:
-        ddf = read([glob.escape(f) for f in files], **options)  # names, not patterns, to Dask
+        ddf = read(given, **options)
+        if device == "gpu":
+            ddf = ddf.map_partitions(_checked_block, ids, meta=ddf._meta)
     except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
         found = locate()
         said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
@@ -209,13 +219,18 @@ def _checked_reader(positions: tuple[int, ...]) -> Any:
 
 
 def _read_block(positions: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
-    """One block of text edge files, by pandas, its id columns checked (:func:`_checked_reader`):
-    anything but integers (Dask casts booleans, and text by ``int()``, which takes '1_000'), and
-    uint64 ids past int64's range (Dask casts them to negative ones)."""
-    import numpy as np
+    """One block of text edge files, by pandas, its id columns checked (:func:`_checked_block`)."""
     import pandas as pd
 
-    frame = pd.read_csv(*args, **kwargs)
+    return _checked_block(pd.read_csv(*args, **kwargs), positions)
+
+
+def _checked_block(frame: Any, positions: tuple[int, ...]) -> Any:
+    """A block of text edge files as read (pandas or cuDF), its id columns checked: anything but
+    integers (Dask casts booleans, and text by ``int()``, which takes '1_000'), and uint64 ids past
+    int64's range (Dask casts them to negative ones)."""
+    import numpy as np
+
     for k in positions:
         kind = frame.dtypes.iloc[k].kind if k < frame.shape[1] else "i"
         if len(frame) and kind not in "iu":  # Dask would cast booleans to 1 and 0, and text by int(): 1_000
