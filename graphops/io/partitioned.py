@@ -176,14 +176,14 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
         options["blocksize"] = blocks
     # Each block's ids are checked as read: Dask would cast an id past 2**63, read as uint64, to the
     # first block's int64 (a negative id). Ids are not given the reader as int64: pandas would take 1.0 as
-    # 1, cuDF wrap 2**63 to -2**63. dask-cuDF takes a list of names as they are (Dask, as patterns),
-    # except for its sample of the first file: a name with pattern characters is read a partition a
-    # file (the sample then read by cuDF, by name).
+    # 1, cuDF wrap 2**63 to -2**63. dask-cuDF reads a list's names as they are, but Dask takes them for
+    # patterns first, and so does cuDF (a file '[a].csv' read 'a.csv' on 4 H200s, 2026-11-28): such
+    # names are read a file a partition, each opened here and handed to cuDF.
     ids = tuple(_positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None)))
     if device == "gpu":
         read, given = dd.read_csv, list(files)
         if any(glob.has_magic(f) for f in files):
-            options["blocksize"] = None
+            read = _cudf_files
     else:
         read, given = _checked_reader(ids), [glob.escape(f) for f in files]
     try:
@@ -198,6 +198,23 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
             from None
     ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
     return ddf, locate
+
+
+def _cudf_files(files: list[str], **options: Any) -> Any:
+    """Text files read by cuDF a file a partition, opened by name (cuDF takes a name for a pattern
+    too), as dask-cuDF reads files without blocks."""
+    import dask.dataframe as dd
+
+    options.pop("blocksize", None)
+    meta = _cudf_file(files[0], nrows=5, **options).iloc[:0]
+    return dd.from_map(_cudf_file, files, meta=meta, **options)
+
+
+def _cudf_file(name: str, **options: Any) -> Any:
+    import cudf
+
+    with open(name, "rb") as fh:
+        return cudf.read_csv(fh, **options)
 
 
 # Dask's block size for text edge files (its default); a file is one block where Dask would misread its later ones.
