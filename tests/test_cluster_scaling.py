@@ -1145,6 +1145,35 @@ def test_a_text_id_past_int64_in_a_later_file_is_refused_not_wrapped(client, tmp
         read_edge_files(tmp_path / "*.csv", "csv")
 
 
+@pytest.mark.parametrize("head, kw", [
+    ("", {}), ("u,v,w\n", {}), ("", {"columns": ["u", "v", "w"], "src": "u", "dst": "v"}),
+    ("u,v,w\n", {"src": "v", "dst": "u"}), ("", {"src": 2, "dst": 0})])
+def test_a_column_that_is_not_an_id_may_change_type_between_files(client, tmp_path, monkeypatch, head, kw):
+    """A third column read as int64 in one file (or block) and float64 in another made Dask fail
+    the whole read ('Mismatched dtypes'), though the graph keeps the ids alone: only the ids are
+    read. Blocks of 64 bytes; header or not, columns=, ids by name or position, in any order."""
+    from graphops.io import partitioned
+    from graphops.io.partitioned import read_edge_files
+
+    monkeypatch.setattr(partitioned, "BLOCKSIZE", 64)
+    rows = [(i, i + 1, 1 if i < 20 else 1.5) for i in range(40)]
+    (tmp_path / "a.csv").write_text(head + "".join(f"{a},{b},{w}\n" for a, b, w in rows[:20]))
+    (tmp_path / "b.csv").write_text(head + "".join(f"{a},{b},{w}\n" for a, b, w in rows[20:]))
+    g = read_edge_files(tmp_path / "*.csv", "csv", **kw)
+    if kw.get("src") == 2:  # src the third column: 1.5 is refused as an id, its line named
+        with pytest.raises(go.InputError, match=r"b\.csv, line \d+, column 3: src id '1\.5' is not an integer"):
+            go.run("jaccard", g, backend="cpu", client=client)
+        with pytest.raises(ValueError, match=r"ids read as float64 in field 3: ids on partitioned edge files"):
+            g.edges.compute()
+        return
+    got = g.edges.compute()
+    first, second = (1, 0) if kw.get("src") == "v" else (0, 1)
+    assert list(zip(got[g.src], got[g.dst])) == [(r[first], r[second]) for r in rows]
+    one = go.Graph.from_edgelist(pd.DataFrame({"src": [r[first] for r in rows], "dst": [r[second] for r in rows]}))
+    pd.testing.assert_frame_equal(go.run("jaccard", g, backend="cpu", client=client).compute().reset_index(drop=True),
+                                  go.run("jaccard", one, backend="cpu").reset_index(drop=True), check_names=False)
+
+
 @pytest.mark.rapids
 def test_partitioned_text_files_on_gpu_workers_refuse_an_id_past_int64_and_read_pattern_names(tmp_path, monkeypatch):
     """dask-cuDF reads each block with cuDF, which takes an id past 2**63 as uint64 (the graph's

@@ -118,6 +118,9 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
         ddf, locate = _text_frame(dd, path, files, src, dst, columns, header, device)
     s = resolve_column(ddf, src, 0, "src")
     d = resolve_column(ddf, dst, 1, "dst")
+    if format != "parquet" and device != "gpu" and len(ddf.columns) > 2 and s != d and {s, d} <= set(ddf.columns):
+        ddf = _text_frame(dd, path, files, src, dst, columns, header, device,
+                          only=(list(ddf.columns).index(s), list(ddf.columns).index(d)), laid_out=ddf)[0]
     for role, name in (("src", s), ("dst", d)):
         if name not in ddf.columns:
             raise InputError(f"{role}={name!r}: no such column in the edge files of {str(path)!r} (their columns: "
@@ -135,9 +138,12 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
 
 
 def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, columns: Any, header: Any,
-                device: str) -> tuple[Any, "_TextLocator"]:
+                device: str, only: tuple[int, int] | None = None, laid_out: Any = None) -> tuple[Any, "_TextLocator"]:
     """The text edge files as a Dask frame, laid out as the first file says, and the locator of a
-    line the workers cannot read (:func:`read_edge_files`)."""
+    line the workers cannot read (:func:`read_edge_files`). ``only``: the fields of src and dst in
+    the frame ``laid_out`` (this function's first answer), the only ones then read on the CPU:
+    Dask requires every other column's type to be the same in every block (a weight of 1 in one
+    file and 1.5 in another failed the whole read), and the graph keeps the ids alone."""
     from graphops.io.textio import TextLayout, _check_header_names, _positions, first_line_is_header
 
     if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
@@ -156,8 +162,9 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
                          f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
     has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
     names = list(columns) if columns else None
-    _like_the_first(files, layout, has_header, names)
-    _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
+    if only is None:  # (checked by the first answer)
+        _like_the_first(files, layout, has_header, names)
+        _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
     locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
                           layout.comment)
     # index_col=False: a row with a field more than the header names is never read shifted by one (its
@@ -179,7 +186,13 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
     # 1, cuDF wrap 2**63 to -2**63. dask-cuDF reads a list's names as they are, but Dask takes them for
     # patterns first, and so does cuDF (a file '[a].csv' read 'a.csv' on 4 H200s, 2026-11-28): such
     # names are read a file a partition, each opened here and handed to cuDF.
-    ids = tuple(_positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None)))
+    # the id fields: (position in a block as read, field in the files, 0-based)
+    ids = tuple((k, k) for k in _positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None)))
+    if only is not None:  # the two id fields alone, in the files' order (their names as laid_out has them)
+        fields = sorted(only)
+        options["usecols"] = fields
+        options["names"] = [str(laid_out.columns[k]) for k in fields] if names else heads
+        ids = tuple(enumerate(fields))
     if device == "gpu":
         read, given = dd.read_csv, list(files)
         if any(glob.has_magic(f) for f in files):
@@ -221,7 +234,7 @@ def _cudf_file(name: str, **options: Any) -> Any:
 BLOCKSIZE: Any = "default"
 
 
-def _checked_reader(positions: tuple[int, ...]) -> Any:
+def _checked_reader(positions: tuple[tuple[int, int], ...]) -> Any:
     """Dask's CSV reader whose every block (and sample) is read by pandas and then checked: an id
     column pandas read as uint64 holding an id past 2**63 - 1 is an error there (Dask would cast it
     to int64, a negative id); the caller names the line (:class:`_TextLocator`)."""
@@ -235,26 +248,26 @@ def _checked_reader(positions: tuple[int, ...]) -> Any:
     return make_reader(read, "read_csv", "CSV")
 
 
-def _read_block(positions: tuple[int, ...], *args: Any, **kwargs: Any) -> Any:
+def _read_block(positions: tuple[tuple[int, int], ...], *args: Any, **kwargs: Any) -> Any:
     """One block of text edge files, by pandas, its id columns checked (:func:`_checked_block`)."""
     import pandas as pd
 
     return _checked_block(pd.read_csv(*args, **kwargs), positions)
 
 
-def _checked_block(frame: Any, positions: tuple[int, ...]) -> Any:
+def _checked_block(frame: Any, positions: tuple[tuple[int, int], ...]) -> Any:
     """A block of text edge files as read (pandas or cuDF), its id columns checked: anything but
     integers (Dask casts booleans, and text by ``int()``, which takes '1_000'), and uint64 ids past
     int64's range (Dask casts them to negative ones)."""
     import numpy as np
 
-    for k in positions:
+    for k, field in positions:  # (its position in the block, its field in the files)
         kind = frame.dtypes.iloc[k].kind if k < frame.shape[1] else "i"
         if len(frame) and kind not in "iu":  # Dask would cast booleans to 1 and 0, and text by int(): 1_000
-            raise ValueError(f"ids read as {frame.dtypes.iloc[k]} in field {k + 1}: ids on partitioned edge files "
+            raise ValueError(f"ids read as {frame.dtypes.iloc[k]} in field {field + 1}: ids on partitioned edge files "
                              f"are integers")
         if kind == "u" and len(frame) and frame.iloc[:, k].max() > np.iinfo(np.int64).max:
-            raise OverflowError(f"an id past 2**63 - 1 in field {k + 1}: ids on partitioned edge files are int64")
+            raise OverflowError(f"an id past 2**63 - 1 in field {field + 1}: ids on partitioned edge files are int64")
     return frame
 
 
