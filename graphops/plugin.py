@@ -37,9 +37,7 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   that fits), ``balanced_edges`` (the slices' edges dealt again by a cost per edge), ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
   client graphops opened closes); ``cuda_protocol`` (ucx where installed, else tcp);
   ``Kept`` (what is kept with an object while it lives, found by identity: e.g. a sent object's copy
-  on a worker's device); ``broadcast`` (an object on every worker under one key, a worker that dies
-  meanwhile skipped: Dask's ``scatter(broadcast=True)`` can wait for ever on one);
-  ``peak_device_memory`` (each worker's peak device memory during a
+  on a worker's device); ``peak_device_memory`` (each worker's peak device memory during a
   block).
 * **Calls, files and tests**: ``run``, ``execute_call``, ``Sources`` (a pipeline file's graphs),
   ``check_algorithm``, ``check_signatures``, ``tiny_graphs``.
@@ -88,7 +86,7 @@ _WHERE = {
     "graphops.engine.local": ("run_part", "run_kernel"),
     "graphops.engine.cluster": ("when_closing", "cuda_protocol"),
     "graphops.engine.devmem": ("peak_device_memory",),
-    "graphops.engine.placing": ("Kept", "broadcast"),
+    "graphops.engine.placing": ("Kept",),
     "graphops.engine.slices": ("column_slices", "whole_adjacency", "balanced_edges", "add_up", "frame_on", "in_input_order"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),

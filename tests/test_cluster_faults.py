@@ -391,3 +391,52 @@ def test_an_input_no_worker_takes_fails_in_one_line():
     assert said.startswith(f"an input could not be sent to any Dask worker, {PLACING_TRIES} times (the last: "
                            "tcp://w0:1 (KeyError: 'tcp://w0:1'); tcp://w1:1 (OSError: Stream is closed)); check the")
     assert "\n" not in said and err.value.worker == "tcp://w1:1"
+
+
+class _SilentClient(_UnreachableClient):
+    """One worker takes its copy, one never answers (stopped, not yet dead), one is gone."""
+
+    async def scatter(self, data, workers, hash, timeout, asynchronous):
+        import asyncio
+
+        if workers == ["tcp://w1:1"]:
+            await asyncio.sleep(3600)
+        if workers == ["tcp://w2:1"]:
+            raise KeyError(workers[0])
+
+        class Done:
+            status = "finished"
+
+        return {k: Done() for k in data}
+
+    def scheduler_info(self, n_workers=-1):
+        return {"workers": {f"tcp://w{k}:1": {"status": "running"} for k in range(3)}}
+
+
+def test_a_worker_that_never_takes_its_copy_is_skipped_after_the_deadline(monkeypatch):
+    """A worker stopped but not yet removed by the scheduler took the send with it for as long as
+    it stayed (for ever without a worker TTL): its copy has a deadline, then it is skipped."""
+    from graphops.engine import placing
+
+    monkeypatch.setattr(placing, "SEND_DEADLINE", 0.2)
+    moved = {"to_workers": 0}
+    t0 = time.perf_counter()
+    sent = placing.send(_SilentClient(), {"x": np.zeros(8)}, moved)
+    assert time.perf_counter() - t0 < 5 and sent["x"].status == "finished"
+    assert moved["to_workers"] == 64  # one worker reached
+    assert placing.send_deadline(10**9) == pytest.approx(0.2 + 10.0)
+
+
+def test_workers_that_are_all_paused_are_said_to_be(monkeypatch):
+    from graphops.engine import placing
+
+    class Paused(_UnreachableClient):
+        def scheduler_info(self, n_workers=-1):
+            return {"workers": {"tcp://w0:1": {"status": "paused"}, "tcp://w1:1": {"status": "paused"}}}
+
+        def wait_for_workers(self, n, timeout):
+            raise TimeoutError
+
+    with pytest.raises(go.InputError, match=r"none of the Dask cluster's 2 worker\(s\) took work within 30 s: all are "
+                                            r"paused .*free their memory"):
+        placing.send(Paused(), {"x": np.zeros(3)})

@@ -22,8 +22,8 @@ from typing import Any, Mapping
 
 from graphops.engine.parts import Split
 
-__all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers", "release",
-           "running"]
+__all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers",
+           "release", "running"]
 
 
 class Kept:
@@ -76,26 +76,32 @@ def send(client: Any, inputs: Mapping[str, Any], moved: dict[str, int] | None = 
     return futures
 
 
-def broadcast(client: Any, obj: Any, name: str | None = None) -> tuple[Any, int]:
-    """``obj`` under one key (``name``, else its type and a unique suffix) on every running worker,
-    one scatter to each, all at once; its future and the number of workers reached. Not Dask's ``scatter(broadcast=True)``: its scheduler
-    copies the value from worker to worker in a loop that never ends when a worker it copies to dies
-    meanwhile (the call hung). A worker gone or not running when its copy is sent is skipped (a task
-    that runs there later fetches the key from another); none reached: the workers listed again,
-    :data:`PLACING_TRIES` times, then :class:`~graphops.errors.ClusterWorkerLostError`."""
+def broadcast(client: Any, obj: Any, name: str) -> tuple[Any, int]:
+    """``obj`` under the key ``name`` on every running worker, sent to one worker after another
+    through the scheduler (one copy in flight there at a time), each within a deadline; its future
+    and the number of workers reached. Not Dask's ``scatter(broadcast=True)``: its scheduler copies
+    the value from worker to worker in a loop that never ends when a worker it copies to dies
+    meanwhile (a call hung). A worker gone, not running, or not taking its copy within
+    :func:`send_deadline` is skipped (a task that runs there later fetches the key from another).
+    In a task on a worker Dask keeps a scatter on that worker: one copy, there. None reached: the
+    workers listed again, :data:`PLACING_TRIES` times, then
+    :class:`~graphops.errors.ClusterWorkerLostError`."""
     import asyncio
 
-    name = name or f"{type(obj).__name__}-{uuid.uuid4().hex}"
-
-    async def one(where: str) -> Any:
-        try:
-            return (await client.scatter({name: obj}, workers=[where], hash=False, timeout=SCATTER_WAIT,
-                                         asynchronous=True))[name]
-        except (KeyError, TimeoutError, OSError) as exc:  # gone, not running, its connection closed
-            return exc
+    if _in_task():
+        return client.scatter({name: obj}, hash=False)[name], 1
+    deadline = send_deadline(nbytes(obj))
 
     async def every(live: list[str]) -> list[Any]:
-        return await asyncio.gather(*(one(w) for w in live))
+        out: list[Any] = []
+        for where in live:
+            try:
+                sent = client.scatter({name: obj}, workers=[where], hash=False, timeout=SCATTER_WAIT,
+                                      asynchronous=True)
+                out.append((await asyncio.wait_for(sent, deadline))[name])
+            except (KeyError, TimeoutError, OSError) as exc:  # gone, not running or not answering, connection closed
+                out.append(exc)
+        return out
 
     gone: list[str] = []
     for _ in range(PLACING_TRIES):
@@ -112,7 +118,24 @@ def broadcast(client: Any, obj: Any, name: str | None = None) -> tuple[Any, int]
         f"check the workers' logs (out of memory?) and call again", worker=gone[-1].split(" ")[0] if gone else None)
 
 
-SCATTER_WAIT = 5.0  # seconds the scheduler waits for a worker to be running before a copy to it is skipped
+SCATTER_WAIT = 5.0  # seconds the scheduler waits for a worker to be running before its copy is skipped
+SEND_DEADLINE = 60.0  # seconds a worker has to take its copy of an input, plus its bytes at SEND_RATE
+SEND_RATE = 100e6  # bytes a second: a slow network's
+
+
+def send_deadline(size: int) -> float:
+    """Seconds a worker has to take its copy of an input of ``size`` bytes before it is skipped."""
+    return SEND_DEADLINE + size / SEND_RATE
+
+
+def _in_task() -> bool:
+    from distributed import get_worker
+
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
 
 
 def running(client: Any) -> list[str]:
@@ -268,6 +291,12 @@ def _waited_workers(client: Any) -> list[str]:
     try:
         client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
     except TimeoutError:
+        listed = client.scheduler_info(n_workers=-1)["workers"]
+        if listed:  # there are workers, none running
+            raise InputError(f"none of the Dask cluster's {len(listed)} worker(s) took work within "
+                             f"{WAIT_FOR_WORKERS:g} s: all are paused (their memory past "
+                             f"distributed.worker.memory.pause) or closing; free their memory (restart them), "
+                             f"give them more, or add workers, and call again") from None
         raise InputError(f"the Dask cluster has no workers (none came within {WAIT_FOR_WORKERS:g} s); start some "
                          f"and call again") from None
     return list(client.scheduler_info(n_workers=-1)["workers"])

@@ -203,7 +203,8 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
         ddf = read(given, **options)
         if device == "gpu":
             ddf = ddf.map_partitions(_checked_block, ids, meta=ddf._meta)
-    except (ValueError, OverflowError, TypeError) as exc:  # in Dask's sample: an id past 2**63, ...
+    except (ValueError, OverflowError, TypeError, RuntimeError) as exc:  # in Dask's sample: an id past 2**63,
+        # ...; RuntimeError: cuDF's parse errors
         found = locate()
         said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "

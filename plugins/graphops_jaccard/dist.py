@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Split, add_up, balanced_edges, broadcast, phase, column_slices, device_of, frame_on,
-                             in_input_order, new_frame, rows_by_cost, run_kernel, run_part, stoppable, to_device,
-                             whole_adjacency)
+                             Split, add_up, balanced_edges, phase, column_slices, device_of, frame_on, in_input_order,
+                             new_frame, rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
 
 from .common import COSINE, JACCARD, MEASURES, OVERLAP, SORENSEN, Mode, pair_work
 
@@ -317,7 +316,7 @@ def _given_pairs(client: Any, sl: Any, pairs: Pairs, backend: str, stop: str, me
     shared neighbours within its slice, the counts are summed; one partition, in pair order."""
     sub = client.submit
     home = sl.graph.device
-    sent, _ = broadcast(client, pairs)
+    sent = client.scatter(pairs, hash=False)  # one copy: two tasks read it (Dask's broadcast can hang)
     index = sub(_pair_index, sent, sl.ids, pure=False)
     counts = [sub(stoppable, stop, _shared, adjacency, index, backend, key=_key("shared"))
               for adjacency in sl.adjacency]
