@@ -1160,3 +1160,21 @@ def test_gpu_workers_write_jaccard_into_the_callers_memory(cuda_client):
     for out, m in ((first, "jaccard"), (second, "sorensen")):
         assert out.details["landed_parts"] == out.details["parts"] > 1, out.details
         pd.testing.assert_frame_equal(out.result.to_pandas(), ref[m])
+
+
+def test_an_asynchronous_client_is_refused_in_one_line():
+    """An asynchronous client made graphops' first wait fail inside Dask ('coroutine' object is not
+    iterable); said before any work, with the fix."""
+    import asyncio
+
+    async def main() -> str:
+        async with distributed.LocalCluster(n_workers=1, processes=False, asynchronous=True,
+                                            dashboard_address=":0") as cl, \
+                distributed.Client(cl, asynchronous=True) as c:
+            with pytest.raises(go.InputError) as err:
+                go.run("jaccard", go.datasets.load("karate"), backend="cpu", client=c)
+            return str(err.value)
+
+    said = asyncio.run(main())
+    assert said == ("the Dask client given is asynchronous (Client(..., asynchronous=True)); graphops waits for its "
+                    "cluster calls: give it a client made without asynchronous=True")

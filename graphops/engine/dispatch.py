@@ -96,6 +96,9 @@ def _check_client(client: Any) -> None:
     if not hasattr(client, "scheduler_info") or not hasattr(client, "submit"):
         raise InputTypeError(f"client must be a dask.distributed.Client (e.g. Client(LocalCluster()) or "
                              f"Client('tcp://host:8786')); got {type(client).__name__} {client!r:.80}")
+    if getattr(client, "asynchronous", False) is True:
+        raise InputError("the Dask client given is asynchronous (Client(..., asynchronous=True)); graphops waits "
+                         "for its cluster calls: give it a client made without asynchronous=True")
     status = getattr(client, "status", "running")
     if status != "running":
         raise InputError(f"the Dask client given is {status} (closed, or its cluster stopped): make a new one, or "
