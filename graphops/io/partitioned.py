@@ -114,13 +114,9 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
             said = str(exc).strip().splitlines()[-1]
             raise InputError(f"the edge files of {str(path)!r} could not be read as parquet ({type(exc).__name__}: "
                              f"{said}); for text files give format='csv' (format: csv in a pipeline)") from None
+        s, d = resolve_column(ddf, src, 0, "src"), resolve_column(ddf, dst, 1, "dst")
     else:
-        ddf, locate = _text_frame(dd, path, files, src, dst, columns, header, device)
-    s = resolve_column(ddf, src, 0, "src")
-    d = resolve_column(ddf, dst, 1, "dst")
-    if format != "parquet" and device != "gpu" and len(ddf.columns) > 2 and s != d and {s, d} <= set(ddf.columns):
-        ddf = _text_frame(dd, path, files, src, dst, columns, header, device,
-                          only=(list(ddf.columns).index(s), list(ddf.columns).index(d)), laid_out=ddf)[0]
+        ddf, locate, (s, d) = _text_frame(dd, path, files, src, dst, columns, header, device)
     for role, name in (("src", s), ("dst", d)):
         if name not in ddf.columns:
             raise InputError(f"{role}={name!r}: no such column in the edge files of {str(path)!r} (their columns: "
@@ -138,13 +134,13 @@ def read_edge_files(path: Path, format: str, *, src: Any = None, dst: Any = None
 
 
 def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, columns: Any, header: Any,
-                device: str, only: tuple[int, int] | None = None, laid_out: Any = None) -> tuple[Any, "_TextLocator"]:
-    """The text edge files as a Dask frame, laid out as the first file says, and the locator of a
-    line the workers cannot read (:func:`read_edge_files`). ``only``: the fields of src and dst in
-    the frame ``laid_out`` (this function's first answer), the only ones then read on the CPU:
-    Dask requires every other column's type to be the same in every block (a weight of 1 in one
-    file and 1.5 in another failed the whole read), and the graph keeps the ids alone."""
-    from graphops.io.textio import TextLayout, _check_header_names, _positions, first_line_is_header
+                device: str) -> tuple[Any, "_TextLocator", tuple[Any, Any]]:
+    """The text edge files as a Dask frame, laid out as the first file says, the locator of a line
+    the workers cannot read, and the src and dst columns' names (:func:`read_edge_files`). On the
+    CPU only those two fields are read once the first frame names them: Dask requires every column
+    read to keep its type in every block (a weight of 1 in one file and 1.5 in another failed the
+    whole read), and the graph keeps the ids alone."""
+    from graphops.io.textio import TextLayout, _check_header_names, _positions, first_line_is_header, resolve_column
 
     if Path(files[0]).stat().st_size == 0:  # its layout cannot be told: the files are read as the first is
         raise InputError(f"{files[0]}: the file is empty; the first of the edge files says how all of them are "
@@ -162,9 +158,8 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
                          f"one is separated by spaces. Convert the files (or to parquet), or read them whole")
     has_header = first_line_is_header(layout, header, {"src": src, "dst": dst}, columns)
     names = list(columns) if columns else None
-    if only is None:  # (checked by the first answer)
-        _like_the_first(files, layout, has_header, names)
-        _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
+    _like_the_first(files, layout, has_header, names)
+    _check_header_names(layout, has_header, names)  # a header naming a column twice: refused, as for one file
     locate = _TextLocator(tuple(files), tuple(columns) if columns else None, has_header, {"src": src, "dst": dst},
                           layout.comment)
     # index_col=False: a row with a field more than the header names is never read shifted by one (its
@@ -186,32 +181,36 @@ def _text_frame(dd: Any, path: Path, files: list[str], src: Any, dst: Any, colum
     # 1, cuDF wrap 2**63 to -2**63. dask-cuDF reads a list's names as they are, but Dask takes them for
     # patterns first, and so does cuDF (a file '[a].csv' read 'a.csv' on 4 H200s, 2026-11-28): such
     # names are read a file a partition, each opened here and handed to cuDF.
-    # the id fields: (position in a block as read, field in the files, 0-based)
-    ids = tuple((k, k) for k in _positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None)))
-    if only is not None:  # the two id fields alone, in the files' order (their names as laid_out has them)
-        fields = sorted(only)
-        options["usecols"] = fields
-        options["names"] = [str(laid_out.columns[k]) for k in fields] if names else heads
-        ids = tuple(enumerate(fields))
-    if device == "gpu":
-        read, given = dd.read_csv, list(files)
-        if any(glob.has_magic(f) for f in files):
-            read = _cudf_files
-    else:
-        read, given = _checked_reader(ids), [glob.escape(f) for f in files]
-    try:
-        ddf = read(given, **options)
+
+    def frame(ids: tuple[tuple[int, int], ...]) -> Any:
+        """The files read with ``options``; ``ids``: (position in a block as read, field in the files)."""
         if device == "gpu":
-            ddf = ddf.map_partitions(_checked_block, ids, meta=ddf._meta)
-    except (ValueError, OverflowError, TypeError, RuntimeError) as exc:  # in Dask's sample: an id past 2**63,
-        # ...; RuntimeError: cuDF's parse errors
-        found = locate()
-        said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
-                                  f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
-            from None
-    ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
-    return ddf, locate
+            read, given = (_cudf_files if any(glob.has_magic(f) for f in files) else dd.read_csv), list(files)
+        else:
+            read, given = _checked_reader(ids), [glob.escape(f) for f in files]
+        try:
+            ddf = read(given, **options)
+            if device == "gpu":
+                ddf = ddf.map_partitions(_checked_block, ids, meta=ddf._meta)
+        except (ValueError, OverflowError, TypeError, RuntimeError) as exc:  # in Dask's sample: an id past
+            # 2**63, ...; RuntimeError: cuDF's parse errors
+            found = locate()
+            said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise InputError(found or f"the edge files of {str(path)!r} could not be read as text edge lists with "
+                                      f"integer ids ({said}); ids on partitioned edge files are 64-bit integers") \
+                from None
+        ddf.columns = [str(c).strip() for c in ddf.columns]  # a header's names as one file's reader has them
+        return ddf
+
+    fields = _positions({"src": src, "dst": dst}, names or (layout.rows[0] if has_header else None))
+    ddf = frame(tuple((k, k) for k in fields))
+    ends = resolve_column(ddf, src, 0, "src"), resolve_column(ddf, dst, 1, "dst")
+    cols = list(ddf.columns)
+    if device != "gpu" and len(cols) > 2 and ends[0] != ends[1] and set(ends) <= set(cols):
+        fields = sorted(cols.index(e) for e in ends)  # the two id fields alone, in the files' order
+        options.update(usecols=fields, names=[cols[k] for k in fields] if names else heads)
+        ddf = frame(tuple(enumerate(fields)))
+    return ddf, locate, ends
 
 
 def _cudf_files(files: list[str], **options: Any) -> Any:
