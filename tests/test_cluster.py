@@ -1007,6 +1007,46 @@ def test_when_closing_runs_before_a_client_graphops_opened_closes():
     assert seen == [1]
 
 
+def _worker_stream(dask_worker=None) -> float:  # on a worker: how long its stream to the scheduler holds a message
+    return dask_worker.batched_stream.interval
+
+
+def _scheduler_streams(dask_scheduler=None) -> tuple[list[float], dict[str, float]]:
+    return ([s.interval for s in dask_scheduler.stream_comms.values()],
+            {c: s.interval for c, s in dask_scheduler.client_comms.items()})
+
+
+def test_a_cluster_graphops_starts_sends_its_messages_promptly():
+    """Dask holds a stream's messages up to 10 ms to batch them (a call's tasks waited there before
+    starting): on a cluster graphops starts every stream sends within PROMPT_INTERVAL, the
+    client's, the scheduler's to it and to each worker, each worker's, and a worker's that joins
+    later."""
+    from graphops.engine.cluster import connect
+    from graphops.engine.prompt import PROMPT_INTERVAL
+
+    with connect(kind="local", workers=1) as c:
+        assert c.scheduler_comm.interval <= PROMPT_INTERVAL
+        c.cluster.scale(2)
+        c.wait_for_workers(2, timeout=60)
+        assert sorted(c.run(_worker_stream).values()) == [PROMPT_INTERVAL] * 2
+        to_workers, to_clients = c.run_on_scheduler(_scheduler_streams)
+        assert to_workers == [PROMPT_INTERVAL] * 2 and to_clients[c.id] == PROMPT_INTERVAL
+
+
+def test_a_users_cluster_keeps_its_shared_streams(client):
+    """On a cluster the caller started, a call makes only its client's own streams prompt: the
+    workers' streams, which other clients' work shares, keep Dask's batching."""
+    from graphops.engine.prompt import PROMPT_INTERVAL
+
+    before = client.run(_worker_stream)
+    go.execute_call("jaccard", rmat(8, 4, seed=1), backend="cpu", client=client)
+    assert client.scheduler_comm.interval <= PROMPT_INTERVAL
+    to_workers, to_clients = client.run_on_scheduler(_scheduler_streams)
+    assert to_clients[client.id] <= PROMPT_INTERVAL
+    assert client.run(_worker_stream) == before and min(before.values()) > PROMPT_INTERVAL
+    assert min(to_workers) > PROMPT_INTERVAL
+
+
 CLUSTER_RUN = """version: 1
 name: clu
 cluster: {kind: local, workers: 2}

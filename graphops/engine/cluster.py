@@ -65,12 +65,13 @@ __all__ = ["run_on_cluster", "worker_status", "connect", "cuda_protocol", "when_
 _STATUS: "weakref.WeakKeyDictionary[Any, tuple[frozenset, dict]]" = weakref.WeakKeyDictionary()
 
 
-def worker_status(client: Any) -> dict[str, tuple[bool, str]]:
+def worker_status(client: Any, listed: Mapping[str, Any] | None = None) -> dict[str, tuple[bool, str]]:
     """Each worker's address -> whether it has a usable GPU and why not (what the backend choice
     for a cluster reads); an error when there are no workers. Asked of the workers once while the
-    client's list of workers stays the same (a worker's devices do not change while it lives; the
-    question is a round trip to every worker: 3 ms of an 8 ms call on two CPU workers)."""
-    known = frozenset(client.scheduler_info(n_workers=-1).get("workers", ()))
+    client's list of workers (``listed``: the scheduler's, else asked here) stays the same (a
+    worker's devices do not change while it lives; the question is a round trip to every worker:
+    3 ms of an 8 ms call on two CPU workers)."""
+    known = frozenset(client.scheduler_info(n_workers=-1).get("workers", ()) if listed is None else listed)
     hit = _STATUS.get(client)
     if hit is not None and hit[0] == known and known:
         return hit[1]
@@ -129,7 +130,10 @@ def run_on_cluster(planned: Plan) -> Outcome:
     from graphops.engine.gram import gram_split
     from graphops.engine.wire import register_on
 
+    from graphops.engine.prompt import prompt_client
+
     algo, client, t0 = planned.algorithm, planned.client, time.perf_counter()
+    prompt_client(client)  # once per client: its messages sent within a millisecond, not batched
     if algo.backends[planned.backend].cluster:
         return _run_whole(planned)
     register_on(client)  # inputs travel field by field (device buffers over ucx), not pickled whole
@@ -232,7 +236,10 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     moved = {"to_workers": 0, "from_workers": 0}
     t0 = time.perf_counter()
     sent, where_ran = send(client, inputs if split.sent is None else split.sent, moved), placed(client, inputs)
-    data = place_data(client, split, moved)
+    listed = planned.listed  # as the plan found them: one round trip a call for the backend, data and hints
+    if listed is None:
+        listed = client.scheduler_info(n_workers=-1)["workers"]
+    data = place_data(client, split, moved, listed)
     t1, submitted = time.perf_counter(), time.time()
     host = algo.backends[name].device != "gpu" or not gpu_available()  # the workers' device arrays: host copies
     order = sorted(range(len(split.parts)), key=lambda k: -split.parts[k].cost)
@@ -241,7 +248,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     start = getattr(split.merge, "start", None)  # a merge that prepares while the parts run (before they are
     if start is not None:                          # submitted: a failure here leaves no part running)
         start()
-    homes = _homes(split, order, data, where_ran, running(client))
+    homes = _homes(split, order, data, where_ran, running(client, listed))
     staging, lands = landings(client, split.merge, split.parts, host)
     for rank, k in enumerate(order):
         select = split.parts[k].select
@@ -531,6 +538,9 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=":0", silence_logs=_workers_log_level())
     with cluster, distributed.Client(cluster) as client:
+        from graphops.engine.prompt import prompt_cluster
+
+        prompt_cluster(client)  # graphops' own cluster: its workers' streams prompt too
         try:
             yield client
         finally:

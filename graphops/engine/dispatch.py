@@ -115,7 +115,7 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         raise InputError(f"{algo.name} does not run on a Dask cluster (it declares no split of its work); "
                          f"leave client out to run it on one device")
     inputs, p = validate(algo, inputs, params, declared_checked)
-    workers = None
+    workers = listed = None
     if client is not None:
         from graphops.engine.cluster import worker_status
 
@@ -123,7 +123,8 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         if one:
             raise InputError(f"{algo.name}: {one[0]}=True runs on one device; on a Dask cluster (client=) "
                              f"{algo.name} computes Gram matrices. Leave client out for this call")
-        workers = worker_status(client)
+        listed = client.scheduler_info(n_workers=-1).get("workers", {})
+        workers = worker_status(client, listed)
     elif any(isinstance(obj, DaskGraph) for obj in inputs.values()):
         raise InputError(f"{algo.name}: the graph is a Dask edge frame (a DaskGraph), which runs only on a Dask "
                          f"cluster: pass client=<dask.distributed.Client>, or build a Graph from ddf.compute()")
@@ -132,7 +133,7 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
     if workers is not None:
         reason = f"{reason} (Dask, {len(workers)} worker(s))"
     log.info("%s: backend %r (%s)", algo.name, name, reason)
-    return Plan(algo, inputs, p, name, reason, client, len(workers or ()))
+    return Plan(algo, inputs, p, name, reason, client, len(workers or ()), listed)
 
 
 def execute_plan(planned: Plan) -> Outcome:

@@ -138,9 +138,10 @@ def _in_task() -> bool:
     return True
 
 
-def running(client: Any) -> list[str]:
-    """The workers that take tasks now (not paused by memory, not closing)."""
-    info = client.scheduler_info(n_workers=-1)["workers"]
+def running(client: Any, listed: Mapping[str, Any] | None = None) -> list[str]:
+    """The workers that take tasks now (not paused by memory, not closing), of ``listed`` (the
+    scheduler's workers, one round trip of a call) or of the scheduler's list asked now."""
+    info = client.scheduler_info(n_workers=-1)["workers"] if listed is None else listed
     return [addr for addr, w in info.items() if w.get("status", "running") == "running"]
 
 
@@ -214,15 +215,17 @@ def kept_data(client: Any, split: Split) -> dict[tuple, tuple[Any, str]]:
         return {}
 
 
-def place_data(client: Any, split: Split, moved: dict[str, int]) -> dict[int, tuple[Any, str]]:
+def place_data(client: Any, split: Split, moved: dict[str, int],
+               listed: Mapping[str, Any] | None = None) -> dict[int, tuple[Any, str]]:
     """Part k -> (its data's future, the worker holding it). The parts sent before stay where they
     went while those workers live and leave none idle; else (a worker lost, replaced or added)
     every part is placed anew, on the least loaded worker, costliest first. Data of
-    another cut of the same object (another worker count) is dropped."""
+    another cut of the same object (another worker count) is dropped. ``listed``: the
+    scheduler's workers as the call asked for them (else asked here)."""
     with_data = [k for k, p in enumerate(split.parts) if p.data is not None]
     if not with_data:
         return {}
-    live = list(client.scheduler_info(n_workers=-1)["workers"])
+    live = list(client.scheduler_info(n_workers=-1)["workers"] if listed is None else listed)
     if not live:  # e.g. the nannies are restarting the workers that died
         live = _waited_workers(client)
     kept = kept_data(client, split)
