@@ -3,13 +3,10 @@ CPU workers report None; the GPU path's logic (start, samples, stop, the maximum
 reader put in place of ``device_bytes_in_use`` on the worker."""
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import threading
 import time
-import types
-from typing import Any
 
 import pytest
 
@@ -147,59 +144,6 @@ def test_a_bad_interval_is_refused_before_any_work(interval):
 
 def test_the_reader_without_a_device_is_none():
     assert devmem.device_bytes_in_use(None) is None
-
-
-class _FakeNvml:
-    """pynvml as the reader uses it: a handle found by PCI bus id, its memory in use."""
-
-    def __init__(self, used: int, fail: bool = False) -> None:
-        self.used, self.fail, self.buses = used, fail, []
-
-    def nvmlInit(self) -> None:
-        pass
-
-    def nvmlDeviceGetHandleByPciBusId(self, bus: bytes) -> str:
-        self.buses.append(bus)
-        return f"handle {bus.decode()}"
-
-    def nvmlDeviceGetMemoryInfo(self, handle: str) -> Any:
-        if self.fail:
-            raise RuntimeError("NVML_ERROR_GPU_IS_LOST")
-        return types.SimpleNamespace(used=self.used, total=80 << 30, free=(80 << 30) - self.used)
-
-
-class _FakeCupy:
-    """CuPy's runtime as the reader uses it: a device's PCI bus id, and memGetInfo (free, total)."""
-
-    def __init__(self, in_use: int) -> None:
-        runtime = types.SimpleNamespace(deviceGetPCIBusId=lambda d: f"0000:{d + 0x1b:02X}:00.0",
-                                        memGetInfo=lambda: ((80 << 30) - in_use, 80 << 30))
-        self.cuda = types.SimpleNamespace(runtime=runtime, Device=lambda d: contextlib.nullcontext())
-
-
-@pytest.mark.parametrize("nvml_fails", [False, True])
-def test_the_reader_asks_nvml_for_the_cuda_devices_gpu_and_falls_back_to_cuda(monkeypatch, nvml_fails):
-    """NVML (which lets go of the interpreter lock while it waits) is asked for the GPU with the CUDA
-    device's PCI bus id (NVML counts every GPU of the host, CUDA those this process sees); where
-    NVML fails, CUDA's total - free is the reading, and NVML is not asked again for that device."""
-    nvml = _FakeNvml(used=5 << 30, fail=nvml_fails)
-    monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy(in_use=7 << 30))
-    monkeypatch.setattr(devmem, "_NVML", {})
-    monkeypatch.setattr(devmem, "_HANDLES", {})
-    want = (7 << 30) if nvml_fails else (5 << 30)
-    assert devmem.device_bytes_in_use(2) == want
-    assert devmem.device_bytes_in_use(2) == want
-    assert nvml.buses == [b"0000:1D:00.0"]  # device 2's bus, the handle found once
-    assert (devmem._HANDLES[2] is None) == nvml_fails
-
-
-def test_the_reader_without_nvml_reads_cuda(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed: import fails
-    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy(in_use=3 << 30))
-    monkeypatch.setattr(devmem, "_NVML", {})
-    monkeypatch.setattr(devmem, "_HANDLES", {})
-    assert devmem.device_bytes_in_use(0) == 3 << 30
 
 
 def _hold_on_gpu(nbytes: int) -> int:  # on a worker: allocate, touch, hold a while, free; the bytes it held

@@ -6,7 +6,7 @@
     peaks    # {worker address: peak bytes in use on its GPU, or None where it has no usable GPU}
 
 On entry, ``client.run`` starts a sampler thread on every worker (a daemon, so it never keeps a
-worker alive); it reads the bytes in use on the worker's GPU (NVML's count, else total − free from
+worker alive); it reads the bytes in use on the worker's GPU (total − free, from
 ``cudaMemGetInfo``: every allocation on the device, CuPy's pool, cuDF's RMM and other processes'
 included) when it starts, every ``interval`` seconds, and when it stops, so a short block still
 gets a number. On exit (also when the block raises) the samplers stop and ``peaks`` is filled.
@@ -39,19 +39,10 @@ _RUNNING: dict[str, "_Sampler"] = {}
 
 
 def device_bytes_in_use(device: int | None) -> int | None:
-    """Bytes in use on CUDA device ``device`` (every allocation on it), or None when there is no
-    device or neither NVML nor CUDA can answer. Read through NVML where it is installed (dask-cuda
-    needs it): its call lets go of the interpreter lock while it waits, where CuPy's
-    ``memGetInfo`` (total − free, the fallback) holds it, so a sampler thread asking every 10 ms
-    stalled the worker's own threads, its Dask messages among them."""
+    """Bytes in use on CUDA device ``device`` (total − free), or None when there is no device or
+    CUDA cannot answer."""
     if device is None:
         return None
-    handle = _nvml_handle(device)
-    if handle is not None:
-        try:
-            return int(_NVML["module"].nvmlDeviceGetMemoryInfo(handle).used)
-        except Exception:  # NVML gave up on this device: CUDA's count below
-            _HANDLES[device] = None
     import cupy
 
     try:
@@ -60,37 +51,6 @@ def device_bytes_in_use(device: int | None) -> int | None:
     except Exception:  # a CUDA error makes this sample unknown, not the run a failure
         return None
     return int(total - free)
-
-
-# NVML, once per process: the module (None: not installed or not starting) and each CUDA device's
-# handle, found by its PCI bus id (NVML counts every GPU of the host; CUDA only those
-# CUDA_VISIBLE_DEVICES gives this process, in its order).
-_NVML: dict[str, Any] = {}
-_HANDLES: dict[int, Any] = {}
-
-
-def _nvml_handle(device: int) -> Any:
-    if device in _HANDLES:
-        return _HANDLES[device]
-    if "module" not in _NVML:
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            _NVML["module"] = pynvml
-        except Exception:  # not installed, or no driver: CUDA's count
-            _NVML["module"] = None
-    handle = None
-    if _NVML["module"] is not None:
-        try:
-            import cupy
-
-            bus = cupy.cuda.runtime.deviceGetPCIBusId(device)
-            handle = _NVML["module"].nvmlDeviceGetHandleByPciBusId(bus.encode() if isinstance(bus, str) else bus)
-        except Exception:
-            handle = None
-    _HANDLES[device] = handle
-    return handle
 
 
 def _worker_device() -> int | None:
