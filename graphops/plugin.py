@@ -34,7 +34,9 @@ plugin's ``__init__`` imports no Numba, CuPy or cuDF: registering stays cheap.
   on what its split sent, run as a backend is), ``Shipped`` (the base of a split's objects that
   travel field by field), the column slices of Dask edge frames
   ``column_slices``, ``whole_adjacency`` (the slices put together on each slice's worker, when
-  that fits), ``balanced_edges`` (the slices' edges dealt again by a cost per edge), ``add_up``, ``frame_on``, ``in_input_order``; ``when_closing`` (tidy up before a
+  that fits), ``balanced_edges`` (the slices' edges dealt again by a cost per edge), ``add_up``, ``frame_on``, ``in_input_order``,
+  ``near`` (``submit``'s arguments for the worker holding a future), ``SOON`` (the priority of
+  tasks that send values on while the next piece computes); ``when_closing`` (tidy up before a
   client graphops opened closes); ``cuda_protocol`` (ucx where installed, else tcp);
   ``Kept`` (what is kept with an object while it lives, found by identity: e.g. a sent object's copy
   on a worker's device); ``peak_device_memory`` (each worker's peak device memory during a
@@ -87,7 +89,8 @@ _WHERE = {
     "graphops.engine.cluster": ("when_closing", "cuda_protocol"),
     "graphops.engine.devmem": ("peak_device_memory",),
     "graphops.engine.placing": ("Kept",),
-    "graphops.engine.slices": ("column_slices", "whole_adjacency", "balanced_edges", "add_up", "frame_on", "in_input_order"),
+    "graphops.engine.slices": ("column_slices", "whole_adjacency", "balanced_edges", "add_up", "frame_on", "in_input_order",
+                               "near", "SOON"),
     "graphops.engine.dispatch": ("run", "execute_call"),
     "graphops.pipeline.sources": ("Sources",),
     "graphops.engine.testing": ("check_algorithm", "check_signatures", "tiny_graphs"),

@@ -40,7 +40,7 @@ from graphops.model.daskgraph import DaskGraph
 from graphops.model.ids import distinct
 
 __all__ = ["Slices", "column_slices", "whole_adjacency", "balanced_edges", "merge_slices", "in_input_order", "frame_on",
-           "add_up"]
+           "add_up", "near", "SOON"]
 
 # A row's position: its partition's number in the high bits, its row in the partition below.
 _ROW_BITS = 40
@@ -229,8 +229,8 @@ def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta
     groups = _groups(slices)  # (worker or None, its partitions), as the partitions are now
     bundles = []  # per piece, per group: a future of {partition: values} on the group's worker
     for v, order in zip(values, plan["orders"]):
-        cut = sub(_by_origin, v, order, [js for _, js in groups], pure=False, priority=_SOON)
-        bundles.append([_moved(sub, sub(operator.getitem, cut, g, pure=False, priority=_SOON), worker)
+        cut = sub(_by_origin, v, order, [js for _, js in groups], pure=False, priority=SOON)
+        bundles.append([_moved(sub, sub(operator.getitem, cut, g, pure=False, priority=SOON), worker)
                         for g, (worker, _) in enumerate(groups)])
     out: dict[int, Any] = {}
     for g, (worker, js) in enumerate(groups):
@@ -244,12 +244,12 @@ def in_input_order(slices: Slices, positions: list[Any], values: list[Any], meta
 
 # The priority of the tasks that send a piece's values on their way: above the next piece's counts
 # on the same worker, so that they travel while it computes.
-_SOON = 10
+SOON = 10
 
 
 def _moved(sub: Any, future: Any, worker: str | None) -> Any:
     """``future``'s value fetched by ``worker`` as soon as it is made (a task there that returns it)."""
-    return future if worker is None else sub(_same, future, pure=False, priority=_SOON, **_pinned(worker))
+    return future if worker is None else sub(_same, future, pure=False, priority=SOON, **_pinned(worker))
 
 
 def _origin_plan(slices: Slices, positions: list[Any]) -> dict[str, Any]:
@@ -284,6 +284,13 @@ def _holder(homes: dict, future: Any) -> str | None:
 def _pinned(worker: str | None) -> dict[str, Any]:
     """``submit``'s arguments asking for ``worker`` (another may take the task if it is gone); none for ``None``."""
     return {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+
+
+def near(homes: dict, future: Any) -> dict[str, Any]:
+    """``submit``'s arguments asking for the worker that holds ``future`` (the first by address of
+    those ``homes``, ``client.who_has``, lists; another may take the task if it is gone); none where
+    no worker holds it."""
+    return _pinned(_holder(homes, future))
 
 
 def frame_on(futures: list[Any], meta: Any) -> Any:

@@ -25,9 +25,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from graphops.plugin import (DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs, Part,
-                             Split, add_up, balanced_edges, phase, column_slices, device_of, frame_on, in_input_order,
-                             new_frame, rows_by_cost, run_kernel, run_part, stoppable, to_device, whole_adjacency)
+from graphops.plugin import (SOON, DaskGraph, Device, Distributed, InputError, Kept, PARTS_PER_WORKER, PairIndex, Pairs,
+                             Part, Split, add_up, balanced_edges, phase, column_slices, device_of, frame_on,
+                             in_input_order, near, new_frame, rows_by_cost, run_kernel, run_part, stoppable, to_device,
+                             whole_adjacency)
 
 from .common import COSINE, JACCARD, MEASURES, OVERLAP, SORENSEN, Mode, pair_work
 
@@ -262,11 +263,10 @@ def sliced(client: Any, inputs: Mapping[str, Any], params: Any, backend: str, wo
     scored = []
     for j in range(len(edges)):
         s = j // per_worker
-        home = sorted(homes.get(whole[s].key, ())) if whole else []
-        pin = {"workers": home[:1], "allow_other_workers": True} if home else {}
+        pin = near(homes, whole[s]) if whole else {}
         counts = [sub(stoppable, stop, _shared, adjacency, edges[j], backend, key=_key("shared"), **pin)
                   for adjacency in ([whole[s]] if whole else sl.adjacency)]
-        scored.append(sub(_score, edges[j], sl.degrees, measure, *counts, pure=False, priority=_SOON, **pin))
+        scored.append(sub(_score, edges[j], sl.degrees, measure, *counts, pure=False, priority=SOON, **pin))
     futures, frame = in_input_order(sl, positions, scored, _meta(graph.device, measure.column))
     return futures, lambda: frame
 
@@ -285,7 +285,6 @@ SLICE_EDGE_COST = 132.0
 # calls of 1.81-1.93 s in one piece a worker, 1.95-1.98 s in two, 2.06-2.26 s in four (the
 # values' transfers took longer the more pieces there were: 0.07-0.18 s, 0.19-0.28 s, 0.48-0.95 s).
 PIECES_PER_WORKER = 1
-_SOON = 10  # the scores' priority: before the next piece's counts
 
 
 def _gpu_cost(xp: Any, du: Any, dv: Any) -> Any:
