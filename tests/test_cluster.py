@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -1045,6 +1046,59 @@ def test_a_users_cluster_keeps_its_shared_streams(client):
     assert to_clients[client.id] <= PROMPT_INTERVAL
     assert client.run(_worker_stream) == before and min(before.values()) > PROMPT_INTERVAL
     assert min(to_workers) > PROMPT_INTERVAL
+
+
+class _NoGraphopsThere:
+    """A client whose scheduler cannot load graphops: every remote call fails as it would."""
+
+    asynchronous, id = False, "client-1"
+
+    def __init__(self) -> None:
+        self.scheduler_comm = SimpleNamespace(interval=0.01)
+
+    def run_on_scheduler(self, *args, **kwargs):
+        raise ModuleNotFoundError("No module named 'graphops'")
+
+    register_plugin = run_on_scheduler
+
+
+def test_prompt_streams_where_the_scheduler_lacks_graphops_and_after_a_reconnect(caplog):
+    """A scheduler without graphops: the client's own stream is still prompt, the cluster's streams
+    keep Dask's batching with one warning, nothing raised. A client that reconnects gets a new
+    stream from Dask: the next call makes it prompt too."""
+    from graphops.engine.prompt import PROMPT_INTERVAL, prompt_client, prompt_cluster
+
+    c = _NoGraphopsThere()
+    with caplog.at_level("WARNING", logger="graphops"):
+        prompt_cluster(c)
+    assert c.scheduler_comm.interval == PROMPT_INTERVAL
+    assert "keep Dask's batching" in caplog.text and "install graphops where the scheduler" in caplog.text
+    c.scheduler_comm = SimpleNamespace(interval=0.01)  # Dask's new stream after a reconnect
+    prompt_client(c)
+    assert c.scheduler_comm.interval == PROMPT_INTERVAL
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_second_try_or_a_send_asks_the_scheduler_for_its_workers_again(client, monkeypatch, fresh):
+    """A call's parts use the scheduler's worker list the plan asked for moments before; a second
+    try (a worker was lost since) or a first call that sent its inputs (which took time) asks
+    again, so a worker gone meanwhile is not sent part data."""
+    from dataclasses import replace
+
+    from graphops.engine import cluster, dispatch, placing
+    from graphops.host.registry import get_registry
+
+    algo, g = get_registry().algorithm("jaccard"), rmat(9, 4, seed=5)
+    planned = dispatch.plan(algo, {"graph": g}, "cpu", {}, client=client)
+    gone = "tcp://127.0.0.1:9"  # a worker the plan saw, gone since
+    planned = replace(planned, listed={gone: {"status": "running"}, **planned.listed})
+    tried, scatter = [], placing._scatter_parts
+    monkeypatch.setattr(placing, "_scatter_parts", lambda c, sp, ks, live, kept: tried.append(sorted(live)) or
+                        scatter(c, sp, ks, [w for w in live if w != gone], kept))  # the send itself: live ones
+    split = cluster._split(algo, dict(planned.inputs), planned.params, 2, "cpu")
+    out, _ = cluster._parts_once(planned, split, 2, False, fresh=fresh)
+    pd.testing.assert_frame_equal(out, go.run("jaccard", g, backend="cpu"))
+    assert tried and gone not in tried[0]
 
 
 CLUSTER_RUN = """version: 1

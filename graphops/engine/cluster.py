@@ -213,7 +213,7 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
 
     for attempt in (0, 1):
         try:
-            return _parts_once(planned, split, n_workers, progress)
+            return _parts_once(planned, split, n_workers, progress, fresh=attempt > 0)
         except (CancelledError, OSError) as exc:  # OSError: a worker's connection closed while sending it data
             lost = data_lost(planned.client, split, cancelled="lost dependencies" in str(exc))
             if not lost and not isinstance(exc, OSError):
@@ -229,14 +229,18 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
     raise AssertionError("unreachable")
 
 
-def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
+def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | None,
+                fresh: bool = False) -> tuple[Any, dict]:
+    """One try of :func:`_run_parts`. The scheduler's workers are the plan's list (asked moments
+    before), asked again when ``fresh`` (a second try: a worker was lost since) or when inputs were
+    sent first (that took time, and a worker may have left meanwhile)."""
     from graphops.base.work import _Bar
 
     algo, client, inputs, name = planned.algorithm, planned.client, planned.inputs, planned.backend
     moved = {"to_workers": 0, "from_workers": 0}
     t0 = time.perf_counter()
     sent, where_ran = send(client, inputs if split.sent is None else split.sent, moved), placed(client, inputs)
-    listed = planned.listed  # as the plan found them: one round trip a call for the backend, data and hints
+    listed = None if fresh or moved["to_workers"] else planned.listed  # one round trip a call, as a rule
     if listed is None:
         listed = client.scheduler_info(n_workers=-1)["workers"]
     data = place_data(client, split, moved, listed)

@@ -13,7 +13,9 @@ two streams that belong to that client alone: its stream to the scheduler and th
 it. :func:`prompt_cluster` (the clusters graphops starts itself, ``cluster: {kind: ...}``) sets it
 on the scheduler's streams to the workers and theirs to it too, workers that join later included,
 through a scheduler and a worker plugin. A cluster a user started keeps its shared streams as they
-are (other clients' work shares them); ``prompt_cluster(client)`` makes them prompt on request.
+are (other clients' work shares them); ``prompt_cluster(client)`` makes them prompt on request
+(graphops installed where the scheduler and workers run). A user's client keeps the 1 ms for its
+later work too (set ``PROMPT_INTERVAL = None`` before the first call to leave Dask's intervals).
 Batches still form within the interval, so a burst of messages is not sent one by one. This
 module imports Dask: only a client's caller, the scheduler and the workers load it.
 """
@@ -29,7 +31,7 @@ __all__ = ["PROMPT_INTERVAL", "PromptScheduler", "PromptWorker", "prompt_client"
 
 PROMPT_INTERVAL = 0.001  # seconds a stream holds a message to batch it with the next ones
 
-_PROMPTED: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()  # clients done
+_PROMPTED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()  # client -> its stream made prompt
 
 
 def _set(stream: Any, interval: float) -> None:
@@ -50,13 +52,14 @@ def prompt_client(client: Any) -> None:
     logged, and the calls only wait a few milliseconds longer."""
     if PROMPT_INTERVAL is None or getattr(client, "asynchronous", False):
         return
-    try:
-        if client in _PROMPTED:
+    stream = getattr(client, "scheduler_comm", None)
+    try:  # the stream made prompt: a client that reconnects gets a new one from Dask, made prompt again
+        if stream is None or _PROMPTED.get(client) is stream:
             return
-        _PROMPTED[client] = True
+        _PROMPTED[client] = stream
     except TypeError:  # not weakly referenceable (a stand-in client): nothing to keep
         return
-    _set(getattr(client, "scheduler_comm", None), PROMPT_INTERVAL)
+    _set(stream, PROMPT_INTERVAL)
     try:
         client.run_on_scheduler(_client_stream_on_scheduler, client_id=client.id, interval=PROMPT_INTERVAL)
     except Exception as exc:  # e.g. a remote scheduler without graphops installed
@@ -101,5 +104,10 @@ def prompt_cluster(client: Any) -> None:
     prompt_client(client)
     if PROMPT_INTERVAL is None:
         return
-    client.register_plugin(PromptScheduler(PROMPT_INTERVAL))
-    client.register_plugin(PromptWorker(PROMPT_INTERVAL))
+    try:
+        client.register_plugin(PromptScheduler(PROMPT_INTERVAL))
+        client.register_plugin(PromptWorker(PROMPT_INTERVAL))
+    except Exception as exc:  # a scheduler or worker without graphops cannot load the plugins
+        logging.getLogger("graphops").warning(
+            "the Dask cluster's streams keep Dask's batching (%s: %s): install graphops where the scheduler and "
+            "the workers run for prompt messages (calls then wait a few milliseconds less)", type(exc).__name__, exc)
