@@ -54,6 +54,7 @@ from typing import Any, Callable, Iterator, Mapping
 from graphops.base.device import Device, free_pooled_device_memory, gpu_available
 from graphops.engine.landing import Landed, done, landed_value, landings
 from graphops.engine.landing import release as release_staging
+from graphops.engine.mailbox import mailbox
 from graphops.engine.parts import Distributed, Here, Split
 from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, running, send
 from graphops.engine.plan import Outcome, Plan, wrap_result
@@ -89,13 +90,15 @@ def _device_status() -> tuple[bool, str]:  # runs on each worker
 
 
 def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: Any, backend: str, select: Any,
-              stop: str, host: bool = False, into: Any = None, **data: Any) -> tuple:
+              stop: str, host: bool = False, into: Any = None, post: Any = None, **data: Any) -> tuple:
     """On a worker: one part's value, its seconds, the worker's address, its own phases and when
     it started and ended (wall clock: the caller's timeline of the call, :func:`_timeline`). The work ends at its
     next chunk boundary once the call's stop event is set (Ctrl-C or an error on the client).
     ``host``: a device array value is copied to the host here (the client has no GPU). ``into``:
     where the value lands in the caller's GPU memory when it can (:mod:`graphops.engine.landing`).
-    ``data``: the part's own data (its ``data=`` argument), when it has some."""
+    ``post``: ``(where, part)``, the caller's mailbox on this machine, which gets the answer as
+    soon as it is made when it is small (:mod:`graphops.engine.mailbox`); Dask gets it all the
+    same. ``data``: the part's own data (its ``data=`` argument), when it has some."""
     from distributed import get_worker
 
     from graphops.base.device import Device, to_device
@@ -114,7 +117,10 @@ def _run_part(run: Callable, algorithm: Any, inputs: Mapping[str, Any], params: 
         elif into is not None:
             with phase("into the caller's memory"):
                 value = into.receive(value)
-    return value, time.perf_counter() - t0, get_worker().address, dict(spent), (started, time.time())
+    answer = (value, time.perf_counter() - t0, get_worker().address, dict(spent), (started, time.time()))
+    if post is not None:
+        post[0].send(post[1], answer)
+    return answer
 
 
 def _stop_event(client: Any) -> Any:
@@ -254,12 +260,16 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         start()
     homes = _homes(split, order, data, where_ran, running(client, listed))
     staging, lands = landings(client, split.merge, split.parts, host)
+    box = mailbox()  # small answers posted here by the workers on this machine as their parts end
+    post = None if box is None else box.post()
     for rank, k in enumerate(order):
         select = split.parts[k].select
         where = homes.get(k)
         extra = {"data": data[k][0]} if k in data else {}
         if k in lands:
             extra["into"] = lands[k]
+        if post is not None:
+            extra["post"] = (post, k)
         fut = client.submit(_run_part, split.run, algo, sent, planned.params, name, select, stop.name, host,
                             pure=False, priority=len(order) - rank, **extra,
                             **({} if where is None else {"workers": [where], "allow_other_workers": True}))
@@ -290,8 +300,13 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
             for name, took in spent.items():
                 own[name] = own.get(name, 0.0) + took
 
-    _wait(client, list(futures), stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)),
-          keep)
+    try:
+        posted = _wait(client, list(futures), stop,
+                       _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)), keep, box,
+                       {k: fut for fut, k in futures.items()})
+    finally:
+        if box is not None:
+            box.close()
     t2 = time.perf_counter()
     try:
         merged = split.merge(values)
@@ -302,6 +317,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     result = wrap_result(algo, name, merged, inputs, split.views)
     t4 = _synchronized()
     details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts), "landed_parts": len(landed),
+               "posted_parts": posted,
                "sent_to_workers_bytes": moved["to_workers"], "gathered_from_workers_bytes": moved["from_workers"],
                # send: inputs and part data not yet on the workers; parts: submitted to the last value here
                "phases_s": {"send": t1 - t0, "parts": t2 - t1, **_timeline(submitted, stamps), "merge": t3 - t2,
@@ -360,10 +376,13 @@ def _synchronized() -> float:
     return time.perf_counter()
 
 
-def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None) -> None:
+def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[Any, Any], None] | None = None,
+          box: Any = None, keys: Mapping[Any, Any] | None = None) -> int:
     """Wait for a call's futures, advancing ``bar``; ``each(future, value)`` as they finish (a
-    task's error is raised here). On Ctrl-C or an error: set the call's stop event (running tasks
-    end at their next chunk boundary), cancel the futures, re-raise."""
+    task's error is raised here): posted to ``box`` (a :class:`~graphops.engine.mailbox.Mailbox`;
+    ``keys``: a post's key -> its future) where the worker did, else fetched from Dask. Returns how
+    many came by post. On Ctrl-C or an error: set the call's stop event (running tasks end at
+    their next chunk boundary), cancel the futures, re-raise."""
     from distributed import as_completed
 
     from graphops.engine.faults import worker_lost
@@ -373,11 +392,14 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
             for done, fut in enumerate(as_completed(futures), 1):
                 _raise_if_failed(fut)
                 bar.advance(done)
+        elif box is not None:
+            return _posted_or_fetched(client, futures, bar, each, box, keys or {})
         else:  # values fetched as they finish, several at a time (one fetch after another was 16 round trips)
             for done, (fut, value) in enumerate(as_completed(futures, with_results=True), 1):
                 _raise_if_failed(fut, value)
                 each(fut, value)
                 bar.advance(done)
+        return 0
     except BaseException as exc:
         stop.set()
         client.cancel(futures)
@@ -389,13 +411,51 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
         bar.close()
 
 
+# How often a call waiting on its mailbox looks at its futures without a wake-up (a future whose
+# worker was lost after it finished is finished again without one).
+SCAN_S = 0.05
+
+
+def _posted_or_fetched(client: Any, futures: list[Any], bar: Any, each: Callable[[Any, Any], None], box: Any,
+                       keys: Mapping[Any, Any]) -> int:
+    """:func:`_wait`'s values as they come: a posted answer at once, any other once Dask has its
+    future done (several fetched at a time; a done future rings the mailbox); a failed or
+    cancelled future raises here. Returns how many were posted."""
+    pending, posted = set(futures), 0
+
+    def took(fut: Any, value: Any) -> None:
+        pending.discard(fut)
+        each(fut, value)
+        bar.advance(len(futures) - len(pending))
+
+    for fut in futures:
+        fut.add_done_callback(box.knock)
+    while pending:
+        for key, answer in box.wait(SCAN_S):
+            if keys.get(key) in pending:
+                posted += 1
+                took(keys[key], answer)
+        done = [fut for fut in futures if fut in pending and fut.status not in ("pending", "lost")]
+        for fut in done:
+            _raise_if_failed(fut)
+        for key, answer in box.take():  # posted before their tasks returned: here by now
+            if keys.get(key) in pending:
+                posted += 1
+                took(keys[key], answer)
+        rest = [fut for fut in done if fut in pending]
+        if rest:
+            for fut, value in zip(rest, client.gather(rest)):
+                took(fut, value)
+    return posted
+
+
 def _raise_if_failed(fut: Any, value: Any = None) -> None:
     """A finished future's error, or its cancellation (Dask hands a cancelled one back, with the
     ``CancelledError`` as its value, instead of raising), raised here; nothing fetched."""
     from distributed import CancelledError
 
-    if fut.status == "error":
-        fut.result()  # raises the task's own error
+    if fut.status in ("error", "cancelled") and not isinstance(value, CancelledError):
+        fut.result()  # raises the task's own error, or the cancellation and its reason
     if fut.status == "cancelled" or isinstance(value, CancelledError):
         raise value if isinstance(value, CancelledError) else CancelledError(fut.key)
 
