@@ -43,7 +43,7 @@ class FileStaging:
     """The caller's side of :class:`FileLanding`: a file of ``nbytes`` bytes."""
 
     def __init__(self, path: str, nbytes: int) -> None:
-        self.path, self.nbytes, self.busy = path, nbytes, True
+        self.path, self.nbytes, self.busy, self.confirming = path, nbytes, True, False
         with open(path, "wb") as fh:
             fh.truncate(nbytes)
 

@@ -133,3 +133,93 @@ def test_some_answers_by_post_and_some_through_dask(client):
 
 def _fails():
     raise ValueError("part 3 fails")
+
+
+def test_a_connection_from_another_user_is_closed_unread(monkeypatch):
+    """The abstract namespace has no file permissions: the peer's user is checked first."""
+    import os
+
+    with mb.mailbox() as box:
+        post = box.post()
+        uid = os.getuid()
+        monkeypatch.setattr(mb.os, "getuid", lambda: uid + 1)
+        assert post.send(0, 1)  # sent, and dropped there
+        assert box.wait(1.0) == []
+        monkeypatch.undo()
+        assert post.send(1, 2) and box.wait(5.0) == [(1, 2)]
+
+
+def test_a_worker_does_not_pickle_an_answer_it_could_not_post(monkeypatch):
+    """A large value is measured, not pickled (a copy of it, or of a GPU value to the host, for nothing)."""
+    pickled = []
+    real = pickle.dumps
+    monkeypatch.setattr(mb.pickle, "dumps", lambda obj, **kw: pickled.append(obj) or real(obj, **kw))
+    with mb.mailbox() as box:
+        post = box.post()
+        assert not post.send(0, (np.zeros(post.most), 1.0, "tcp://w", {}, (0.0, 1.0)))
+        assert pickled == []
+        assert post.send(1, (np.zeros(4), 1.0, "tcp://w", {}, (0.0, 1.0))) and len(pickled) == 1
+
+
+class _NoAccept:
+    """A listening socket whose accept fails as with no file descriptor left."""
+
+    def __init__(self, sock):
+        self.sock = sock
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def accept(self):
+        import errno
+
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_mailbox_that_cannot_accept_leaves_the_answers_to_dask():
+    """An accept that fails (not 'nothing to accept') stops the posts, without an error and
+    without waking the wait again and again; knocks still wake it."""
+    with mb.mailbox() as box:
+        box._listen = _NoAccept(box._listen)
+        assert box.post().send(0, 1)  # connected and written: pending on the listening socket
+        assert box.wait(0.0) == [] and box._broken
+        t0 = time.perf_counter()
+        assert box.wait(0.3) == []  # waits out its timeout: the pending connection no longer wakes it
+        assert time.perf_counter() - t0 >= 0.25
+        threading.Timer(0.05, box.knock).start()
+        assert box.wait(30.0) == []
+
+
+def _sleeps(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_landing_array_stays_busy_until_dask_reports_the_calls_tasks_done(client):
+    """Answers posted before Dask has the tasks done: a part run again after its worker died could
+    still write into the caller's array, so the next call may not take it until Dask says so."""
+    import functools
+    import tempfile
+
+    from graphops.engine import cluster, landing
+    from tests.clusters import FileStaging
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for cancel in (False, True):
+            staging = FileStaging(f"{tmp}/s", 8)
+            fut = client.submit(_sleeps, 0.5 if not cancel else 60, pure=False)
+            landing.done(staging, 1, client, 0, unconfirmed=1)
+            cluster._once_done([fut], functools.partial(landing.confirmed, staging))
+            assert staging.busy and staging.confirming
+            if cancel:
+                fut.cancel()
+            for _ in range(600):
+                if not staging.busy:
+                    break
+                time.sleep(0.05)
+            assert not staging.busy and not staging.confirming
+        landing.done(staging, 1, client, 0, unconfirmed=0)  # every task done by Dask already: free at once
+        assert not staging.busy

@@ -52,7 +52,7 @@ import weakref
 from typing import Any, Callable, Iterator, Mapping
 
 from graphops.base.device import Device, free_pooled_device_memory, gpu_available
-from graphops.engine.landing import Landed, done, landed_value, landings
+from graphops.engine.landing import Landed, confirmed, done, landed_value, landings
 from graphops.engine.landing import release as release_staging
 from graphops.engine.mailbox import mailbox
 from graphops.engine.parts import Distributed, Here, Split
@@ -312,8 +312,11 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
         merged = split.merge(values)
         t3 = _synchronized()
     finally:
-        if staging is not None:  # every part has ended and the values are copied out: the next call may write
-            done(staging, len(landed), client, len(missed))
+        if staging is not None:  # every part has ended and the values are copied out: the next call may write,
+            unconfirmed = [fut for fut in futures if fut.status != "finished"]  # once Dask has them all done
+            done(staging, len(landed), client, len(missed), len(unconfirmed))
+            if staging.confirming:
+                _once_done(unconfirmed, functools.partial(confirmed, staging))
     result = wrap_result(algo, name, merged, inputs, split.views)
     t4 = _synchronized()
     details = {"workers": workers, "tasks": len(split.parts), "parts": len(split.parts), "landed_parts": len(landed),
@@ -409,6 +412,28 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
         raise
     finally:
         bar.close()
+
+
+def _once_done(futures: list[Any], fn: Callable[[], None]) -> None:
+    """``fn()`` once Dask reports every one of ``futures`` done (finished, failed or cancelled),
+    on Dask's callback thread. A future whose worker died after it finished ("lost") is Dask's to
+    run again: it is looked at again after half a second."""
+    import threading
+
+    left, lock = [len(futures)], threading.Lock()
+
+    def one(fut: Any) -> None:
+        if fut.status in ("pending", "lost"):
+            threading.Timer(0.5, fut.add_done_callback, (one,)).start()
+            return
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            fn()
+
+    for fut in futures:
+        fut.add_done_callback(one)
 
 
 # How often a call waiting on its mailbox looks at its futures without a wake-up (a future whose

@@ -13,9 +13,13 @@ whose CUDA can open the caller's memory (peer access between the GPUs); else, or
 the part's value travels as before. The staging array (the result's size, outside the memory
 pool) is kept per client for the next call, grown when a call needs more, and freed when the
 client closes (its workers asked first to close their mappings) or is collected; a client whose
-call landed nothing where it could have gets none again, nor does a process without CUDA IPC. A call that fails leaves its array busy (a part still running may
-write into it) and the next takes a new one; after :data:`LEFT_MOST` such arrays the client's
-values travel as Dask messages.
+call landed nothing where it could have gets none again, nor does a process without CUDA IPC. A
+call that fails leaves its array busy (a part still running may write into it) and the next takes
+a new one; after :data:`LEFT_MOST` such arrays the client's values travel as Dask messages. A
+call whose answers came before Dask reported its tasks done (posted: :mod:`graphops.engine.mailbox`)
+keeps its array busy until Dask does (a part run again after its worker died writes into it
+again), and the next call takes another array meanwhile: calls one after another alternate
+between two.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Landing", "Landed", "staging_for", "done", "release", "landings", "landed_value"]
+__all__ = ["Landing", "Landed", "staging_for", "done", "confirmed", "release", "landings", "landed_value"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -127,6 +131,7 @@ class _Staging:
                 _NO_IPC.append(True)
             raise
         self.busy = False
+        self.confirming = False  # busy until Dask reports the tasks of the call that took it done
         self._free = weakref.finalize(self, _free, self.ptr, self.device)
 
     def landing(self, offset: int, nbytes: int, dtype: str) -> Landing:
@@ -160,6 +165,11 @@ _NEVER: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _NO_IPC: list[bool] = []
 # A client stops landing once this many arrays are left busy by failed calls (memory held till it closes).
 LEFT_MOST = 2
+# At most this many arrays wait for Dask to report their calls' tasks done: a call finding as many
+# waits for one (up to CONFIRM_WAIT_S seconds, then lands nothing).
+CONFIRMING_MOST = 2
+CONFIRM_WAIT_S = 2.0
+_CONFIRMED = threading.Condition()
 
 
 def staging_for(client: Any, nbytes: int) -> _Staging | None:
@@ -169,17 +179,22 @@ def staging_for(client: Any, nbytes: int) -> _Staging | None:
     if _NO_IPC or client in _NEVER:
         return None
     held = _STAGING.setdefault(client, [])
-    if sum(s.busy for s in held) >= LEFT_MOST:
+    with _CONFIRMED:
+        _CONFIRMED.wait_for(lambda: sum(s.confirming for s in held) < CONFIRMING_MOST, CONFIRM_WAIT_S)
+    if sum(s.busy and not s.confirming for s in held) >= LEFT_MOST or \
+            sum(s.confirming for s in held) >= CONFIRMING_MOST:
         return None
     try:
         import cupy
 
         device = cupy.cuda.runtime.getDevice()
-        current = held[-1] if held else None
-        if current is None or current.busy or current.nbytes < nbytes or current.device != device:
+        fits = [s for s in held if not s.busy and s.nbytes >= nbytes and s.device == device]
+        current = fits[-1] if fits else None
+        if current is None:
             current = _Staging(nbytes)
-            if held and not held[-1].busy:
-                _close_on_workers(client, [held.pop().handle])  # outgrown: freed once no reference is left
+            idle = [s for s in held if not s.busy]  # outgrown or on another device: freed once no reference is left
+            held[:] = [s for s in held if s.busy]
+            _close_on_workers(client, [s.handle for s in idle])
             held.append(current)
     except Exception:  # no CUDA here, or its memory is full: the values travel as Dask messages
         return None
@@ -187,16 +202,28 @@ def staging_for(client: Any, nbytes: int) -> _Staging | None:
     return current
 
 
-def done(staging: _Staging, landed: int = 1, client: Any = None, missed: int = 0) -> None:
-    """The call that took ``staging`` has its values: the next call may write into it. A call in
-    which no part ``landed`` while some could have (``missed``: device arrays of the landing's
-    dtype and size that came back as messages) tells that ``client``'s workers cannot write here
-    (another machine, the same process, no peer access): its idle arrays are freed and none is
-    made for it again."""
-    staging.busy = False
+def done(staging: _Staging, landed: int = 1, client: Any = None, missed: int = 0, unconfirmed: int = 0) -> None:
+    """The call that took ``staging`` has its values: the next call may write into it, or, when
+    ``unconfirmed`` of its tasks are not yet reported done by Dask (their answers came by post),
+    once :func:`confirmed` says they are. A call in which no part ``landed`` while some could have
+    (``missed``: device arrays of the landing's dtype and size that came back as messages) tells
+    that ``client``'s workers cannot write here (another machine, the same process, no peer
+    access): its idle arrays are freed and none is made for it again."""
     if not landed and missed and client is not None:
+        staging.busy = False
         _NEVER.add(client)
         _retire(client, keep_busy=True)
+    elif unconfirmed:
+        staging.confirming = True
+    else:
+        staging.busy = False
+
+
+def confirmed(staging: _Staging) -> None:
+    """Dask reports every task of the call that took ``staging`` done: the next call may write."""
+    with _CONFIRMED:
+        staging.busy = staging.confirming = False
+        _CONFIRMED.notify_all()
 
 
 def release(client: Any) -> None:

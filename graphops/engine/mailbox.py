@@ -13,17 +13,21 @@ machine, any error on the way) comes as before, and failures, cancellations and 
 Dask's as before.
 
 The socket is a Unix stream socket in Linux's abstract namespace (no file is made; elsewhere
-there is no mailbox and answers come through Dask), named at random per call; each post starts
-with a token of 16 random bytes that only the call's tasks were given, and anything else that
-connects is dropped unread.
+there is no mailbox and answers come through Dask), named at random per call. A connection from a
+process of another user is closed unread (the abstract namespace has no file permissions), and a
+post must start with a token of 16 random bytes that only the call's tasks were given (compared
+in constant time, after all 16 bytes are read); anything else is dropped unread.
 """
 from __future__ import annotations
 
+import hmac
 import os
 import pickle
 import select
 import socket
+import struct
 import sys
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +53,7 @@ class Post:
     def send(self, key: Any, answer: Any) -> bool:
         """On a worker: ``(key, answer)`` sent to the caller; False where it was not (another
         machine, too large, not picklable, the caller gone or not listening)."""
-        if self.machine != _machine():
+        if self.machine != _machine() or _size(answer) > self.most:  # too large: not even pickled here
             return False
         try:
             body = pickle.dumps((key, answer), protocol=5)
@@ -65,6 +69,18 @@ class Post:
         except OSError:
             return False
         return True
+
+
+def _size(obj: Any) -> int:
+    """About how many bytes ``obj`` pickles to (its arrays' bytes), without pickling it."""
+    from graphops.engine.placing import nbytes
+
+    if isinstance(obj, (tuple, list)):
+        return sum(_size(item) for item in obj)
+    try:
+        return nbytes(obj)
+    except Exception:  # no estimate: the pickle's length decides
+        return 0
 
 
 class Mailbox:
@@ -86,21 +102,27 @@ class Mailbox:
             self._listen.close()
             raise
         self.posted = 0
+        self._lock = threading.Lock()  # knock (any thread) against close
+        self._closed = False
+        self._broken = False  # accept failed (e.g. out of file descriptors): answers come through Dask
 
     def post(self) -> Post:
         return Post(self.address, _machine(), self.token, POST_MOST)
 
     def knock(self, *_: Any) -> None:
         """Wake :meth:`wait` (from any thread; nothing happens once the mailbox is closed)."""
-        try:
-            self._ring.send(b"k")
-        except OSError:  # closed, or wake-ups already pending
-            pass
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._ring.send(b"k")
+            except OSError:  # wake-ups already pending
+                pass
 
     def wait(self, timeout: float) -> list[tuple[Any, Any]]:
         """The ``(key, answer)`` posts that came, after waiting up to ``timeout`` seconds for a post
         or a knock (none: at once)."""
-        ready, _, _ = select.select([self._listen, self._wake], [], [], timeout)
+        ready, _, _ = select.select([self._wake] if self._broken else [self._listen, self._wake], [], [], timeout)
         if self._wake in ready:
             try:
                 while self._wake.recv(4096):
@@ -111,17 +133,21 @@ class Mailbox:
 
     def take(self) -> list[tuple[Any, Any]]:
         """The posts that came, without waiting."""
-        got = []
-        while True:
+        got: list[tuple[Any, Any]] = []
+        while not self._broken:
             try:
                 conn, _ = self._listen.accept()
             except (BlockingIOError, InterruptedError):
                 return got
+            except OSError:  # e.g. no file descriptor left: the rest of the call's answers come through Dask
+                self._broken = True
+                return got
             with conn:
-                item = self._read(conn)
+                item = self._read(conn) if _same_user(conn) else None
             if item is not None:
                 got.append(item)
                 self.posted += 1
+        return got
 
     def _read(self, conn: socket.socket) -> tuple[Any, Any] | None:
         conn.settimeout(1.0)  # the sender wrote before connecting was done: this waits only on a stalled one
@@ -132,11 +158,11 @@ class Mailbox:
                 if not chunk:
                     break
                 data += chunk
-                if len(data) > POST_MOST + _TOKEN or not (self.token.startswith(data) or data.startswith(self.token)):
+                if len(data) > POST_MOST + _TOKEN:
                     return None  # not one of this call's posts
         except OSError:
             return None
-        if not data.startswith(self.token):
+        if not hmac.compare_digest(data[:_TOKEN], self.token):
             return None
         try:
             key, answer = pickle.loads(data[_TOKEN:])
@@ -145,14 +171,25 @@ class Mailbox:
         return key, answer
 
     def close(self) -> None:
-        for sock in (self._listen, self._wake, self._ring):
-            sock.close()
+        with self._lock:
+            self._closed = True
+            for sock in (self._listen, self._wake, self._ring):
+                sock.close()
 
     def __enter__(self) -> "Mailbox":
         return self
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """Whether the process at the other end runs as this process's user."""
+    try:
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    except (OSError, AttributeError):
+        return False
+    return uid == os.getuid()
 
 
 def mailbox() -> Mailbox | None:
