@@ -440,3 +440,25 @@ def test_workers_that_are_all_paused_are_said_to_be(monkeypatch):
     with pytest.raises(go.InputError, match=r"none of the Dask cluster's 2 worker\(s\) took work within 30 s: all are "
                                             r"paused .*free their memory"):
         placing.send(Paused(), {"x": np.zeros(3)})
+
+
+def _dies_on(address, dask_worker=None):
+    if dask_worker.address == address:
+        os._exit(1)
+    return dask_worker.address
+
+
+def test_a_worker_dying_while_every_worker_is_asked_something_is_left_out():
+    """What a call asks of every worker (their devices, their free memory for a Dask edge frame's
+    slices) is the answers of the workers alive: one that dies meanwhile was a CommClosedError
+    out of the call (seen killing a worker as jaccard built a frame's slices)."""
+    from graphops.engine.placing import answers
+
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        c.wait_for_workers(3)
+        workers = sorted(c.scheduler_info()["workers"])
+        got = answers(c, _dies_on, workers[0])
+        assert sorted(got) == workers[1:] and all(got[a] == a for a in got)
+        with pytest.raises(Exception):  # what Dask's own run does
+            c.run(_dies_on, workers[1])

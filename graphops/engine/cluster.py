@@ -56,7 +56,8 @@ from graphops.engine.landing import Landed, confirmed, done, landed_value, landi
 from graphops.engine.landing import release as release_staging
 from graphops.engine.mailbox import mailbox
 from graphops.engine.parts import Distributed, Here, Split
-from graphops.engine.placing import data_lost, hashable, nbytes, on_workers, place_data, placed, release, running, send
+from graphops.engine.placing import (answers, data_lost, hashable, nbytes, on_workers, place_data, placed, release,
+                                     running, send)
 from graphops.engine.plan import Outcome, Plan, wrap_result
 from graphops.errors import InputError, PluginError
 from graphops.host.algorithm import Algorithm, load_target
@@ -76,7 +77,7 @@ def worker_status(client: Any, listed: Mapping[str, Any] | None = None) -> dict[
     hit = _STATUS.get(client)
     if hit is not None and hit[0] == known and known:
         return hit[1]
-    status = client.run(_device_status)
+    status = answers(client, _device_status)
     if not status:
         raise InputError("the Dask cluster has no workers; start some (or wait for them) and call again")
     _STATUS[client] = (frozenset(status), status)

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from graphops.engine.parts import Split
 
 __all__ = ["Kept", "send", "broadcast", "placed", "hashable", "nbytes", "place_data", "data_lost", "on_workers",
-           "release", "running"]
+           "release", "running", "answers"]
 
 
 class Kept:
@@ -143,6 +143,14 @@ def running(client: Any, listed: Mapping[str, Any] | None = None) -> list[str]:
     scheduler's workers, one round trip of a call) or of the scheduler's list asked now."""
     info = client.scheduler_info(n_workers=-1)["workers"] if listed is None else listed
     return [addr for addr, w in info.items() if w.get("status", "running") == "running"]
+
+
+def answers(client: Any, fn: Any, *args: Any) -> dict[str, Any]:
+    """``client.run(fn, *args)``: each worker's answer, of the workers that answered (one that dies
+    meanwhile, or has died since the scheduler last listed it, is left out: Dask runs its tasks
+    elsewhere)."""
+    got = client.run(fn, *args, on_error="return")
+    return {addr: value for addr, value in got.items() if not isinstance(value, BaseException)}
 
 
 def _sent_prefix() -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from graphops.base.device import Device, device_of
+from graphops.engine.placing import answers
 from graphops.model.daskgraph import DaskGraph
 from graphops.model.ids import distinct
 
@@ -90,7 +91,7 @@ def _build_slices(client: Any, graph: DaskGraph, k: int) -> Slices:
     indexed = [sub(_part_index, a, ids, pure=False) for a in arrays]
     entries = sub(add_up, *[sub(_histogram, x, n, pure=False) for x in indexed], pure=False)
     work = [sub(_home_work, x, entries, pure=False) for x in indexed]
-    free = list(client.run(_free_bytes, graph.device is Device.GPU).values())
+    free = list(answers(client, _free_bytes, graph.device is Device.GPU).values())  # of the workers alive
     bounds = sub(_bounds_within, n, k, free, entries, *work, pure=False).result()
     pieces = [sub(_cut, x, bounds, j, pure=False) for j, x in enumerate(indexed)]
     get = operator.getitem
