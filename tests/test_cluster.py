@@ -339,6 +339,28 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
                                   go.run("mg_kernel", test, train, backend="cpu", **kw))
 
 
+@pytest.mark.parametrize("taper", [0.5, 0.2])
+def test_a_test_by_train_gram_in_tapered_parts_equals_one_process(client, monkeypatch, taper):
+    """Each worker's parts of decreasing size (its last block, placed after the others end, the
+    smallest): the matrix of one process, the parts' estimated costs in the shares asked."""
+    import graphops.engine.gram as gram
+
+    monkeypatch.setattr(gram, "TAPER", taper)
+    gs = go.datasets.load("MUTAG")
+    test, train = gs[:12], gs[12:]
+    kw = dict(node_kernel=KD, edge_kernel=KD)
+    out = go.execute_call("mg_kernel", test, train, backend="cpu", client=client, **kw)
+    np.testing.assert_array_equal(out.result, go.run("mg_kernel", test, train, backend="cpu", **kw))
+    from graphops.host.registry import get_registry
+
+    algo = get_registry().algorithm("mg_kernel")
+    split = gram.gram_split(algo, {"graphs": test, "other": train}, SimpleNamespace(normalize=False), 2)
+    costs = sorted((p.cost for p in split.parts), reverse=True)
+    assert len(costs) <= 2 * gram.PARTS_PER_WORKER and (taper < 0.5 or len(costs) == 2 * gram.PARTS_PER_WORKER)
+    for r in range(1, len(costs) // 2):  # each round about TAPER times the last (graphs are whole; tiny parts merge)
+        assert costs[2 * r] == pytest.approx(costs[2 * r - 2] * taper, rel=0.35), costs
+
+
 def _kept_slices() -> int:  # on a worker: the distinct set slices its Gram parts hold
     from graphops.engine import parts as cluster
 

@@ -256,9 +256,10 @@ def chunks(total: int, *, what: str = "working", cost: Any = None, first: float 
         bar.close()
 
 
-def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, int]]:
+def even_ranges(total: int, pieces: int, cost: Any = None, shares: Any = None) -> list[tuple[int, int]]:
     """``[0, total)`` cut into at most ``pieces`` ranges of about equal cost (cumulative, as in
-    :func:`chunks`), for work queued ahead of time (a GPU's share of a hybrid call)."""
+    :func:`chunks`), for work queued ahead of time (a GPU's share of a hybrid call); with
+    ``shares`` (one a piece, with ``cost``), of costs about in proportion to them instead."""
     if total <= 0:
         return []
     pieces = max(1, min(int(pieces), total))
@@ -268,7 +269,11 @@ def even_ranges(total: int, pieces: int, cost: Any = None) -> list[tuple[int, in
         from graphops.base.device import Device, device_of, to_device
 
         xp = device_of(cost).xp
-        marks = xp.linspace(float(cost[0]), float(cost[total]), pieces + 1)
+        if shares is None or len(shares) != pieces:
+            marks = xp.linspace(float(cost[0]), float(cost[total]), pieces + 1)
+        else:
+            at = np.concatenate([[0.0], np.cumsum(np.asarray(shares, dtype=np.float64))]) / float(np.sum(shares))
+            marks = xp.asarray(float(cost[0]) + at * (float(cost[total]) - float(cost[0])))
         bounds = to_device(xp.searchsorted(cost, marks, side="left"), Device.CPU).astype(np.int64)
         bounds[0], bounds[-1] = 0, total
     bounds = np.unique(bounds)

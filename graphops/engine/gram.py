@@ -225,7 +225,7 @@ def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers:
             per_row = wa * w[1].sum() + len(w[1])
         order = dealt(len(per_row), n_parts)
         parts = [Part((kind, g.second, runs_of(order[p.select[0]:p.select[1]])), p.cost)
-                 for p in rows_by_cost(per_row[order], n_parts)]
+                 for p in rows_by_cost(per_row[order], n_parts, tapered(workers, n_parts // max(workers, 1)))]
     normalize_here = _normalized(algo, params) and not _self_normalized(algo, params, other)
     if other is not None and normalize_here:  # the diagonals of both sets, in parts of their own
         for slot, ws in (("graphs", w[0]), (g.second, w[1])):
@@ -235,6 +235,17 @@ def gram_split(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers:
     merge = _GramMerge(tuple(p.select for p in parts), shape, other is None, normalize_here,
                        graphs.device is Device.CPU)
     return Split(parts, gram_part, merge, reason="" if cost is None else cost.why())
+
+
+# A worker's parts of a test x train matrix, costliest first, take shares 1, TAPER, TAPER², ... of
+# its work, so that its last part, whose block is copied off the GPU and placed after every other
+# part has ended, is its smallest (1.0: equal parts).
+TAPER = 1.0
+
+
+def tapered(workers: int, per_worker: int) -> list[float]:
+    """The parts' shares of the work, ``workers`` parts of each size (:data:`TAPER`)."""
+    return [TAPER ** r for r in range(per_worker) for _ in range(workers)]
 
 
 # A test x train block's graphs: runs of DEALT graphs of the set, dealt to the parts in turn, so that

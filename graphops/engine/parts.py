@@ -85,15 +85,16 @@ class Here:
     reason: str
 
 
-def rows_by_cost(row_cost: Any, pieces: int) -> list[Part]:
+def rows_by_cost(row_cost: Any, pieces: int, shares: Sequence[float] | None = None) -> list[Part]:
     """Items ``0..n-1`` (rows, pairs) of given costs (NumPy or CuPy) cut into at most ``pieces``
-    ranges of about equal cost, as parts selecting ``(r0, r1)``."""
+    ranges of about equal cost (or, given ``shares``, one a piece, of costs about in proportion
+    to them), as parts selecting ``(r0, r1)``."""
     from graphops.base.device import Device, device_of, to_device
     from graphops.base.work import even_ranges
 
     xp = device_of(row_cost).xp  # NumPy or CuPy: a GPU's costs are summed and cut there
     cost = xp.concatenate([xp.zeros(1), xp.cumsum(xp.asarray(row_cost, dtype=xp.float64))])
-    ranges = even_ranges(len(row_cost), pieces, cost)
+    ranges = even_ranges(len(row_cost), pieces, cost, shares)
     at = to_device(cost[[r for rng in ranges for r in rng]], Device.CPU) if ranges else []
     return [Part(rng, float(at[2 * k + 1] - at[2 * k])) for k, rng in enumerate(ranges)]
 
