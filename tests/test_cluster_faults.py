@@ -462,3 +462,9 @@ def test_a_worker_dying_while_every_worker_is_asked_something_is_left_out():
         assert sorted(got) == workers[1:] and all(got[a] == a for a in got)
         with pytest.raises(Exception):  # what Dask's own run does
             c.run(_dies_on, workers[1])
+        with pytest.raises(ZeroDivisionError):  # the function's own error is not a lost worker
+            answers(c, _divides, 0)
+
+
+def _divides(by):
+    return 1 / by

@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphops.base.work import chunks, even_ranges
 
@@ -67,6 +69,35 @@ def test_even_ranges_by_cost():
     _covers(ranges, 100)
     assert ranges[0][1] > 90  # half the cost is the 90 light items and a few heavy ones
     assert even_ranges(0, 3) == [] and even_ranges(5, 10) == [(i, i + 1) for i in range(5)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(costs=st.lists(st.integers(0, 50), min_size=1, max_size=60),
+       shares=st.lists(st.floats(1e-6, 1e3), min_size=1, max_size=9))
+def test_even_ranges_by_shares_cover_the_items_once(costs, shares):
+    """Ranges of costs about in proportion to the shares: never empty, end to end over every item."""
+    cost = np.concatenate([[0], np.cumsum(costs)])
+    ranges = even_ranges(len(costs), len(shares), cost, shares)
+    _covers(ranges, len(costs))
+    assert 1 <= len(ranges) <= len(shares) and all(a < b for a, b in ranges)
+
+
+def test_even_ranges_refuse_shares_that_are_not_positive_numbers():
+    cost = np.arange(11.0)
+    for bad in ([0, 0], [1, float("nan")], [1, -1], [1, float("inf")]):
+        with pytest.raises(ValueError, match="finite and positive"):
+            even_ranges(10, 2, cost, bad)
+
+
+def test_a_taper_outside_its_range_is_refused(monkeypatch):
+    from graphops.engine import gram
+
+    for bad in (0, -0.5, 1.5, float("nan")):
+        monkeypatch.setattr(gram, "TAPER", bad)
+        with pytest.raises(ValueError, match="TAPER must be in"):
+            gram.tapered(2, 4)
+    monkeypatch.setattr(gram, "TAPER", 1e-9)  # shares that underflow are kept above zero
+    assert min(gram.tapered(2, 4)) > 0
 
 
 LONG = """\

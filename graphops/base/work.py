@@ -269,12 +269,15 @@ def even_ranges(total: int, pieces: int, cost: Any = None, shares: Any = None) -
         from graphops.base.device import Device, device_of, to_device
 
         xp = device_of(cost).xp
-        if shares is None or len(shares) != pieces:
+        weights = None if shares is None else np.asarray(shares, dtype=np.float64)
+        if weights is not None and not (np.all(np.isfinite(weights)) and np.all(weights > 0)):
+            raise ValueError(f"even_ranges: shares must be finite and positive, got {list(shares)}")
+        if weights is None or len(weights) != pieces:  # no shares, or fewer items than pieces: equal ones
             marks = xp.linspace(float(cost[0]), float(cost[total]), pieces + 1)
         else:
-            at = np.concatenate([[0.0], np.cumsum(np.asarray(shares, dtype=np.float64))]) / float(np.sum(shares))
+            at = np.concatenate([[0.0], np.cumsum(weights)]) / float(weights.sum())
             marks = xp.asarray(float(cost[0]) + at * (float(cost[total]) - float(cost[0])))
         bounds = to_device(xp.searchsorted(cost, marks, side="left"), Device.CPU).astype(np.int64)
         bounds[0], bounds[-1] = 0, total
-    bounds = np.unique(bounds)
+    bounds = np.unique(np.clip(bounds, 0, total))
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]

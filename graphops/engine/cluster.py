@@ -315,6 +315,7 @@ def _parts_once(planned: Plan, split: Split, n_workers: int, progress: bool | No
     finally:
         if staging is not None:  # every part has ended and the values are copied out: the next call may write,
             unconfirmed = [fut for fut in futures if fut.status != "finished"]  # once Dask has them all done
+            futures.clear()  # released: a finished part is not run again (into the array) if its worker dies now
             done(staging, len(landed), client, len(missed), len(unconfirmed))
             if staging.confirming:
                 _once_done(unconfirmed, functools.partial(confirmed, staging))
@@ -418,14 +419,19 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
 def _once_done(futures: list[Any], fn: Callable[[], None]) -> None:
     """``fn()`` once Dask reports every one of ``futures`` done (finished, failed or cancelled),
     on Dask's callback thread. A future whose worker died after it finished ("lost") is Dask's to
-    run again: it is looked at again after half a second."""
+    run again: it is looked at again every half second, for a minute at most (then ``fn`` is never
+    called: what it frees stays held, as after a failed call)."""
     import threading
 
-    left, lock = [len(futures)], threading.Lock()
+    left, lock, looks = [len(futures)], threading.Lock(), {}
 
     def one(fut: Any) -> None:
         if fut.status in ("pending", "lost"):
-            threading.Timer(0.5, fut.add_done_callback, (one,)).start()
+            looks[fut.key] = looks.get(fut.key, 0) + 1
+            if looks[fut.key] <= 120:
+                timer = threading.Timer(0.5, fut.add_done_callback, (one,))
+                timer.daemon = True
+                timer.start()
             return
         with lock:
             left[0] -= 1

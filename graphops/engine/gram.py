@@ -248,8 +248,11 @@ TAPER = 0.5
 
 
 def tapered(workers: int, per_worker: int) -> list[float]:
-    """The parts' shares of the work, ``workers`` parts of each size (:data:`TAPER`)."""
-    return [TAPER ** r for r in range(per_worker) for _ in range(workers)]
+    """The parts' shares of the work, ``workers`` parts of each size (:data:`TAPER`, in (0, 1])."""
+    taper = float(TAPER)
+    if not 0.0 < taper <= 1.0:
+        raise ValueError(f"graphops.engine.gram.TAPER must be in (0, 1] (1: equal parts), got {TAPER!r}")
+    return [max(taper ** r, 1e-6) for r in range(per_worker) for _ in range(workers)]
 
 
 # A test x train block's graphs: runs of DEALT graphs of the set (fewer where the set is small),

@@ -146,10 +146,15 @@ def running(client: Any, listed: Mapping[str, Any] | None = None) -> list[str]:
 
 
 def answers(client: Any, fn: Any, *args: Any) -> dict[str, Any]:
-    """``client.run(fn, *args)``: each worker's answer, of the workers that answered (one that dies
-    meanwhile, or has died since the scheduler last listed it, is left out: Dask runs its tasks
-    elsewhere)."""
+    """``client.run(fn, *args)``: each worker's answer, of the workers that could be reached (one
+    that dies meanwhile, or has died since the scheduler last listed it, is left out: Dask runs its
+    tasks elsewhere); an error ``fn`` raised on a worker is raised here."""
+    import asyncio
+
     got = client.run(fn, *args, on_error="return")
+    for value in got.values():
+        if isinstance(value, BaseException) and not isinstance(value, (OSError, asyncio.TimeoutError)):
+            raise value  # the function's own error (a worker without graphops, ...): not a lost worker
     return {addr: value for addr, value in got.items() if not isinstance(value, BaseException)}
 
 
