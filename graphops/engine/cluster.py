@@ -22,7 +22,9 @@ here the executor
   runs what the caller dispatched (a worker never looks an algorithm up by name);
 * submits the parts costliest first (Dask's priorities; idle workers steal queued ones), so
   hub pairs and big graphs do not end up last on one worker;
-* fetches the values as they finish, several at a time, with the progress report (a merge with an
+* takes each part's answer as the part ends where a worker on this machine posted it
+  (:mod:`graphops.engine.mailbox`), else fetches the values as they finish, several at a time,
+  with the progress report (a merge with an
   ``add`` takes each as it comes), and wraps the merged result as a
   backend's result is wrapped (the caller's frame family and ids); Ctrl-C cancels the tasks, and the
   parts already running stop at their next chunk boundary (a stop event they poll);
