@@ -178,12 +178,20 @@ def test_the_summary_and_parquet_outputs_say_what_made_them(tmp_path):
     assert again.provenance["inputs"] == summary.provenance["inputs"]
 
 
+def _keys(tmp_path, monkeypatch) -> set[str]:
+    """The run's step keys (they change with graphops' code), from a cache of their own."""
+    monkeypatch.setenv("GRAPHOPS_RUN_CACHE", str(tmp_path / "probe"))
+    return {s.cache_key for s in go.run_pipeline(write(tmp_path), out=tmp_path / "probe-out").steps}
+
+
 def test_clear_never_follows_a_link_nor_takes_what_is_not_an_entry(tmp_path, monkeypatch):
     root, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
     root.mkdir()
     (elsewhere / ("a" * 40)).mkdir(parents=True)
     (elsewhere / ("a" * 40) / "f").write_text("keep")
-    (root / "cd").symlink_to(elsewhere)  # a shard that is a link: never entered
+    taken = {k[:2] for k in _keys(tmp_path, monkeypatch)} | {"00", "ff"}
+    shard = next(f"{i:02x}" for i in range(256) if f"{i:02x}" not in taken)
+    (root / shard).symlink_to(elsewhere)  # a shard that is a link, not one of the run's: never entered
     (root / "00" / ".tmp-important").mkdir(parents=True)
     (root / "00" / ".tmp-important" / "thesis.tex").write_text("keep")
     (root / "ff" / ("0" * 40)).mkdir(parents=True)
@@ -194,6 +202,23 @@ def test_clear_never_follows_a_link_nor_takes_what_is_not_an_entry(tmp_path, mon
     for kept in (elsewhere / ("a" * 40) / "f", root / "00" / ".tmp-important" / "thesis.tex",
                  root / "ff" / ("0" * 40) / "data.txt"):
         assert kept.read_text() == "keep"
+
+
+def test_an_entry_is_never_written_through_a_shard_that_is_a_link(tmp_path, monkeypatch):
+    """A shard folder that is a link (to anywhere) is not written through: the step runs, is not
+    kept, and nothing appears where the link points."""
+    keys = _keys(tmp_path, monkeypatch)
+    root, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    for k in keys:
+        if not (root / k[:2]).exists():
+            (root / k[:2]).symlink_to(elsewhere)
+    monkeypatch.setenv("GRAPHOPS_RUN_CACHE", str(root))
+    done = go.run_pipeline(write(tmp_path), out=tmp_path / "a")
+    assert statuses(done) == {"sim": "ok", "parts": "ok", "other": "ok"}
+    assert list(elsewhere.iterdir()) == [] and cache.entries() == []
+    assert all(s.details["cache"] != "written" for s in done.steps), [s.details["cache"] for s in done.steps]
 
 
 def test_an_entry_whose_result_is_a_fifo_or_tampered_is_not_read(tmp_path):

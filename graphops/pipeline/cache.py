@@ -152,6 +152,8 @@ def store(key: StepKey, result: Any, made: dict) -> str | None:
         return payload
     name, family, data = payload
     final = _where(key.key)
+    if final.parent.is_symlink() or (final.parent.exists() and not final.parent.is_dir()):
+        return f"the cache's folder {final.parent} is a link or not a folder: nothing is written through it"
     if (final / ENTRY).is_file():
         return None
     tmp = final.parent / f".tmp-{uuid.uuid4().hex}"
