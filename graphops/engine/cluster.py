@@ -462,20 +462,21 @@ def _posted_or_fetched(client: Any, futures: list[Any], bar: Any, each: Callable
         each(fut, value)
         bar.advance(len(futures) - len(pending))
 
+    def take(posts: list[tuple[Any, Any]]) -> None:  # the posts of parts still waited for (not a second time)
+        nonlocal posted
+        for key, answer in posts:
+            if keys.get(key) in pending:
+                posted += 1
+                took(keys[key], answer)
+
     for fut in futures:
         fut.add_done_callback(box.knock)
     while pending:
-        for key, answer in box.wait(SCAN_S):
-            if keys.get(key) in pending:
-                posted += 1
-                took(keys[key], answer)
+        take(box.wait(SCAN_S))
         done = [fut for fut in futures if fut in pending and fut.status not in ("pending", "lost")]
         for fut in done:
             _raise_if_failed(fut)
-        for key, answer in box.take():  # posted before their tasks returned: here by now
-            if keys.get(key) in pending:
-                posted += 1
-                took(keys[key], answer)
+        take(box.take())  # posted before their tasks returned: here by now
         rest = [fut for fut in done if fut in pending]
         if rest:
             for fut, value in zip(rest, client.gather(rest)):
@@ -488,10 +489,11 @@ def _raise_if_failed(fut: Any, value: Any = None) -> None:
     ``CancelledError`` as its value, instead of raising), raised here; nothing fetched."""
     from distributed import CancelledError
 
-    if fut.status in ("error", "cancelled") and not isinstance(value, CancelledError):
+    if isinstance(value, CancelledError):
+        raise value
+    if fut.status in ("error", "cancelled"):
         fut.result()  # raises the task's own error, or the cancellation and its reason
-    if fut.status == "cancelled" or isinstance(value, CancelledError):
-        raise value if isinstance(value, CancelledError) else CancelledError(fut.key)
+        raise CancelledError(fut.key)  # (it always raises: never a silent pass)
 
 
 def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, Any], params: Any, backend: str,

@@ -258,10 +258,10 @@ def tapered(workers: int, per_worker: int) -> list[float]:
 # A test x train block's graphs: runs of DEALT graphs of the set (fewer where the set is small),
 # dealt in turn to four times as many turns as the smallest part's share goes into the whole (each
 # turn's runs from all over the set), so that each part, at least three whole turns and pieces of
-# two, gets graphs from all over it.
-# A pair's true cost also grows with what the work estimate does not see (mg_kernel's solver iterations grow with the graphs' size), and sets are
-# often ordered by size or class: contiguous blocks of about equal estimated work took 0.6 to 1.7
-# times the mean on 4 GPUs (mg_kernel, 5,000 x 100,000 graphs ordered by size).
+# two, gets graphs from all over it. A pair's true cost also grows with what the work estimate does
+# not see (mg_kernel's solver iterations grow with the graphs' size), and sets are often ordered by
+# size or class: contiguous blocks of about equal estimated work took 0.6 to 1.7 times the mean on
+# 4 GPUs (mg_kernel, 5,000 x 100,000 graphs ordered by size).
 DEALT = 32
 
 
