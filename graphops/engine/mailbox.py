@@ -89,6 +89,7 @@ class Mailbox:
 
     def __init__(self) -> None:
         self.token = os.urandom(_TOKEN)
+        self.most = POST_MOST  # the call's limit, for its posts and their reading alike
         self.address = b"\0graphops-" + uuid.uuid4().hex.encode()
         self._listen = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -107,7 +108,7 @@ class Mailbox:
         self._broken = False  # accept failed (e.g. out of file descriptors): answers come through Dask
 
     def post(self) -> Post:
-        return Post(self.address, _machine(), self.token, POST_MOST)
+        return Post(self.address, _machine(), self.token, self.most)
 
     def knock(self, *_: Any) -> None:
         """Wake :meth:`wait` (from any thread; nothing happens once the mailbox is closed)."""
@@ -158,7 +159,7 @@ class Mailbox:
                 if not chunk:
                     break
                 data += chunk
-                if len(data) > POST_MOST + _TOKEN:
+                if len(data) > self.most + _TOKEN:
                     return None  # not one of this call's posts
         except OSError:
             return None
