@@ -690,6 +690,93 @@ def test_cuda_protocol(monkeypatch):
         assert cuda_protocol("tcp") == "tcp" and cuda_protocol("ucx") == "ucx"
 
 
+def test_ucx_progress_is_set_while_a_cluster_starts_and_the_environment_kept(monkeypatch):
+    """UCX progressed on its own thread, completions handed over by a notifier thread, while a ucx
+    cluster starts here or a client joins one over ucx; the environment as it was after, also when
+    the start fails; a process that says either setting itself keeps its own; tcp is left alone."""
+    from graphops.engine import cluster
+
+    names = sorted(cluster.UCX_PROGRESS)
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    seen: list[dict] = []
+
+    class Stop(Exception):
+        pass
+
+    def record(*args, **kwargs):
+        seen.append({name: os.environ.get(name) for name in names})
+        raise Stop()
+
+    fake_cuda = SimpleNamespace(LocalCUDACluster=record)
+    monkeypatch.setitem(sys.modules, "dask_cuda", fake_cuda)
+    monkeypatch.setitem(sys.modules, "distributed_ucxx", SimpleNamespace())
+    for protocol, want in (("ucx", cluster.UCX_PROGRESS), ("tcp", {})):
+        with pytest.raises(Stop), cluster.connect("local-cuda", protocol=protocol):
+            pass
+        assert seen.pop() == {name: want.get(name) for name in names}
+        assert not any(name in os.environ for name in names)
+    for address, want in (("ucx://127.0.0.1:1", cluster.UCX_PROGRESS), ("tcp://127.0.0.1:1", {})):
+        with pytest.raises(Stop):
+            cluster._client(SimpleNamespace(Client=record), address, 1.0)
+        assert seen.pop() == {name: want.get(name) for name in names}
+        assert not any(name in os.environ for name in names)
+    monkeypatch.setenv("UCXPY_PROGRESS_MODE", "polling")
+    with pytest.raises(Stop), cluster.connect("local-cuda", protocol="ucx"):
+        pass
+    assert seen.pop() == {"UCXPY_ENABLE_PYTHON_FUTURE": None, "UCXPY_PROGRESS_MODE": "polling"}
+    assert os.environ["UCXPY_PROGRESS_MODE"] == "polling" and "UCXPY_ENABLE_PYTHON_FUTURE" not in os.environ
+
+
+UCX_IDLE = """
+import json, os, threading, time
+import graphops as go
+from graphops.engine.cluster import connect
+from graphops.io.generate import rmat
+
+def busy(seconds=1.0):
+    def ticks():
+        total = 0
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/stat") as fh:
+                    f = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(f[11]) + int(f[12])
+        return total
+    a = ticks(); time.sleep(seconds); b = ticks()
+    return (b - a) / os.sysconf("SC_CLK_TCK") / seconds
+
+g = rmat(10, 8, seed=1, device="gpu")
+with connect("local-cuda", 1, protocol="ucx") as c:
+    import ucxx
+    out = go.run("jaccard", g, backend="gpu", client=c)
+    same = bool((out.to_pandas() == go.run("jaccard", g, backend="gpu").to_pandas()).all().all())
+    print(json.dumps({"busy": busy(), "mode": ucxx.core._get_ctx().progress_mode, "same": same,
+                      "env": "UCXPY_PROGRESS_MODE" in os.environ}))
+print(json.dumps({"after": "UCXPY_PROGRESS_MODE" in os.environ}))
+"""
+
+
+@pytest.mark.rapids
+def test_a_ucx_cluster_started_here_leaves_the_calling_process_idle():
+    """A ucx cluster graphops starts (its scheduler runs in the calling process) does not keep a core
+    of the calling process busy between calls: distributed-ucxx's default progress held the event
+    loop thread at a whole core (1.01 of one on 2 x H200), taking the interpreter lock from the
+    caller's own work. Run in a fresh interpreter: UCX takes its progress mode once per process."""
+    pytest.importorskip("dask_cuda")
+    pytest.importorskip("distributed_ucxx")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UCXPY_")}
+    proc = subprocess.run([sys.executable, "-c", UCX_IDLE], capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    inside, after = lines
+    assert inside["mode"] == "thread" and inside["same"] and not inside["env"], inside  # the environment as it was
+    assert inside["busy"] < 0.5, inside  # cores busy in the calling process while no call runs
+    assert after == {"after": False}
+
+
 def test_cli_cluster_address(tmp_path, client):
     from graphops.cli import main
 
