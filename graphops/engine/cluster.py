@@ -194,8 +194,7 @@ def _instead_here(planned: Plan, here: Here) -> Outcome:
         raise PluginError(f"{algo.name}: its split answered Here ({here.reason}), but backend {planned.backend!r} "
                           f"cannot run in this process: {why}. A split answers Here only for a backend that runs "
                           f"here too", plugin=algo.plugin)
-    done = run_here(dataclasses.replace(planned, client=None, workers=0, reason=f"{planned.reason}; {line}"))
-    return dataclasses.replace(done, details={**done.details, "cluster": line})
+    return run_here(dataclasses.replace(planned, client=None, workers=0, reason=f"{planned.reason}; {line}", kept=line))
 
 
 def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: str) -> Any:

@@ -123,6 +123,11 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         if one:
             raise InputError(f"{algo.name}: {one[0]}=True runs on one device; on a Dask cluster (client=) "
                              f"{algo.name} computes Gram matrices. Leave client out for this call")
+        small = _never_pays(algo, inputs, p, backend, client)
+        if small:  # here, without asking the scheduler for its workers
+            name, reason = choose_backend(algo, backend, inputs, p, None, None)
+            log.info("%s: backend %r (%s); %s", algo.name, name, reason, small)
+            return Plan(algo, inputs, p, name, f"{reason}; {small}", kept=small)
         listed = client.scheduler_info(n_workers=-1).get("workers", {})
         workers = worker_status(client, listed)
     elif any(isinstance(obj, DaskGraph) for obj in inputs.values()):
@@ -134,6 +139,22 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         reason = f"{reason} (Dask, {len(workers)} worker(s))"
     log.info("%s: backend %r (%s)", algo.name, name, reason)
     return Plan(algo, inputs, p, name, reason, client, len(workers or ()), listed)
+
+
+def _never_pays(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: str, client: Any) -> str:
+    """``"cluster not used: ..."`` for a Gram call given a client that no cluster could speed up
+    (:func:`graphops.engine.gramcost.never_pays`), by a backend named (not ``auto``: that is chosen
+    with the workers) that runs here; else ``""``."""
+    spec = algo.backends.get(backend) if algo.gram is not None and algo.gram.seconds is not None else None
+    if spec is None or spec.cluster:
+        return ""
+    from graphops.engine.choose import _usable  # this process's check of one backend
+    from graphops.engine.gramcost import never_pays, protocol_of
+
+    if not _usable(spec)[0]:
+        return ""
+    why = never_pays(algo, inputs, params, backend, protocol_of(client))
+    return f"cluster not used: {why}" if why else ""
 
 
 def execute_plan(planned: Plan) -> Outcome:

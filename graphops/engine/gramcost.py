@@ -15,8 +15,11 @@ for the workers (:class:`~graphops.engine.parts.Here`), and its outcome says why
   call, the sets sent to every worker, at the rate of the cluster's protocol
   (:data:`LINK_BYTES_PER_SECOND`, read from the scheduler's address).
 
-An algorithm that declares no estimate is always cut (graphops' behaviour before the estimate).
-Importing this module imports no Dask.
+A call smaller than what any cluster adds to its share of the work (:func:`never_pays`: the call,
+one worker's tasks and K's bytes, within :data:`PAYS_BY` of ``t1``) is kept here before the
+scheduler is asked for its workers: no number of workers would change the choice, and a call of a
+few milliseconds does not wait for that round trip. An algorithm that declares no estimate is
+always cut (graphops' behaviour before the estimate). Importing this module imports no Dask.
 """
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ from graphops.engine.parts import PARTS_PER_WORKER
 from graphops.errors import PluginError
 from graphops.host.algorithm import Algorithm, load_target
 
-__all__ = ["Site", "Estimate", "estimate", "one_device_seconds", "protocol_of", "link_rate", "PAYS_BY", "CALL_SECONDS",
-           "TASK_SECONDS", "LINK_BYTES_PER_SECOND"]
+__all__ = ["Site", "Estimate", "estimate", "never_pays", "one_device_seconds", "protocol_of", "link_rate", "PAYS_BY",
+           "CALL_SECONDS", "TASK_SECONDS", "LINK_BYTES_PER_SECOND"]
 
 # The cluster is used when its estimate, PAYS_BY times over, is still under one device's
 # (tk < t1 / 1.1): a margin for the estimate's error, so that a close call stays on one device,
@@ -135,13 +138,35 @@ def estimate(algo: Algorithm, inputs: Mapping[str, Any], params: Any, workers: i
     if g is None or g.seconds is None:
         return None
     t1 = one_device_seconds(algo, inputs, params, site.backend)
-    na = len(inputs["graphs"])
     other = inputs.get(g.second)
-    entries = na * (na + 1) / 2 if other is None else na * len(other)
-    moved = 8.0 * entries + float(site.unsent_bytes) * workers
+    moved = 8.0 * _entries(algo, inputs) + float(site.unsent_bytes) * workers
     diagonals = other is not None and g.diagonal is not None and bool(g.normalize and getattr(params, g.normalize))
     tasks = workers * PARTS_PER_WORKER + (2 * workers if diagonals else 0)  # gram_split's blocks (at most)
     return Estimate(t1, workers, tasks, moved, site.protocol)
+
+
+def never_pays(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: str, protocol: str) -> str | None:
+    """Why a call of ``algo`` by ``backend`` would pay on no cluster over ``protocol``, of any size:
+    one device's estimate is within :data:`PAYS_BY` of what the cluster adds to its share of the work
+    however many workers share it (a call and one worker's tasks, and K's bytes moved); else
+    ``None``, also when the algorithm declares no estimate. The executor asks this before it asks the
+    scheduler for its workers: a call this small does not wait for that round trip."""
+    g = algo.gram
+    if g is None or g.seconds is None:
+        return None
+    t1 = one_device_seconds(algo, inputs, params, backend)
+    least = Estimate(0.0, 1, PARTS_PER_WORKER, 8.0 * _entries(algo, inputs), protocol)
+    if math.isinf(t1) or least.cluster * PAYS_BY < t1:
+        return None
+    return (f"estimated {_ms(t1)} on one device against at least {_ms(least.cluster)} on any number of workers: "
+            f"{_ms(least.overhead)} for a call and its tasks, {_size(least.moved_bytes)} moved over {protocol} in "
+            f"{_ms(least.moving)}")
+
+
+def _entries(algo: Algorithm, inputs: Mapping[str, Any]) -> float:
+    """The entries of K a call computes (a square matrix: its upper triangle)."""
+    na, other = len(inputs["graphs"]), inputs.get(algo.gram.second)
+    return na * (na + 1) / 2 if other is None else float(na * len(other))
 
 
 def one_device_seconds(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: str) -> float:

@@ -95,8 +95,10 @@ def run_here(planned: Plan, wrap: bool = True) -> Outcome:
     with _allocations(spec.device):
         with holding_interrupts(), plugin_code(algo, planned.backend):  # Ctrl-C between kernel calls
             raw = fn(*args, planned.params)
-        details = raw.details if isinstance(raw, Result) else {}
+        details = dict(raw.details) if isinstance(raw, Result) else {}
         raw = raw.value if isinstance(raw, Result) else raw
+        if planned.kept:
+            details["cluster"] = planned.kept
         # its copies: from the pool too
         result = wrap_result(algo, planned.backend, raw, planned.inputs, args) if wrap else raw
     synchronize()

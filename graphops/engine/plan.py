@@ -31,6 +31,7 @@ class Plan:
     client: Any = None  # a Dask client: the call's parts run on its workers (graphops.engine.cluster)
     workers: int = 0  # how many workers the backend was chosen for
     listed: Mapping[str, Any] | None = None  # the scheduler's workers when planned (saves the parts a round trip)
+    kept: str = ""  # a call given a client that runs here instead: why ("cluster not used: ..."; details["cluster"])
 
 
 @dataclass(frozen=True)
