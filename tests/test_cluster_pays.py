@@ -32,8 +32,9 @@ def test_a_small_sp_kernel_call_runs_here(client, monkeypatch):
 
     monkeypatch.setattr(client, "scheduler_info", no_round_trip)
     for args in ((gs,), (gs[:9], gs[9:])):
-        out = go.execute_call("sp_kernel", *args, backend="cpu", client=client, normalize=True)
+        out = go.execute_call("sp_kernel", *args, backend="CPU", client=client, normalize=True)
         assert out.details["cluster"].startswith("cluster not used: estimated "), out.details
+        assert out.reason.count("cluster not used") == 1, out.reason
         assert "on any number of workers" in out.details["cluster"] and "over tcp" in out.details["cluster"]
         assert "workers" not in out.details and out.reason.endswith(out.details["cluster"])
         np.testing.assert_array_equal(out.result, go.run("sp_kernel", *args, backend="cpu", normalize=True))
@@ -49,7 +50,7 @@ def test_a_call_the_workers_would_not_speed_up_runs_here(client, monkeypatch):
     out = go.execute_call("sp_kernel", gs, backend="cpu", client=client)
     assert out.details["cluster"].startswith("cluster not used: estimated 10"), out.details
     assert "on 2 worker(s)" in out.details["cluster"] and "Dask, 2 worker(s)" in out.reason
-    assert "workers" not in out.details
+    assert "workers" not in out.details and out.reason.count("cluster not used") == 1
     np.testing.assert_array_equal(out.result, go.run("sp_kernel", gs, backend="cpu"))
 
 
@@ -157,6 +158,7 @@ def test_the_run_summary_says_why_the_cluster_was_not_used(tmp_path, client):
     (step,) = summary.steps
     assert step.status == "ok" and "; cluster not used: estimated " in step.reason
     assert step.details["cluster"] in step.reason and "on any number of workers" in step.reason
+    assert step.reason.count("cluster not used") == 1, step.reason
     written = json.loads((tmp_path / "o" / "pays.summary.json").read_text())
     assert "cluster not used: " in written["steps"][0]["reason"]
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "gram.npy"),

@@ -194,7 +194,7 @@ def _instead_here(planned: Plan, here: Here) -> Outcome:
         raise PluginError(f"{algo.name}: its split answered Here ({here.reason}), but backend {planned.backend!r} "
                           f"cannot run in this process: {why}. A split answers Here only for a backend that runs "
                           f"here too", plugin=algo.plugin)
-    return run_here(dataclasses.replace(planned, client=None, workers=0, reason=f"{planned.reason}; {line}", kept=line))
+    return run_here(dataclasses.replace(planned, client=None, workers=0, kept=line))
 
 
 def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: str) -> Any:
@@ -587,20 +587,13 @@ def cuda_protocol(protocol: str | None = None) -> str:
 UCX_PROGRESS = {"UCXPY_PROGRESS_MODE": "thread", "UCXPY_ENABLE_PYTHON_FUTURE": "1"}
 
 
-@contextlib.contextmanager
-def ucx_progress() -> Iterator[None]:
-    """:data:`UCX_PROGRESS` in this process's environment while a ucx cluster starts or a client joins
-    one (UCX reads it once per process, when its first connection is made; worker processes take it
-    as they start), then the environment as it was. A process that set either variable keeps its own."""
-    if any(name in os.environ for name in UCX_PROGRESS):
-        yield
-        return
-    os.environ.update(UCX_PROGRESS)
-    try:
-        yield
-    finally:
-        for name in UCX_PROGRESS:
-            os.environ.pop(name, None)
+def ucx_progress() -> None:
+    """Put :data:`UCX_PROGRESS` in this process's environment before a ucx cluster starts here or a
+    client joins one, unless it sets either variable already (its own choice is kept). They stay:
+    UCX reads them once per process, at its first connection, and a worker process started later
+    (one a nanny restarts, or a cluster scaled up) takes the environment as it is then."""
+    if not any(name in os.environ for name in UCX_PROGRESS):
+        os.environ.update(UCX_PROGRESS)
 
 
 CONNECT_TIMEOUT = 10.0  # seconds a pipeline waits for a running scheduler to answer
@@ -656,9 +649,9 @@ def connect(kind: str | None = None, workers: int | None = None, address: str | 
         protocol = cuda_protocol(protocol)
         if protocol == "ucx":
             require("distributed_ucxx", "a local-cuda cluster with protocol ucx")
-        with ucx_progress() if protocol == "ucx" else contextlib.nullcontext():
-            cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol, n_workers=workers,
-                                                 silence_logs=_workers_log_level())
+            ucx_progress()
+        cluster = dask_cuda.LocalCUDACluster(dashboard_address=":0", protocol=protocol, n_workers=workers,
+                                             silence_logs=_workers_log_level())
     else:
         _check_cpu_count(workers)
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -773,9 +766,9 @@ def _client(distributed: Any, address: str, timeout: float) -> Any:
         from graphops.base.device import require
 
         require("distributed_ucxx", f"a scheduler at a ucx:// address ({address})")
+        ucx_progress()
     try:
-        with ucx_progress() if scheme.startswith("ucx") else contextlib.nullcontext():
-            return _within(lambda: distributed.Client(address, timeout=timeout), timeout + ANSWER_GRACE)
+        return _within(lambda: distributed.Client(address, timeout=timeout), timeout + ANSWER_GRACE)
     except _NoAnswer:
         raise ClusterUnavailableError(
             f"something at {address!r} took the connection but did not answer as a Dask scheduler within "

@@ -127,7 +127,7 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
         if small:  # here, without asking the scheduler for its workers
             name, reason = choose_backend(algo, backend, inputs, p, None, None)
             log.info("%s: backend %r (%s); %s", algo.name, name, reason, small)
-            return Plan(algo, inputs, p, name, f"{reason}; {small}", kept=small)
+            return Plan(algo, inputs, p, name, reason, kept=small)
         listed = client.scheduler_info(n_workers=-1).get("workers", {})
         workers = worker_status(client, listed)
     elif any(isinstance(obj, DaskGraph) for obj in inputs.values()):
@@ -144,8 +144,10 @@ def plan(algo: Algorithm, inputs: Mapping[str, Any], backend: str, params: Mappi
 def _never_pays(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend: str, client: Any) -> str:
     """``"cluster not used: ..."`` for a Gram call given a client that no cluster could speed up
     (:func:`graphops.engine.gramcost.never_pays`), by a backend named (not ``auto``: that is chosen
-    with the workers) that runs here; else ``""``."""
-    spec = algo.backends.get(backend) if algo.gram is not None and algo.gram.seconds is not None else None
+    with the workers) that runs here; else ``""``. Such a call does not look at the workers: it
+    runs here also where they could not have run it (a cluster without workers, or without GPUs)."""
+    name = str(backend).lower()
+    spec = algo.backends.get(name) if algo.gram is not None and algo.gram.seconds is not None else None
     if spec is None or spec.cluster:
         return ""
     from graphops.engine.choose import _usable  # this process's check of one backend
@@ -153,7 +155,7 @@ def _never_pays(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend
 
     if not _usable(spec)[0]:
         return ""
-    why = never_pays(algo, inputs, params, backend, protocol_of(client))
+    why = never_pays(algo, inputs, params, name, protocol_of(client))
     return f"cluster not used: {why}" if why else ""
 
 

@@ -102,8 +102,8 @@ def run_here(planned: Plan, wrap: bool = True) -> Outcome:
         # its copies: from the pool too
         result = wrap_result(algo, planned.backend, raw, planned.inputs, args) if wrap else raw
     synchronize()
-    return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1,
-                   planned.reason, t1 - t0, details)
+    reason = f"{planned.reason}; {planned.kept}" if planned.kept else planned.reason
+    return Outcome(result, algo.name, planned.backend, spec.device, time.perf_counter() - t1, reason, t1 - t0, details)
 
 
 def _allocations(device: str) -> Any:
