@@ -148,9 +148,9 @@ def _never_pays(algo: Algorithm, inputs: Mapping[str, Any], params: Any, backend
     runs here also where they could not have run it (a cluster without workers, or without GPUs)."""
     name = str(backend).lower()
     spec = algo.backends.get(name) if algo.gram is not None and algo.gram.seconds is not None else None
-    if spec is None or spec.cluster:
+    if spec is None:
         return ""
-    from graphops.engine.choose import _usable  # this process's check of one backend
+    from graphops.engine.choose import _usable  # this process's check of one backend (a cluster backend: not)
     from graphops.engine.gramcost import never_pays, protocol_of
 
     if not _usable(spec)[0]:
