@@ -1030,6 +1030,53 @@ def test_staging_arrays_are_reused_bounded_and_freed(monkeypatch):
     assert landing.staging_for(Client(), 100) is None
 
 
+def test_calls_from_several_threads_on_one_client_never_share_a_staging_array(monkeypatch):
+    """Two calls on one client from several threads at once (a Dask client is shared by threads):
+    each gets an array of its own or none, never one another call is writing into. The fake
+    device compares slowly, so without the pick's lock every thread saw the idle array as free."""
+    import threading
+    import time
+
+    from graphops.engine import landing
+
+    monkeypatch.setattr(landing, "_NO_IPC", [])
+    _fake_cupy(monkeypatch)
+
+    class SlowDevice(int):
+        def __eq__(self, other):
+            time.sleep(0.02)  # a thread switch between seeing an array free and marking it busy
+            return int(self) == int(other)
+
+        __hash__ = int.__hash__
+
+    import sys
+
+    sys.modules["cupy"].cuda.runtime.getDevice = lambda: SlowDevice(0)
+
+    class Client:
+        def run(self, fn, handles):
+            pass
+
+    c = Client()
+    first = landing.staging_for(c, 800)
+    landing.done(first, 1, c)  # idle: the one every thread would pick
+    got, start = [], threading.Barrier(6)
+
+    def call():
+        start.wait()
+        got.append(landing.staging_for(c, 800))
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    taken = [s for s in got if s is not None]
+    assert first in taken and len({id(s) for s in taken}) == len(taken) == landing.LEFT_MOST
+    assert all(s.busy for s in taken)
+    landing.release(c)
+
+
 @given(marks=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=2, max_size=7),
        costs=st.lists(st.floats(0, 100), max_size=30))
 @settings(max_examples=100, deadline=None)

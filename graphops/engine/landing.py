@@ -178,27 +178,28 @@ def staging_for(client: Any, nbytes: int) -> _Staging | None:
     whose calls landed nothing, or one whose failed calls left :data:`LEFT_MOST` arrays busy)."""
     if _NO_IPC or client in _NEVER:
         return None
-    held = _STAGING.setdefault(client, [])
-    with _CONFIRMED:
+    idle: list[_Staging] = []
+    with _CONFIRMED:  # one pick at a time: two calls on one client from two threads never share an array
+        held = _STAGING.setdefault(client, [])
         _CONFIRMED.wait_for(lambda: sum(s.confirming for s in held) < CONFIRMING_MOST, CONFIRM_WAIT_S)
-    if sum(s.busy and not s.confirming for s in held) >= LEFT_MOST or \
-            sum(s.confirming for s in held) >= CONFIRMING_MOST:
-        return None
-    try:
-        import cupy
+        if sum(s.busy and not s.confirming for s in held) >= LEFT_MOST or \
+                sum(s.confirming for s in held) >= CONFIRMING_MOST:
+            return None
+        try:
+            import cupy
 
-        device = cupy.cuda.runtime.getDevice()
-        fits = [s for s in held if not s.busy and s.nbytes >= nbytes and s.device == device]
-        current = fits[-1] if fits else None
-        if current is None:
-            current = _Staging(nbytes)
-            idle = [s for s in held if not s.busy]  # outgrown or on another device: freed once no reference is left
-            held[:] = [s for s in held if s.busy]
-            _close_on_workers(client, [s.handle for s in idle])
-            held.append(current)
-    except Exception:  # no CUDA here, or its memory is full: the values travel as Dask messages
-        return None
-    current.busy = True
+            device = cupy.cuda.runtime.getDevice()
+            fits = [s for s in held if not s.busy and s.nbytes >= nbytes and s.device == device]
+            current = fits[-1] if fits else None
+            if current is None:
+                current = _Staging(nbytes)
+                idle = [s for s in held if not s.busy]  # outgrown or on another device: freed once no reference is left
+                held[:] = [s for s in held if s.busy]
+                held.append(current)
+        except Exception:  # no CUDA here, or its memory is full: the values travel as Dask messages
+            return None
+        current.busy = True
+    _close_on_workers(client, [s.handle for s in idle])  # a round trip to the workers: not under the lock
     return current
 
 
@@ -210,13 +211,16 @@ def done(staging: _Staging, landed: int = 1, client: Any = None, missed: int = 0
     that ``client``'s workers cannot write here (another machine, the same process, no peer
     access): its idle arrays are freed and none is made for it again."""
     if not landed and missed and client is not None:
-        staging.busy = False
+        with _CONFIRMED:
+            staging.busy = False
         _NEVER.add(client)
         _retire(client, keep_busy=True)
-    elif unconfirmed:
-        staging.confirming = True
     else:
-        staging.busy = False
+        with _CONFIRMED:
+            if unconfirmed:
+                staging.confirming = True
+            else:
+                staging.busy = False
 
 
 def confirmed(staging: _Staging) -> None:
@@ -235,11 +239,12 @@ def _retire(client: Any, keep_busy: bool) -> None:
     """Drop the client's staging arrays (those a failed call left busy too, unless ``keep_busy``)
     after asking its workers to close their mappings of them (CUDA IPC: memory is freed only
     once no other process maps it); dropped, they are freed."""
-    held = _STAGING.get(client)
-    if not held:
-        return
-    gone = [a for a in held if not (keep_busy and a.busy)]
-    held[:] = [a for a in held if keep_busy and a.busy]
+    with _CONFIRMED:
+        held = _STAGING.get(client)
+        if not held:
+            return
+        gone = [a for a in held if not (keep_busy and a.busy)]
+        held[:] = [a for a in held if keep_busy and a.busy]
     _close_on_workers(client, [a.handle for a in gone])
 
 
