@@ -339,6 +339,28 @@ def test_mg_kernel_gram_in_row_blocks_equals_one_process(client, normalize):
                                   go.run("mg_kernel", test, train, backend="cpu", **kw))
 
 
+def test_calls_from_several_threads_on_one_client_equal_one_process(client):
+    """A Dask client is shared by threads: jaccard and Gram calls made at once on one client each
+    get their own values, equal to one process (each call's parts, stop event, answers and
+    landing are its own)."""
+    import concurrent.futures
+
+    gs = go.datasets.load("MUTAG")[:48]
+    jobs = [("jaccard", (rmat(11, 8, seed=seed),), {}) for seed in range(3)]
+    jobs += [("mg_kernel", (gs[:10], gs[10:]), dict(node_kernel=KD, edge_kernel=KD)),
+             ("mg_kernel", (gs,), dict(node_kernel=KD, edge_kernel=KD, normalize=True)),
+             ("sp_kernel", (gs[:20], gs[20:]), {})]
+    refs = [go.run(name, *args, backend="cpu", **kw) for name, args, kw in jobs]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        for _ in range(2):
+            outs = list(pool.map(lambda job: go.run(job[0], *job[1], backend="cpu", client=client, **job[2]), jobs))
+            for ref, out in zip(refs, outs):
+                if isinstance(ref, pd.DataFrame):
+                    pd.testing.assert_frame_equal(out, ref)
+                else:
+                    np.testing.assert_array_equal(out, ref)
+
+
 @pytest.mark.parametrize("taper", [0.5, 0.2])
 def test_a_test_by_train_gram_in_tapered_parts_equals_one_process(client, monkeypatch, taper):
     """Each worker's parts of decreasing size (its last block, placed after the others end, the
