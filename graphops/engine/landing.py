@@ -19,7 +19,8 @@ a new one; after :data:`LEFT_MOST` such arrays the client's values travel as Das
 call whose answers came before Dask reported its tasks done (posted: :mod:`graphops.engine.mailbox`)
 keeps its array busy until Dask does (a part run again after its worker died writes into it
 again), and the next call takes another array meanwhile: calls one after another alternate
-between two.
+between two. Calls made at once from several threads on one client each take an array of their
+own (picked under a lock), or none.
 """
 from __future__ import annotations
 
