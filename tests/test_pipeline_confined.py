@@ -533,3 +533,91 @@ def test_an_output_beside_a_pattern_but_not_taken_by_it_is_written(tmp_path):
                     "steps: [{id: s, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: sub/j.csv},\n"
                     "        {id: t, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: j.parquet}]\n")
     go.load_pipeline(path)
+
+
+# --- a partitioned step's .parquet result: a folder that takes the place of what is there ---------
+
+@pytest.mark.parametrize("graphs, output", [
+    ('{big: {path: "x.parquet/sub/*.csv", partitioned: true}}', "x.parquet"),  # the pattern's files inside it
+    ("{big: {path: x.parquet/sub, format: csv, partitioned: true}}", "x.parquet"),  # the folder inside it
+    ('{big: {path: "e/*.csv", partitioned: true}, small: {path: x.parquet/small.csv}}', "x.parquet"),  # a whole file
+])
+def test_a_folder_result_over_the_runs_own_input_files_is_refused(tmp_path, graphs, output):
+    """A partitioned step's .parquet result is a folder that replaces whatever is at its path: a run
+    whose inputs lie inside that folder would remove them. Refused before any work, the files kept."""
+    (tmp_path / "x.parquet" / "sub").mkdir(parents=True)
+    (tmp_path / "e").mkdir()
+    for folder in ("x.parquet/sub", "e"):
+        (tmp_path / folder / "a.csv").write_text("src,dst\n0,1\n1,2\n")
+    (tmp_path / "x.parquet" / "small.csv").write_text("0,1\n1,2\n")
+    path = tmp_path / "p.yaml"
+    path.write_text(f"version: 1\noutput_dir: .\ncluster: {{kind: local, workers: 1}}\ngraphs: {graphs}\n"
+                    f"steps: [{{id: s, algorithm: jaccard, inputs: {{graph: big}}, backend: cpu, output: {output}}}]\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    said = refused(path, None)
+    assert "lies inside it: writing the result there would remove it" in said, said
+    with pytest.raises((ConfigError, OutputError)):
+        go.run_pipeline(path)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_folder_at_a_folder_results_path_holding_other_files_is_refused(tmp_path):
+    """An earlier result (part files only) is replaced; a folder holding anything else (a user's note,
+    a subfolder) is named, not removed."""
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "a.csv").write_text("src,dst\n0,1\n1,2\n")
+    out = tmp_path / "out" / "s.parquet"
+    out.mkdir(parents=True)
+    (out / "mine.txt").write_text("keep me")
+    path = tmp_path / "p.yaml"
+    path.write_text('version: 1\noutput_dir: out\ncluster: {kind: local, workers: 1}\n'
+                    'graphs: {big: {path: "e/*.csv", partitioned: true}}\n'
+                    "steps: [{id: s, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: s.parquet}]\n")
+    said = refused(path, None)
+    assert "is a folder holding more than an earlier result's part files ('mine.txt')" in said, said
+    assert (out / "mine.txt").read_text() == "keep me"
+
+
+_ENTRY = st.one_of(st.integers(0, 12).map(lambda i: ("file", f"part.{i}.parquet")),
+                   st.sampled_from([("file", "_metadata"), ("file", "_common_metadata"), ("file", "notes.txt"),
+                                    ("file", "part.x.parquet"), ("file", "part.1.parquet.bak"), ("dir", "sub"),
+                                    ("dir", "part.3.parquet"), ("link", "part.4.parquet"), ("file", ".hidden")]))
+
+
+@given(entries=st.lists(_ENTRY, max_size=6, unique_by=lambda e: e[1]))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_dask_result_replaces_only_an_earlier_results_part_files(tmp_path_factory, entries):
+    """Whatever stands in the folder at a Dask frame's .parquet path: written over only when it holds
+    nothing but part.<i>.parquet files (and parquet's metadata files) as plain files; else refused
+    with the entries named, and every entry still there."""
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    from graphops.io.outputs import write_result
+
+    folder = tmp_path_factory.mktemp("out")
+    target = folder / "s.parquet"
+    target.mkdir()
+    (folder / "elsewhere").write_text("x")
+    for kind, name in entries:
+        if kind == "file":
+            (target / name).write_text("mine")
+        elif kind == "dir":
+            (target / name).mkdir()
+        else:
+            (target / name).symlink_to(folder / "elsewhere")
+    foreign = [name for kind, name in entries
+               if kind != "file" or name not in ("_metadata", "_common_metadata") and not (
+                   name.startswith("part.") and name.endswith(".parquet") and name[5:-8].isdigit())]
+    frame = dd.from_pandas(pd.DataFrame({"first": [0, 1], "second": [1, 2], "jaccard": [0.5, 1.0]}), npartitions=2)
+    before = sorted(p.name for p in target.iterdir())
+    if foreign:
+        with pytest.raises(OutputError, match="is a folder holding more than an earlier result's part files") as info:
+            write_result(frame, target)
+        assert repr(sorted(foreign)[0]) in str(info.value)
+        assert sorted(p.name for p in target.iterdir()) == before
+    else:
+        write_result(frame, target)
+        assert sorted(p.name for p in target.iterdir()) == ["part.0.parquet", "part.1.parquet"]
+    assert (folder / "elsewhere").read_text() == "x"
+    assert sorted(p.name for p in folder.iterdir()) == ["elsewhere", "s.parquet"]  # no temporary left

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import sys
@@ -82,6 +83,10 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary folder next to ``path``; on success it takes ``path``'s place (a file or
     folder there before is removed only after the new folder is in place)."""
     path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        problem = file_problem(path, atomic=True, folder_ok=True)  # only an earlier result's part files go
+        if problem:
+            raise OutputError(problem)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     old = None
@@ -214,9 +219,31 @@ def file_problem(path: str | os.PathLike, atomic: bool = False, folder_ok: bool 
         return too_long
     if path.is_dir() and not folder_ok:
         return f"{str(path)!r} is a folder; give a file name"
+    if path.is_dir():
+        foreign = _not_parts(path)
+        if foreign:
+            return (f"{str(path)!r} is a folder holding more than an earlier result's part files "
+                    f"({', '.join(repr(n) for n in foreign[:3])}{', ...' if len(foreign) > 3 else ''}), "
+                    f"which writing the result there would remove; give another name, or empty the folder")
     if not atomic and path.exists() and not os.access(path, os.W_OK):
         return f"no permission to replace {str(path)!r}"
     return folder_problem(path.parent)
+
+
+# What a Dask frame's to_parquet leaves in its folder: part.<i>.parquet files (and the metadata files
+# some writers add). A folder at an output path holding anything else is not an earlier result.
+_PART_FILE = re.compile(r"part\.\d+\.parquet|_metadata|_common_metadata")
+
+
+def _not_parts(folder: Path) -> list[str]:
+    """The entries of ``folder`` that are not an earlier result's part files (a link, a folder or a
+    file of another name), sorted."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        return [f"unreadable: {exc.strerror}"]
+    return sorted(e.name for e in entries
+                  if not (_PART_FILE.fullmatch(e.name) and e.is_file(follow_symlinks=False)))
 
 
 def _limit(folder: Path, name: str, fallback: int) -> int:

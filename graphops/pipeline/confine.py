@@ -159,6 +159,12 @@ class Claims:
         for other, pattern, as_named in self.patterns:
             if any(_globbed(p, pattern) for p in inner):
                 return f"{other} ({as_named!r} takes it: a later run would read it as edges)"
+            if folder and _within(pattern, real):
+                return f"{other} ({as_named!r} lies inside it: writing the result there would remove it)"
+        if folder:  # the folder takes the place of what is there: no file the run reads may lie inside
+            for taken, (other, other_named) in self.taken.items():
+                if _within(taken, real):
+                    return f"{other} ({other_named!r} lies inside it: writing the result there would remove it)"
         self.taken[real] = (what, named)
         return None
 
@@ -176,6 +182,11 @@ def _inputs(loaded: Any) -> Iterator[tuple[str, Path]]:
                 yield from ((f"the input of graph {name!r}", f) for f in edge_files(path, loaded.sources.format(name)))
         if getattr(src, "nodes", None) is not None:
             yield f"the node file of graph {name!r}", loaded.base / src.nodes
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether ``path`` lies inside ``folder`` (both real paths)."""
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _globbed(path: str, pattern: str) -> bool:
