@@ -566,6 +566,39 @@ def test_a_worker_lost_mid_run_changes_nothing(case):
     same(out, ref)
 
 
+def _jaccard_case() -> tuple:
+    g = rmat(14, 16, seed=5)
+    return (lambda **c: go.execute_call("jaccard", g, backend="cpu", **c),
+            lambda **c: go.run("jaccard", rmat(6, 4, seed=1), backend="cpu", **c), pd.testing.assert_frame_equal,
+            lambda r: r, lambda: go.run("jaccard", g, backend="cpu"))
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("case", [_gram_case, _jaccard_case], ids=["mg_kernel-gram", "jaccard"])
+def test_every_worker_lost_mid_run_changes_nothing(case):
+    """Every worker killed while the call runs: the inputs sent to them are gone with them, and Dask
+    forgets the parts that needed them. Their nannies start new workers; the call sends its inputs
+    again and runs once more: the values of one process (it was Dask's own "cancelled for reason:
+    already forgotten" before)."""
+    call, warm, same, local, reference = case()
+    ref = reference()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env={"CUDA_VISIBLE_DEVICES": ""}) as cl, distributed.Client(cl) as c:
+        warm(client=c)
+        killed: list[float] = []
+
+        def kill() -> None:  # once a part runs
+            while not any(c.processing().values()):
+                time.sleep(0.002)
+            killed.append(time.perf_counter())
+            c.run(os._exit, 1, on_error="ignore")
+
+        threading.Thread(target=kill, daemon=True).start()
+        out = local(call(client=c).result)
+        assert killed and killed[0] < time.perf_counter(), "the workers were not killed while the call ran"
+    same(out, ref)
+
+
 def test_no_dask_import_without_a_client():
     code = ("import sys, graphops as go; g = go.datasets.load('karate'); go.run('jaccard', g, backend='cpu'); "
             "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))")

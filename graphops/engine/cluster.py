@@ -212,28 +212,35 @@ def _split(algo: Algorithm, inputs: dict, params: Any, n_workers: int, backend: 
 
 def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | None) -> tuple[Any, dict]:
     """The parts on the workers, gathered in order and merged. A part's own data lost with its
-    worker (its only copy: Dask cancels the parts that needed it) is sent again and the call run
-    again, once; lost a second time, one line names the workers and the fix."""
+    worker (its only copy: Dask cancels the parts that needed it), or an input lost with every
+    worker that held it (Dask forgets the parts that needed it), is sent again and the call run
+    again, once; lost a second time, one line names the workers and the fix. A part Dask dropped
+    for another reason is said in one line too."""
     from distributed import CancelledError
 
-    from graphops.engine.faults import LOST_FIX
+    from graphops.engine.faults import LOST_FIX, dropped_by_dask
+    from graphops.engine.placing import sent_lost
     from graphops.errors import ClusterWorkerLostError
 
+    what = f"{planned.algorithm.name} on {n_workers} Dask worker(s)"
     for attempt in (0, 1):
         try:
             return _parts_once(planned, split, n_workers, progress, fresh=attempt > 0)
         except (CancelledError, OSError) as exc:  # OSError: a worker's connection closed while sending it data
             lost = data_lost(planned.client, split, cancelled="lost dependencies" in str(exc))
-            if not lost and not isinstance(exc, OSError):
-                raise
+            gone = isinstance(exc, CancelledError) and sent_lost(planned.client, planned.inputs.values())
+            if not lost and not gone and not isinstance(exc, OSError):
+                dropped = dropped_by_dask(exc, what, _workers_now(planned.client))
+                if dropped is None:
+                    raise
+                raise dropped from exc
+            held = "parts' data" if lost or not gone else "inputs"  # (lost {""}: a part's data, its worker unknown)
             lost.discard("")
             if attempt:
                 last = ", ".join(sorted(lost)) or (f"a connection closed: {exc}" if isinstance(exc, OSError) else
                                                     "workers whose data was lost")
-                raise ClusterWorkerLostError(
-                    f"{planned.algorithm.name} on {n_workers} Dask worker(s) failed: the workers holding its parts' "
-                    f"data died twice (the last: {last}). {LOST_FIX}",
-                    worker=max(lost, default=None)) from exc
+                raise ClusterWorkerLostError(f"{what} failed: the workers holding its {held} died twice (the last: "
+                                             f"{last}). {LOST_FIX}", worker=max(lost, default=None)) from exc
     raise AssertionError("unreachable")
 
 
@@ -417,6 +424,14 @@ def _wait(client: Any, futures: list[Any], stop: Any, bar: Any, each: Callable[[
         bar.close()
 
 
+def _workers_now(client: Any) -> int | None:
+    """How many workers the scheduler has now; ``None`` when it cannot be asked."""
+    try:
+        return len(client.scheduler_info(n_workers=-1)["workers"])
+    except Exception:
+        return None
+
+
 def _once_done(futures: list[Any], fn: Callable[[], None]) -> None:
     """``fn()`` once Dask reports every one of ``futures`` done (finished, failed or cancelled),
     on Dask's callback thread. A future whose worker died after it finished ("lost") is Dask's to
@@ -503,10 +518,19 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
 
     from graphops.base.work import _Bar
 
+    from graphops.engine.faults import dropped_by_dask
+
     stop = _stop_event(client)
+    what = f"{algo.name} on {n_workers} Dask worker(s)"
     with get_task_stream(client=client) as stream:
         futures, finish = split.submit(client, dict(inputs), params, backend, n_workers, stop.name)
-        _wait(client, futures, stop, _Bar(progress, f"{algo.name} on {n_workers} Dask worker(s)", len(futures)))
+        try:
+            _wait(client, futures, stop, _Bar(progress, what, len(futures)))
+        except Exception as exc:  # a task Dask dropped on its own (what it needed died with every worker holding it)
+            dropped = dropped_by_dask(exc, what, _workers_now(client))
+            if dropped is None:
+                raise
+            raise dropped from exc
     from dask.utils import key_split
 
     workers: dict[str, dict[str, Any]] = {}

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 from graphops.errors import ClusterWorkerLostError, DeviceMemoryError
 
 __all__ = ["is_out_of_memory", "requested_bytes", "describe_part", "describe_task", "task_owner", "memory_error",
-           "reported_memory", "worker_lost"]
+           "reported_memory", "worker_lost", "dropped_by_dask"]
 
 # CuPy: "Out of memory allocating 1,073,741,824 bytes (allocated so far: ...)"; RMM / cuDF:
 # "std::bad_alloc: out_of_memory: CUDA error at: ...: cudaErrorMemoryAllocation out of memory";
@@ -158,3 +158,21 @@ def worker_lost(exc: BaseException, what: str) -> ClusterWorkerLostError | None:
     message = (f"{what} failed: Dask gave up on task {task!r} after the {tries}worker(s) that ran it died "
                f"(the last: {last or 'unknown'}). {LOST_FIX}")
     return ClusterWorkerLostError(message, task=task, worker=None if last is None else str(last))
+
+
+def dropped_by_dask(exc: BaseException, what: str, workers: int | None) -> ClusterWorkerLostError | None:
+    """On the client: the one-line :class:`ClusterWorkerLostError` for a task Dask cancelled on its
+    own (``FutureCancelledError``: e.g. "already forgotten" once the workers holding the call's
+    inputs all died, whose data Dask cannot make again), else ``None``; ``workers``: how many the
+    scheduler has now (``None``: it could not be asked)."""
+    if type(exc).__name__ != "FutureCancelledError":
+        return None
+    task, reason = getattr(exc, "key", None), getattr(exc, "reason", None) or "no reason given"
+    if workers == 0:
+        why = ("every worker of the Dask cluster died while it ran, and what it had sent them went with them; "
+               "start workers (or let a nanny restart them) and call again")
+    else:
+        why = ("the workers that held its inputs died, or the task was cancelled from elsewhere (another "
+               "client, a restart of the cluster); call again, which sends the inputs anew")
+    message = f"{what} failed: Dask dropped task {task!r} ({reason}): {why}. {LOST_FIX}"
+    return ClusterWorkerLostError(message, task=task)

@@ -333,6 +333,19 @@ def data_lost(client: Any, split: Split, cancelled: bool = False) -> set[str]:
     return set(lost.values())
 
 
+def sent_lost(client: Any, objs: Any) -> bool:
+    """Whether one of ``objs`` that a call sent to ``client``'s workers is gone from them (every
+    worker that held it died): the next :func:`send` sends it again."""
+    for obj in objs:
+        try:
+            sent = SENT.get(obj, {}).get(client.id)
+        except TypeError:
+            continue
+        if sent is not None and sent.status != "finished":
+            return True
+    return False
+
+
 def on_workers(client: Any, obj: Any) -> bool:
     """Whether an earlier call on ``client`` sent ``obj`` to its workers (and they still hold it)."""
     try:
