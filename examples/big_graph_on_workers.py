@@ -47,17 +47,24 @@ def min_degree_sum(part: Any, degrees: Any) -> int:  # on a worker: Σ min(d_u, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=bounded("--scale", int, ge=1, le=32), default=26,
-                    help="2**scale vertices, 16 samples per vertex")
+                    help="2**scale vertices, 16 samples per vertex; 1 to 32 (default: 26)")
     ap.add_argument("--gpus", type=bounded("--gpus", int, ge=1, le=1024), default=None,
-                    help="workers (the first N GPUs; default all)")
+                    help="workers: the first N GPUs, 1 to 1024 (default: all)")
     ap.add_argument("--repeat", type=bounded("--repeat", int, ge=1, le=100), default=2,
-                    help="calls timed (the first builds the column slices, later ones reuse them)")
+                    help="calls timed (the first builds the column slices, later ones reuse them); 1 to 100 "
+                         "(default: 2)")
     args = ap.parse_args()
 
-    import dask
-    import dask.dataframe as dd
-    from dask_cuda import LocalCUDACluster
-    from distributed import Client, wait
+    try:
+        import cudf  # noqa: F401
+        import dask
+        import dask.dataframe as dd
+        from dask_cuda import LocalCUDACluster
+        from distributed import Client, wait
+        from pylibraft.random import rmat  # noqa: F401
+    except ImportError as exc:
+        ap.exit(2, f"{ap.prog}: needs a CUDA host with pip install 'graphops[gpu,dask]' (cuDF, pylibraft, dask-cuda, "
+                   f"dask-cudf); here: {exc}\n")
 
     with LocalCUDACluster(n_workers=args.gpus, dashboard_address=":0", protocol=cuda_protocol()) as cluster, \
             Client(cluster) as client:

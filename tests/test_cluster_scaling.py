@@ -1454,3 +1454,21 @@ def test_text_ids_python_would_read_as_integers_are_refused(client, tmp_path, ba
     refused with the line, as one file refuses them."""
     _refused_on_the_workers(client, tmp_path, "1,2\n3,4\n2,3\n", f"{bad},2\n{bad},3\n",
                             r"b\.csv, line 1, column 1: src id .* is not an integer")
+
+
+def test_the_big_graph_example_says_what_it_needs_where_it_cannot_run():
+    """Without the GPU packages the example exits with one line naming the install, not an
+    ImportError's traceback; its help gives every option's range and default."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "big_graph_on_workers.py"
+    helped = subprocess.run([sys.executable, str(example), "--help"], capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0 and helped.stdout.count("(default:") == 3, helped.stdout
+    if all(importlib.util.find_spec(m) for m in ("cudf", "dask_cuda", "pylibraft")):
+        pytest.skip("the GPU packages are installed here")
+    ran = subprocess.run([sys.executable, str(example), "--scale", "8"], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr
+    assert "needs a CUDA host with pip install 'graphops[gpu,dask]'" in ran.stderr
+    assert ran.stderr.strip().count("\n") == 0
