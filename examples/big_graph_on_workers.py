@@ -12,6 +12,7 @@ it from there).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 from typing import Any
 
@@ -55,16 +56,15 @@ def main() -> None:
                          "(default: 2)")
     args = ap.parse_args()
 
-    try:
-        import cudf  # noqa: F401
-        import dask
-        import dask.dataframe as dd
-        from dask_cuda import LocalCUDACluster
-        from distributed import Client, wait
-        from pylibraft.random import rmat  # noqa: F401
-    except ImportError as exc:
+    missing = [m for m in ("cudf", "pylibraft", "dask_cuda", "dask_cudf") if importlib.util.find_spec(m) is None]
+    if missing:  # looked up, not imported: no CUDA context in this process before the workers start
         ap.exit(2, f"{ap.prog}: needs a CUDA host with pip install 'graphops[gpu,dask]' (cuDF, pylibraft, dask-cuda, "
-                   f"dask-cudf); here: {exc}\n")
+                   f"dask-cudf); missing here: {', '.join(missing)}\n")
+
+    import dask
+    import dask.dataframe as dd
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client, wait
 
     with LocalCUDACluster(n_workers=args.gpus, dashboard_address=":0", protocol=cuda_protocol()) as cluster, \
             Client(cluster) as client:
