@@ -336,6 +336,25 @@ def test_a_sweep_of_a_file_without_a_cluster_says_so(tmp_path):
     assert all(r.note.startswith("not swept (--workers): the file has no cluster: section") for r in rows)
 
 
+def test_a_sweep_size_that_cannot_start_names_the_option_and_an_address_file_times_its_own_steps(tmp_path):
+    """A --workers size this machine cannot start is said to come from --workers, not from the file;
+    a file that names a running scheduler is not swept, but its steps that run here are timed."""
+    from graphops.cli.bench import run_bench
+    from graphops.engine.cluster import local_worker_limit
+
+    (tmp_path / "b.yaml").write_text(SWEEP)
+    too_many = local_worker_limit()[1] + 1
+    rows = run_bench([tmp_path / "b.yaml"], workers=[too_many], repeat=1, warmup=0).rows
+    assert [r.workers for r in rows] == [0, 0] and rows[0].median > 0
+    assert rows[1].note.startswith(f"skipped: --workers {too_many}: cluster workers: {too_many}, but a local cluster "
+                                   f"starts one process per worker"), rows[1].note
+    (tmp_path / "a.yaml").write_text(SWEEP.replace("cluster: {kind: local, workers: [1, 2]}",
+                                                   "cluster: {address: 'tcp://127.0.0.1:1', timeout: 1}"))
+    here, there = run_bench([tmp_path / "a.yaml"], workers=[2], repeat=1, warmup=0).rows
+    assert here.median > 0 and not here.note.startswith("skipped"), here.note
+    assert there.note == "skipped: --workers sweeps clusters started here; this file names a running scheduler's address"
+
+
 def test_a_run_names_the_file_and_key_of_a_sweep(tmp_path):
     from graphops.errors import InputError
     from graphops.pipeline import run_pipeline

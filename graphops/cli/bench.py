@@ -320,13 +320,14 @@ def _time_file(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | No
                 r.note = f"not swept (--workers): the file has {why}" + (f"; {r.note}" if r.note else "")
         return rows
     sizes = workers or (cluster["workers"] if isinstance(cluster.get("workers"), list) else [cluster.get("workers")])
-    if "address" in cluster and workers:
-        return [_skipped(loaded, s, "--workers sweeps clusters started here; this file names a running "
-                                    "scheduler's address") for s in steps]
     rows = [_time_step(loaded, s, settings, repeat, warmup) for s in steps if not on_cluster(loaded, s)]
+    if "address" in cluster and workers:  # the steps that run here are timed all the same
+        return rows + [_skipped(loaded, s, "--workers sweeps clusters started here; this file names a running "
+                                           "scheduler's address") for s in steps if on_cluster(loaded, s)]
     if len(rows) < len(steps):
         for size in sizes:
-            rows += _time_on_cluster(loaded, settings, repeat, warmup, {**cluster, "workers": size} if size else cluster)
+            rows += _time_on_cluster(loaded, settings, repeat, warmup, {**cluster, "workers": size} if size else cluster,
+                                     f"--workers {size}" if workers else "the file's cluster")
     return rows
 
 
@@ -340,14 +341,15 @@ def _produce(loaded: LoadedPipeline, step_id: str) -> Any:
 
 
 def _time_on_cluster(loaded: LoadedPipeline, settings: BenchSettings, repeat: int | None, warmup: int | None,
-                     cluster: dict) -> list[BenchRow]:
-    """The steps that split their work, timed on one cluster started (or reached) for them."""
+                     cluster: dict, named: str = "the file's cluster") -> list[BenchRow]:
+    """The steps that split their work, timed on one cluster started (or reached) for them
+    (``named``: where its size came from, as a skipped row says: the file, or ``--workers N``)."""
     steps = [s for s in loaded.model.steps if on_cluster(loaded, s)]
     with contextlib.ExitStack() as stack:
         try:
             client, _ = open_cluster(stack, loaded, cluster)
         except (GraphopsError, OSError) as exc:  # no Dask here, or no scheduler answering
-            return [_skipped(loaded, s, f"the file's cluster: {str(exc).splitlines()[0]}") for s in steps]
+            return [_skipped(loaded, s, f"{named}: {str(exc).splitlines()[0]}") for s in steps]
         return [_time_step(loaded, s, settings, repeat, warmup, client) for s in steps]
 
 
