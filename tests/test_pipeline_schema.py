@@ -414,3 +414,24 @@ def test_bench_command_lines_must_split_into_words(tmp_path):
         go.load_pipeline(tmp_path / "b.yaml")
     text = str(info.value)
     assert "bench.setup[0]" in text and "cannot be split into words" in text and "names no program" in text, text
+
+
+@pytest.mark.parametrize("key", ["cluster", "plot"])
+def test_a_steps_switch_given_as_null_is_its_default(tmp_path, key):
+    """A step's cluster: or plot: given as null (or left empty) is absent, as at the top level; a
+    value that is not true or false is still refused at its key."""
+    from graphops.pipeline.schema import Step
+
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n")
+    default = Step.model_fields[key].default
+    for value, expected in (("null", default), ("", default), ("false", False)):
+        (tmp_path / "p.yaml").write_text(f"version: 1\ngraphs: {{g: {{path: g.txt}}}}\ncluster: {{kind: local}}\n"
+                                         f"steps:\n  - id: s\n    algorithm: jaccard\n    inputs: {{graph: g}}\n"
+                                         f"    {key}: {value}\n")
+        step = go.load_pipeline(tmp_path / "p.yaml").model.steps[0]
+        assert getattr(step, key) is expected
+    (tmp_path / "p.yaml").write_text(f"version: 1\ngraphs: {{g: {{path: g.txt}}}}\n"
+                                     f"steps: [{{id: s, algorithm: jaccard, inputs: {{graph: g}}, {key}: sometimes}}]\n")
+    with pytest.raises(go.ConfigError) as info:
+        go.load_pipeline(tmp_path / "p.yaml")
+    assert f"At key: {key}" in str(info.value) and "sometimes" in str(info.value), str(info.value)

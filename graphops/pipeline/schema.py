@@ -101,6 +101,12 @@ class Step(_Model):
 
     _lower_backend = field_validator("backend", mode="before")(_lower)  # CPU, Gpu: as on the CLI
 
+    @field_validator("plot", "cluster", mode="before")
+    @classmethod
+    def _null_is_absent(cls, value: Any, info: Any) -> Any:
+        """``plot:`` or ``cluster:`` given as null (or left empty) is its default, as any key given as null."""
+        return cls.model_fields[info.field_name].default if value is None else value
+
 
 class ReadCase(_Model):
     """A file-reading case of ``graphops bench``: a graph of the file written to a temporary file in
