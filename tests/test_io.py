@@ -216,3 +216,63 @@ def test_columns_read_the_leading_fields_of_ragged_rows(tmp_path):
 def test_huge_ids_read_as_strings_when_asked(tmp_path):
     g = go.read_graph(write(tmp_path / "e.txt", "99999999999999999999 1\n1 2\n"), ids="string")
     assert sorted(g.vertices) == ["1", "2", "99999999999999999999"]
+
+
+@pytest.mark.parametrize("part", ["A", "graph_indicator", "node_labels", "edge_attributes", "graph_labels"])
+@pytest.mark.parametrize("odd", ["fifo", "folder", "device-link"])
+def test_a_tu_folder_whose_file_is_not_a_regular_file_is_refused_unread(tmp_path, part, odd):
+    """Any file of a TU folder the reader would open that is a FIFO (which waits forever), a link to
+    /dev/zero (which never ends) or a folder: refused by name before anything is read, by the reader
+    and by graphops validate."""
+    import threading
+
+    from graphops.errors import ConfigError, InputError
+    from graphops.io.tu import read_tu
+
+    ds = tmp_path / "DS"
+    ds.mkdir()
+    (ds / "DS_A.txt").write_text("1, 2\n2, 1\n")
+    (ds / "DS_graph_indicator.txt").write_text("1\n1\n")
+    target = ds / f"DS_{part}.txt"
+    if target.exists():
+        target.unlink()
+    if odd == "fifo":
+        os.mkfifo(target)
+    elif odd == "folder":
+        target.mkdir()
+    else:
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero here")
+        target.symlink_to("/dev/zero")
+    said: list[BaseException] = []
+
+    def read():
+        try:
+            read_tu(ds)
+        except BaseException as exc:  # noqa: BLE001 - what the reader raised, checked below
+            said.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(30)
+    assert not reader.is_alive(), "the reader waited on the file"
+    assert said and isinstance(said[0], InputError), said
+    what = {"fifo": "a named pipe (FIFO)", "folder": "a folder", "device-link": "a character device"}[odd]
+    assert str(said[0]) == f"TU dataset 'DS': DS_{part}.txt is {what}, not a regular file; reading it could wait " \
+                           f"forever or never end"
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {path: DS}}\n"
+                                     "steps: [{id: a, algorithm: describe, inputs: {graph: g}}]\n")
+    with pytest.raises(ConfigError, match=f"DS_{part}.txt is {what.replace('(', '.').replace(')', '.')}"):
+        go.load_pipeline(tmp_path / "p.yaml")
+
+
+def test_a_folder_without_the_tu_files_is_refused_by_validate(tmp_path):
+    """A folder named like a file (dir.csv) is read as a TU folder: graphops validate names the files
+    it lacks, as the run would."""
+    from graphops.errors import ConfigError
+
+    (tmp_path / "dir.csv").mkdir()
+    (tmp_path / "p.yaml").write_text("version: 1\ngraphs: {g: {path: dir.csv}}\n"
+                                     "steps: [{id: a, algorithm: describe, inputs: {graph: g}}]\n")
+    with pytest.raises(ConfigError, match=r"TU dataset 'dir.csv' lacks dir.csv_A.txt, dir.csv_graph_indicator.txt"):
+        go.load_pipeline(tmp_path / "p.yaml")

@@ -13,7 +13,7 @@ from graphops.base.device import host_pandas
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["read_tu"]
+__all__ = ["read_tu", "tu_problem"]
 
 _REQUIRED = ("A", "graph_indicator")
 
@@ -41,6 +41,31 @@ def _optional(folder: Path, ds: str, part: str, dtype: Any, rows: int) -> np.nda
     return values
 
 
+# Every file of a TU folder the reader opens when it is there: the required ones, then the optional.
+_PARTS = _REQUIRED + ("node_labels", "node_attributes", "edge_labels", "edge_attributes", "graph_labels",
+                      "graph_attributes")
+
+
+def tu_problem(folder: Path) -> str | None:
+    """Why the TU folder ``folder`` cannot be read, found without reading it, or ``None``: a
+    required file missing, or a file the reader would open that is not a regular file (a folder;
+    a FIFO or a device, which could wait forever or never end, a link to one included)."""
+    from graphops.io.files import special_file
+
+    ds = folder.name
+    missing = [f"{ds}_{p}.txt" for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
+    if missing:
+        return (f"TU dataset {ds!r} lacks {', '.join(missing)}; the folder name must match the file prefix "
+                f"(DS_A.txt for folder DS)")
+    for part in _PARTS:
+        path = folder / f"{ds}_{part}.txt"
+        odd = "a folder" if path.is_dir() else special_file(path)
+        if odd:
+            return (f"TU dataset {ds!r}: {path.name} is {odd}, not a regular file; reading it could wait forever "
+                    f"or never end")
+    return None
+
+
 def _locate(path: str | Path) -> tuple[Path, str]:
     from graphops.io.files import file_path
 
@@ -49,10 +74,12 @@ def _locate(path: str | Path) -> tuple[Path, str]:
         raise FileNotFoundError(errno.ENOENT, "TU dataset folder not found; pass the folder that holds "
                                 "DS_A.txt and DS_graph_indicator.txt", str(path))
     ds = folder.name
-    missing = [f"{ds}_{p}.txt" for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
-    if missing:
-        raise FileNotFoundError(errno.ENOENT, f"TU dataset {ds!r} lacks {', '.join(missing)}; the folder "
-                                f"name must match the file prefix (DS_A.txt for folder DS)", str(folder / missing[0]))
+    problem = tu_problem(folder)
+    if problem and "lacks" in problem:
+        missing = next(p for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists())
+        raise FileNotFoundError(errno.ENOENT, problem, str(folder / f"{ds}_{missing}.txt"))
+    if problem:
+        raise InputError(problem)
     return folder, ds
 
 

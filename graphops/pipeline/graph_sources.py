@@ -208,6 +208,11 @@ class PathSource(_EdgeFile):
                 yield from _file_problems("nodes", self.nodes, where)
         yield from self._format_problems(ctx, name, path)
         if self.reader_format(ctx, name) == "tu" and path.is_dir():
+            from graphops.io.tu import tu_problem
+
+            problem = tu_problem(path)
+            if problem:
+                yield "path", problem
             for key in _EDGE_FILE_KEYS:
                 if getattr(self, key) is not None and key in self.model_fields_set:
                     yield key, (f"a TU folder is read whole (its own files say the edges, labels and graphs); "
