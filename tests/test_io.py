@@ -6,6 +6,8 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import graphops as go
 
@@ -276,3 +278,21 @@ def test_a_folder_without_the_tu_files_is_refused_by_validate(tmp_path):
                                      "steps: [{id: a, algorithm: describe, inputs: {graph: g}}]\n")
     with pytest.raises(ConfigError, match=r"TU dataset 'dir.csv' lacks dir.csv_A.txt, dir.csv_graph_indicator.txt"):
         go.load_pipeline(tmp_path / "p.yaml")
+
+
+_TEXT = st.text(st.sampled_from("abcxyz ,;.-"), min_size=1, max_size=8).map(str.strip).filter(
+    lambda t: t and not t[0].isdigit())
+
+
+@given(rows=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50), _TEXT), min_size=1, max_size=20))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_tsv_files_commas_stay_in_their_fields(tmp_path, rows):
+    """The tsv format splits by tabs only (a .tsv file, or format='tsv' on any name): a comma in a
+    text column is part of its field, whatever the first line holds."""
+    lines = "".join(f"{u}\t{v}\t{t}\n" for u, v, t in rows)
+    for name, fmt in (("e.tsv", None), ("e.txt", "tsv")):
+        path = tmp_path / name
+        path.write_text(lines)
+        g = go.read_graph(path, format=fmt)
+        assert list(g.edges["src"]) == [u for u, _, _ in rows] and list(g.edges["dst"]) == [v for _, v, _ in rows]
+        assert list(g.edges.iloc[:, 2]) == [t for _, _, t in rows]

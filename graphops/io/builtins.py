@@ -13,7 +13,8 @@ def graphops_register_readers() -> list[Reader]:
     text, typed, opts = "graphops.io.textio:read_text", "graphops.io.files", ReadOptions.TEXT
     return [
         Reader("csv", (".csv",), text, "delimited text (comma, tab or spaces)", options=opts),
-        Reader("tsv", (".tsv",), text, "delimited text (tab or spaces)", options=opts),
+        Reader("tsv", (".tsv",), "graphops.io.textio:read_tsv", "delimited text (tab or spaces; a comma is part of "
+               "its field)", options=opts),
         Reader("txt", (".txt",), text, "whitespace edge list, '#'/'%' comments", options=opts),
         Reader("edges", (".edges", ".el"), text, "whitespace edge list", options=opts),
         Reader("parquet", (".parquet", ".pq"), f"{typed}:read_parquet", "Apache Parquet"),

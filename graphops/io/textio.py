@@ -5,7 +5,8 @@
    feeds) are skipped; ``#`` and ``%`` both start comments, so lines starting with either are
    skipped and so is the rest of a line from either character on (``1 2 # note``).
 2. **Fields.** Fields are split by commas when the first line holds one, else by tabs when it
-   holds one, else by runs of spaces. Every row has as many fields as the first line; a row with
+   holds one, else by runs of spaces; in the ``tsv`` format (a ``.tsv`` file, or ``format: tsv``)
+   never by commas, which are then part of their field. Every row has as many fields as the first line; a row with
    fewer or more is refused, unless ``columns=[...]`` names the columns to read: then the first
    ``len(columns)`` fields of each row are read (every row must have them) and the rest are not.
    A field may be quoted as in CSV (``"smith, ann"`` is one field; the quotes are not part of it),
@@ -53,7 +54,7 @@ from graphops.io.textcheck import Checks, empty_column, is_number
 
 pd = host_pandas()  # the real pandas, also under cudf.pandas
 
-__all__ = ["read_text", "read_node_text", "resolve_column", "first_line_is_header", "TextLayout",
+__all__ = ["read_text", "read_tsv", "read_node_text", "resolve_column", "first_line_is_header", "TextLayout",
            "COLUMN_WORDS", "COMMENTS", "MAX_FIELDS"]
 
 _SAMPLE = 200  # data lines looked at to decide whether the first line is a header
@@ -100,7 +101,8 @@ class TextLayout:
     """A text file's comment characters, leading lines to skip, separator, and its first data rows
     (with their file line numbers)."""
 
-    def __init__(self, path: Path, comment: str | None = None, skip: int = 0, sep: str | None = None):
+    def __init__(self, path: Path, comment: str | None = None, skip: int = 0, sep: str | None = None,
+                 commas: bool = True):
         self.path, self.skip = Path(path), skip
         self.comments = comment or COMMENTS
         self._cut = re.compile("[" + re.escape(self.comments) + "]")
@@ -121,7 +123,7 @@ class TextLayout:
                 if len(self.sample) > _SAMPLE:
                     break
         first = self.sample[0][1].strip() if self.sample else ""
-        self.sep = sep or ("," if "," in first else "\t" if "\t" in first else r"\s+")
+        self.sep = sep or ("," if commas and "," in first else "\t" if "\t" in first else r"\s+")
         self.rows = [self.fields(kept) for _, kept in self.sample]
         self._used: str | None = None
 
@@ -294,7 +296,13 @@ def _check_header_names(layout: TextLayout, has_header: bool, names: Sequence[st
         seen.setdefault(name, k)
 
 
-def read_text(path: Path, device: Device, options: Any = None) -> Any:
+def read_tsv(path: Path, device: Device, options: Any = None) -> Any:
+    """The tsv format: :func:`read_text`, except that fields are never split by commas (rule 2): by
+    tabs when the first line holds one, else by runs of spaces; a comma is part of its field."""
+    return read_text(path, device, options, commas=False)
+
+
+def read_text(path: Path, device: Device, options: Any = None, commas: bool = True) -> Any:
     """A delimited text edge list as a frame, by the module's reading rule (the reader of the
     csv, tsv, txt and edges formats).
 
@@ -305,7 +313,7 @@ def read_text(path: Path, device: Device, options: Any = None) -> Any:
     """
     options = options or ReadOptions()
     names, header, ids = options.columns, options.header, options.ids
-    layout = TextLayout(Path(path))
+    layout = TextLayout(Path(path), commas=commas)
     if not layout.rows:
         raise InputError(f"{layout.path}: no edge rows (the file holds only comments or blank lines); an "
                          f"edge list needs at least one 'src dst' line")

@@ -79,13 +79,14 @@ def _ids(tokens: list[str], ids: str) -> tuple[str, list]:
 
 
 def parse_text(text: str, header="auto", ids: str = "auto", weight: int | None = None,
-               columns: list[str] | None = None) -> tuple[list, list, list | None]:
-    """A delimited edge list: ``weight`` and the roles given by position (src 0, dst 1)."""
+               columns: list[str] | None = None, commas: bool = True) -> tuple[list, list, list | None]:
+    """A delimited edge list: ``weight`` and the roles given by position (src 0, dst 1);
+    ``commas=False`` (the tsv format): never split by commas."""
     lines = _lines(text)
     if not lines:
         raise Refused("no rows")
     first = lines[0].strip()
-    sep = "," if "," in first else "\t" if "\t" in first else " "
+    sep = "," if commas and "," in first else "\t" if "\t" in first else " "
     rows = [_split(line, sep) for line in lines]
     want = len(columns) if columns else len(rows[0])
     if any((len(r) < want) if columns else (len(r) != want) for r in rows):
