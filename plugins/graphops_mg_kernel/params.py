@@ -29,7 +29,7 @@ class MGKernelParams(Params):
         ``eval_gradient``
     :param normalize: ``K[a, b] / sqrt(K[a, a] K[b, b])``
     :param lmin: 1 leaves out walks of length 0 (the node-kernel term)
-    :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual; default by precision)
+    :param tol: stop when ``||r|| <= tol * ||D_× 1||`` (relative residual, 1e-16 to 1; default by precision)
     :param max_iter: most CG iterations per pair (default: the number of unknowns + 100); a
         pair that has not converged by then is an error naming it
     :param nodewise: return the node-wise similarities ``p_i p'_k (x_ik − [lmin] V_ik)`` (whose
@@ -72,7 +72,7 @@ class MGKernelParams(Params):
     p: Any = "uniform"
     normalize: bool = False
     lmin: Literal[0, 1] = 0
-    tol: float | None = Field(None, gt=0, lt=1)
+    tol: float | None = Field(None, ge=1e-16, lt=1)  # below float64's precision no residual gets there
     max_iter: int | None = Field(None, ge=1, le=2 ** 31)
     nodewise: bool = False
     diagonal: bool = False

@@ -194,6 +194,8 @@ def test_non_convergence_names_the_pair():
                                "q_bounds=[0.1, 0.9], or q_bounds='fixed'"),
     ({"q_bounds": (0.1, 0.04)}, "has low 0.1 above high 0.04"),
     ({"q_bounds": (0.1, 0.9)}, "q_bounds=[0.1, 0.9] must satisfy 0 < low <= q=0.05 <= high < 1"),
+    ({"tol": 1e-300}, "tol: Input should be greater than or equal to"),  # (the solver divided by 0 inside)
+    ({"tol": 1e-17}, "tol: Input should be greater than or equal to"),
 ])
 def test_bad_parameters_are_named(params, message):
     gs = random_set(6)
