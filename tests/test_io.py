@@ -296,3 +296,31 @@ def test_a_tsv_files_commas_stay_in_their_fields(tmp_path, rows):
         g = go.read_graph(path, format=fmt)
         assert list(g.edges["src"]) == [u for u, _, _ in rows] and list(g.edges["dst"]) == [v for _, v, _ in rows]
         assert list(g.edges.iloc[:, 2]) == [t for _, _, t in rows]
+
+
+@pytest.mark.parametrize("first", ["1O,2", "1,2O", "0x10,2", "1_0,2", "\u0661,2", "\uff11,2", '1,"2""x"'])
+def test_a_typo_in_the_first_lines_id_is_refused_not_taken_for_a_header(tmp_path, first):
+    """A first line with one id a number and the other not, over lines of numbers, is an edge with
+    a typo: refused naming line 1 (it was taken for a header, and the edge dropped)."""
+    from graphops.errors import InputError
+
+    path = tmp_path / "e.csv"
+    path.write_text(f"{first}\n2,3\n3,1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"e\.csv, line 1, column [12]: "):
+        go.read_graph(path)
+    assert go.read_graph(path, header=True).n_edges == 2  # said so: a header
+    path.write_text("src,dst\n2,3\n3,1\n")
+    assert go.read_graph(path).n_edges == 2
+
+
+@pytest.mark.parametrize("text, where", [("1,2\n0x10,3\n3,1\n", "line 2, column 1"),
+                                         ("1,2,0.5\n2,3,0X1f\n", "line 2, column 3"),
+                                         ("src\tdst\n1\t2\n0x10\t3\n", "line 3, column 1")])
+def test_hex_looking_values_are_not_read_as_numbers(tmp_path, text, where):
+    """Integers are decimal digits: 0x10 is not 16 (pyarrow's fast parser read it so, silently)."""
+    from graphops.errors import InputError
+
+    path = tmp_path / "e.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=where):
+        go.read_graph(path, **({"weight": 2} if text.count(",") > 3 else {}))

@@ -15,9 +15,10 @@
    leading ones to read.
 3. **Header.** ``header=True``/``False`` decide it. ``header="auto"`` decides on the first 200
    data lines and takes the first line as a header when (a) a column is named by a name (``src="from"``; the line must then not be all
-   numbers), or (b) one of its id fields (the ``src`` and ``dst`` columns) is not a number while
-   that column holds numbers on the lines below (``src dst`` over ``1 2``), or (c) none of its id
-   fields is a number and those below cannot tell (names, or names and numbers mixed), and
+   numbers), or (b) none of its id fields (the ``src`` and ``dst`` columns) is a number and one of
+   those columns holds numbers on the lines below (``src dst`` over ``1 2``; ``1O,2`` over ``2,3``
+   is data, and its ``1O`` is refused), or (c) none of its id fields is a number and those below
+   cannot tell (names, or names and numbers mixed), and
    either another field is not a number over a column of numbers (``u v weight`` over
    ``ann bob 0.5``) or an id field is a column word (``src``, ``source``, ``from``, ``u``,
    ``node1``, ...; :data:`COLUMN_WORDS`) that appears in no id column below (``from to`` over
@@ -38,6 +39,7 @@ whole columns (pandas' C parser reads the file once), so reading costs about wha
 from __future__ import annotations
 
 import csv
+import os
 import io
 import mmap
 import re
@@ -244,12 +246,12 @@ def _header_by_values(rows: list[list[str]], ids: list[int]) -> bool:
 
     first = rows[0]
     id_fields = [k for k in ids if k < len(first)]
+    if any(is_number(first[k]) for k in id_fields):
+        return False  # an id field of line 1 is a number: line 1 is data (a typo in the other is refused, not dropped)
     for k in id_fields:
         below = column(k)
-        if below and not is_number(first[k]) and all(is_number(t) for t in below):
+        if below and all(is_number(t) for t in below):
             return True  # 3b
-    if any(is_number(first[k]) for k in id_fields):
-        return False  # an id field of line 1 is a number: line 1 is data
     for k, token in enumerate(first):
         below = column(k)
         if k not in id_fields and below and not is_number(token) and all(is_number(t) for t in below):
@@ -393,7 +395,8 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
     """The file read by pyarrow's parser (on every core), where that gives what pandas' would: a
     comma or tab file from its first line on, without comments, spaces or ``+`` signs, whose
     columns are numbers, text or booleans; ``None`` (read by pandas) otherwise."""
-    if layout.sep == r"\s+" or layout.skip or layout.used or (header and "" in layout.rows[0]):
+    if layout.sep == r"\s+" or layout.skip or layout.used or (header and "" in layout.rows[0]) or \
+            _hex_prefix(layout.path):
         return None
     import pyarrow
     import pyarrow.csv as pcsv
@@ -417,6 +420,22 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
     if not header:
         frame.columns = range(frame.shape[1])  # as pandas numbers the columns of a file without a header
     return frame
+
+
+def _hex_prefix(path: Path) -> bool:
+    """Whether the file holds ``0x`` or ``0X`` anywhere: pyarrow reads ``0x10`` as the integer 16,
+    where the rule's integers are decimal digits (pandas keeps it as text, which is then refused as
+    an id or kept as a text value). A scan of the bytes, at memory speed."""
+    import mmap
+
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(b"0x") != -1 or data.find(b"0X") != -1
+    except (OSError, ValueError):
+        return True  # not mapped: pandas reads it
 
 
 def _beyond_exact(column: Any) -> bool:

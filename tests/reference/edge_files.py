@@ -48,11 +48,11 @@ def _is_header(rows: list[list[str]], header) -> bool:
         return header
     first, below = rows[0], rows[1:]
     column = lambda k: [r[k] for r in below]  # noqa: E731
-    for k in (0, 1):
-        if below and not _num(first[k]) and all(_num(t) for t in column(k)):
-            return True
     if any(_num(first[k]) for k in (0, 1)):
         return False
+    for k in (0, 1):
+        if below and all(_num(t) for t in column(k)):
+            return True
     for k in range(2, len(first)):
         if below and not _num(first[k]) and all(_num(t) for t in column(k)):
             return True
