@@ -324,3 +324,18 @@ def test_hex_looking_values_are_not_read_as_numbers(tmp_path, text, where):
     path.write_text(text)
     with pytest.raises(InputError, match=where):
         go.read_graph(path, **({"weight": 2} if text.count(",") > 3 else {}))
+
+
+@given(n=st.integers(1, 12), entries=st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)), min_size=1,
+                                               max_size=10))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_matrix_market_files_vertices_are_its_size_lines(tmp_path, n, entries):
+    """Row i and column i are vertex i: an n x n file has n vertices, those no entry names isolated
+    (as scipy and networkx read it), and the same edges as before."""
+    entries = [(u, v) for u, v in entries if u <= n and v <= n] or [(1, 1)]
+    path = tmp_path / "e.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n"
+                    f"{n} {n} {len(entries)}\n" + "".join(f"{u} {v}\n" for u, v in entries))
+    g = go.read_graph(path, directed=True)
+    assert g.n_vertices == n and g.n_edges == len(entries)
+    assert list(zip(g.edges["src"], g.edges["dst"])) == entries

@@ -143,6 +143,20 @@ def read_mtx(path: Path, device: Device, options: ReadOptions) -> Any:
     return _local(frame, device)
 
 
+def _mtx_vertices(path: Path, frame: Any, src: str, dst: str, node_id: str, device: Device) -> Any:
+    """The vertices 1..n of a MatrixMarket file whose size line names vertices no entry does (row i
+    and column i are vertex i: ``100 100 1`` / ``1 2`` is 100 vertices, 98 of them isolated), as a
+    node frame; ``None`` when every vertex is in an entry (the graph needs no node frame then)."""
+    _, _, (n_rows, n_cols, _) = _mtx_header(path)
+    n = max(n_rows, n_cols)
+    ends = np.concatenate([np.asarray(frame[c].to_numpy(), np.int64) for c in (src, dst)])  # (cuDF: to the host)
+    seen = np.zeros(n + 1, bool)
+    seen[ends] = True
+    if seen[1:].all():
+        return None
+    return _local(pd.DataFrame({node_id: np.arange(1, n + 1, dtype=np.int64)}), device)
+
+
 def _mtx_index(frame: pd.DataFrame, layout: TextLayout, col: str, n: int) -> Any:
     series = frame[col]
     if series.dtype.kind == "i":
@@ -255,6 +269,8 @@ def read_graph(path: str | os.PathLike, format: str | None = None, *, src: Any =
     s, d = resolve_column(frame, src, 0, "src", path), resolve_column(frame, dst, 1, "dst", path)
     w = resolve_column(frame, weight, None, "weight", path)
     node_frame = None if nodes is None else read_nodes(nodes, reader, Device.parse(device), registry)
+    if node_frame is None and reader.target == f"{__name__}:read_mtx":
+        node_frame = _mtx_vertices(path, frame, s, d, node_id, Device.parse(device))
     try:
         return Graph.from_edgelist(frame, s, d, w, directed, dedupe=dedupe, nodes=node_frame, node_id=node_id)
     except InputError as exc:  # a typed format's values (Parquet nulls, ids beyond int64): say which files
