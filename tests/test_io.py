@@ -339,3 +339,19 @@ def test_a_matrix_market_files_vertices_are_its_size_lines(tmp_path, n, entries)
     g = go.read_graph(path, directed=True)
     assert g.n_vertices == n and g.n_edges == len(entries)
     assert list(zip(g.edges["src"], g.edges["dst"])) == entries
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.rapids)])
+def test_a_text_attribute_column_is_kept_on_either_device(tmp_path, device):
+    """A column of text beside the ids (names, notes with commas in a tsv) is an edge attribute on
+    the GPU too (cuDF keeps it; CuPy holds numbers only, and the read raised a TypeError); the
+    similarity values are those of the CPU."""
+    (tmp_path / "t.tsv").write_text("1\t2\tsmith, ann\n2\t3\tjones, bob\n3\t1\tlee, cy\n")
+    (tmp_path / "t.csv").write_text("src,dst,who,w\n1,2,ann,0.5\n2,3,bob,1.5\n3,1,cy,2.5\n")
+    t = go.read_graph(tmp_path / "t.tsv", device=device)
+    c = go.read_graph(tmp_path / "t.csv", device=device, weight="w")
+    host = (lambda f: f.to_pandas()) if device == "gpu" else (lambda f: f)
+    assert host(t.edges)["2"].tolist() == ["smith, ann", "jones, bob", "lee, cy"]
+    assert host(c.edges)["who"].tolist() == ["ann", "bob", "cy"]
+    pd.testing.assert_frame_equal(host(go.run("jaccard", c, backend=device)), go.run("jaccard", c.to("cpu") if
+                                  device == "gpu" else c, backend="cpu"))

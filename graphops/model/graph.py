@@ -227,7 +227,10 @@ def _edge_frame(df: Any, s: Any, d: Any, w: Any, attrs: list[str]) -> Any:
         raise InputError(f"edge attribute column {taken[0]!r} has the name of the graph's own {taken[0]!r} column, "
                          f"which comes from another column; rename it, or leave it out with edge_attrs=[...]")
     for a in attrs:
-        data[a] = column_array(df[a])
+        try:
+            data[a] = column_array(df[a])
+        except TypeError:  # a cuDF text column (CuPy holds numbers only): kept as cuDF's own column, as string ids are
+            data[a] = df[a].reset_index(drop=True)
     return new_frame(device, data)
 
 
