@@ -355,3 +355,29 @@ def test_a_text_attribute_column_is_kept_on_either_device(tmp_path, device):
     assert host(c.edges)["who"].tolist() == ["ann", "bob", "cy"]
     pd.testing.assert_frame_equal(host(go.run("jaccard", c, backend=device)), go.run("jaccard", c.to("cpu") if
                                   device == "gpu" else c, backend="cpu"))
+
+
+def test_a_matrix_market_size_line_beyond_its_entries_is_refused(tmp_path):
+    """A size line naming far more vertices than its entries could hold is refused naming that line,
+    not an allocation of its size (a node frame of 10**14 ids)."""
+    from graphops.errors import InputError
+
+    path = tmp_path / "e.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n100000000000000 100000000000000 1\n1 2\n")
+    with pytest.raises(InputError, match=r"e\.mtx, line 2: the size line names 100,000,000,000,000 vertices for 1 "):
+        go.read_graph(path)
+
+
+def test_a_tu_folder_named_with_lacks_in_it_is_still_named_rightly(tmp_path):
+    """The folder's name is in the message: a 'blacksmith' folder with a FIFO among its files gets
+    the FIFO's message (the reader once matched the word 'lacks' in it)."""
+    from graphops.errors import InputError
+    from graphops.io.tu import read_tu
+
+    ds = tmp_path / "blacksmith"
+    ds.mkdir()
+    (ds / "blacksmith_A.txt").write_text("1, 2\n")
+    (ds / "blacksmith_graph_indicator.txt").write_text("1\n1\n")
+    (ds / "blacksmith_node_labels.txt").mkdir()
+    with pytest.raises(InputError, match="blacksmith_node_labels.txt is a folder"):
+        read_tu(ds)

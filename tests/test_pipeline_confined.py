@@ -621,3 +621,21 @@ def test_a_dask_result_replaces_only_an_earlier_results_part_files(tmp_path_fact
         assert sorted(p.name for p in target.iterdir()) == ["part.0.parquet", "part.1.parquet"]
     assert (folder / "elsewhere").read_text() == "x"
     assert sorted(p.name for p in folder.iterdir()) == ["elsewhere", "s.parquet"]  # no temporary left
+
+
+@pytest.mark.parametrize("order", ["folder first", "file first"])
+def test_an_output_inside_a_folder_result_is_refused_in_either_order(tmp_path, order):
+    """A step writing a file inside another step's folder result: the folder would remove it (and the
+    next run would find the file there and refuse); refused whichever step comes first."""
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "a.csv").write_text("src,dst\n0,1\n1,2\n")
+    steps = ["{id: s, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: a.parquet}",
+             "{id: t, algorithm: jaccard, inputs: {graph: big}, backend: cpu, output: a.parquet/x.csv}"]
+    if order == "file first":
+        steps.reverse()
+    path = tmp_path / "p.yaml"
+    path.write_text('version: 1\noutput_dir: .\ncluster: {kind: local, workers: 1}\n'
+                    'graphs: {big: {path: "e/*.csv", partitioned: true}}\n'
+                    f"steps: [{', '.join(steps)}]\n")
+    said = refused(path, None)
+    assert "would remove it" in said, said

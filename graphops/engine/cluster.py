@@ -228,9 +228,10 @@ def _run_parts(planned: Plan, split: Split, n_workers: int, progress: bool | Non
             return _parts_once(planned, split, n_workers, progress, fresh=attempt > 0)
         except (CancelledError, OSError) as exc:  # OSError: a worker's connection closed while sending it data
             lost = data_lost(planned.client, split, cancelled="lost dependencies" in str(exc))
-            gone = isinstance(exc, CancelledError) and sent_lost(planned.client, planned.inputs.values())
+            sent = planned.inputs if split.sent is None else split.sent  # what _parts_once sends
+            gone = isinstance(exc, CancelledError) and sent_lost(planned.client, sent.values())
             if not lost and not gone and not isinstance(exc, OSError):
-                dropped = dropped_by_dask(exc, what, _workers_now(planned.client))
+                dropped = dropped_by_dask(exc, what, lambda: _workers_now(planned.client))
                 if dropped is None:
                     raise
                 raise dropped from exc
@@ -527,7 +528,7 @@ def _run_distributed(algo: Algorithm, split: Distributed, inputs: Mapping[str, A
         try:
             _wait(client, futures, stop, _Bar(progress, what, len(futures)))
         except Exception as exc:  # a task Dask dropped on its own (what it needed died with every worker holding it)
-            dropped = dropped_by_dask(exc, what, _workers_now(client))
+            dropped = dropped_by_dask(exc, what, lambda: _workers_now(client))
             if dropped is None:
                 raise
             raise dropped from exc

@@ -143,12 +143,22 @@ def read_mtx(path: Path, device: Device, options: ReadOptions) -> Any:
     return _local(frame, device)
 
 
+# The most vertices a MatrixMarket file's size line may name: isolated ones become a node frame.
+MTX_VERTICES_PER_ENTRY, MTX_VERTICES_FREE = 16, 1 << 24
+
+
 def _mtx_vertices(path: Path, frame: Any, src: str, dst: str, node_id: str, device: Device) -> Any:
     """The vertices 1..n of a MatrixMarket file whose size line names vertices no entry does (row i
     and column i are vertex i: ``100 100 1`` / ``1 2`` is 100 vertices, 98 of them isolated), as a
     node frame; ``None`` when every vertex is in an entry (the graph needs no node frame then)."""
-    _, _, (n_rows, n_cols, _) = _mtx_header(path)
+    _, skip, (n_rows, n_cols, _) = _mtx_header(path)
     n = max(n_rows, n_cols)
+    most = MTX_VERTICES_PER_ENTRY * len(frame) + MTX_VERTICES_FREE
+    if n > most:  # a node frame of n ids would not fit, or a size line that is not the matrix's
+        raise InputError(f"{path}, line {skip}: the size line names {n:,} vertices for {len(frame):,} entries; "
+                         f"graphops keeps the vertices no entry names as isolated vertices, at most "
+                         f"{MTX_VERTICES_PER_ENTRY} an entry plus {MTX_VERTICES_FREE:,} ({most:,} here): give the "
+                         f"matrix's true size")
     ends = np.concatenate([np.asarray(frame[c].to_numpy(), np.int64) for c in (src, dst)])  # (cuDF: to the host)
     seen = np.zeros(n + 1, bool)
     seen[ends] = True

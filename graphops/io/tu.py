@@ -75,9 +75,9 @@ def _locate(path: str | Path) -> tuple[Path, str]:
                                 "DS_A.txt and DS_graph_indicator.txt", str(path))
     ds = folder.name
     problem = tu_problem(folder)
-    if problem and "lacks" in problem:
-        missing = next(p for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists())
-        raise FileNotFoundError(errno.ENOENT, problem, str(folder / f"{ds}_{missing}.txt"))
+    missing = [p for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
+    if problem and missing:
+        raise FileNotFoundError(errno.ENOENT, problem, str(folder / f"{ds}_{missing[0]}.txt"))
     if problem:
         raise InputError(problem)
     return folder, ds

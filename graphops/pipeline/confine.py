@@ -143,6 +143,7 @@ class Claims:
         for name, path in _inputs(loaded):
             self.taken.setdefault(os.path.realpath(path), (name, os.path.normpath(path)))
         self.patterns = list(_patterns(loaded))  # (what, real pattern, as named): partitioned edge files
+        self.folders: dict[str, tuple[str, str]] = {}  # folder outputs claimed so far, by real path
 
     def claim(self, path: str | os.PathLike, what: str, folder: bool = False) -> str | None:
         """``None`` and ``path`` claimed for ``what``; or what it would overwrite when another file of the run
@@ -161,10 +162,15 @@ class Claims:
                 return f"{other} ({as_named!r} takes it: a later run would read it as edges)"
             if folder and _within(pattern, real):
                 return f"{other} ({as_named!r} lies inside it: writing the result there would remove it)"
-        if folder:  # the folder takes the place of what is there: no file the run reads may lie inside
+        if folder:  # the folder takes the place of what is there: no file the run reads or writes may lie inside
             for taken, (other, other_named) in self.taken.items():
                 if _within(taken, real):
                     return f"{other} ({other_named!r} lies inside it: writing the result there would remove it)"
+        for inner_of, (other, other_named) in self.folders.items():  # claimed later, inside a folder output
+            if _within(real, inner_of):
+                return f"{other} ({other_named!r} is a folder result, which would remove it)"
+        if folder:
+            self.folders[real] = (what, named)
         self.taken[real] = (what, named)
         return None
 
