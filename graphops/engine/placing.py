@@ -333,25 +333,23 @@ def data_lost(client: Any, split: Split, cancelled: bool = False) -> set[str]:
     return set(lost.values())
 
 
+def _sent(client: Any, obj: Any) -> Any:
+    """The future of ``obj`` as an earlier call on ``client`` sent it to the workers, or ``None``."""
+    try:
+        return SENT.get(obj, {}).get(client.id)
+    except TypeError:  # not weak-referenceable: never kept
+        return None
+
+
 def sent_lost(client: Any, objs: Any) -> bool:
     """Whether one of ``objs`` that a call sent to ``client``'s workers is gone from them (every
     worker that held it died): the next :func:`send` sends it again."""
-    for obj in objs:
-        try:
-            sent = SENT.get(obj, {}).get(client.id)
-        except TypeError:
-            continue
-        if sent is not None and sent.status != "finished":
-            return True
-    return False
+    return any(sent is not None and sent.status != "finished" for sent in (_sent(client, obj) for obj in objs))
 
 
 def on_workers(client: Any, obj: Any) -> bool:
     """Whether an earlier call on ``client`` sent ``obj`` to its workers (and they still hold it)."""
-    try:
-        sent = SENT.get(obj, {}).get(client.id)
-    except TypeError:
-        return False
+    sent = _sent(client, obj)
     return sent is not None and sent.status == "finished"
 
 

@@ -6,8 +6,8 @@
    skipped and so is the rest of a line from either character on (``1 2 # note``).
 2. **Fields.** Fields are split by commas when the first line holds one, else by tabs when it
    holds one, else by runs of spaces; in the ``tsv`` format (a ``.tsv`` file, or ``format: tsv``)
-   never by commas, which are then part of their field. Every row has as many fields as the first line; a row with
-   fewer or more is refused, unless ``columns=[...]`` names the columns to read: then the first
+   never by commas, which are then part of their field. Every row has as many fields as the
+   first line; a row with fewer or more is refused, unless ``columns=[...]`` names the columns to read: then the first
    ``len(columns)`` fields of each row are read (every row must have them) and the rest are not.
    A field may be quoted as in CSV (``"smith, ann"`` is one field; the quotes are not part of it),
    and blanks around a field, quoted or not, are not part of it either. A last field that is
@@ -39,9 +39,9 @@ whole columns (pandas' C parser reads the file once), so reading costs about wha
 from __future__ import annotations
 
 import csv
-import os
 import io
 import mmap
+import os
 import re
 import warnings
 from pathlib import Path
@@ -422,18 +422,19 @@ def _read_arrow(layout: TextLayout, header: bool) -> pd.DataFrame | None:
     return frame
 
 
+_HEX = re.compile(rb"0[xX]")
+
+
 def _hex_prefix(path: Path) -> bool:
     """Whether the file holds ``0x`` or ``0X`` anywhere: pyarrow reads ``0x10`` as the integer 16,
     where the rule's integers are decimal digits (pandas keeps it as text, which is then refused as
-    an id or kept as a text value). A scan of the bytes, at memory speed."""
-    import mmap
-
+    an id or kept as a text value). One scan of the bytes."""
     try:
         with open(path, "rb") as fh:
             if os.fstat(fh.fileno()).st_size == 0:
                 return False
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return data.find(b"0x") != -1 or data.find(b"0X") != -1
+                return _HEX.search(data) is not None
     except (OSError, ValueError):
         return True  # not mapped: pandas reads it
 

@@ -46,23 +46,24 @@ _PARTS = _REQUIRED + ("node_labels", "node_attributes", "edge_labels", "edge_att
                       "graph_attributes")
 
 
-def tu_problem(folder: Path) -> str | None:
-    """Why the TU folder ``folder`` cannot be read, found without reading it, or ``None``: a
-    required file missing, or a file the reader would open that is not a regular file (a folder;
-    a FIFO or a device, which could wait forever or never end, a link to one included)."""
+def tu_problem(folder: Path) -> tuple[str, Path] | None:
+    """Why the TU folder ``folder`` cannot be read, found without reading it, and the file it is
+    about; ``None`` when it can: a required file missing (that file does not exist), or a file the
+    reader would open that is not a regular file (a folder; a FIFO or a device, which could wait
+    forever or never end, a link to one included)."""
     from graphops.io.files import special_file
 
     ds = folder.name
-    missing = [f"{ds}_{p}.txt" for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
+    missing = [folder / f"{ds}_{p}.txt" for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
     if missing:
-        return (f"TU dataset {ds!r} lacks {', '.join(missing)}; the folder name must match the file prefix "
-                f"(DS_A.txt for folder DS)")
+        return (f"TU dataset {ds!r} lacks {', '.join(m.name for m in missing)}; the folder name must match the "
+                f"file prefix (DS_A.txt for folder DS)", missing[0])
     for part in _PARTS:
         path = folder / f"{ds}_{part}.txt"
         odd = "a folder" if path.is_dir() else special_file(path)
         if odd:
             return (f"TU dataset {ds!r}: {path.name} is {odd}, not a regular file; reading it could wait forever "
-                    f"or never end")
+                    f"or never end", path)
     return None
 
 
@@ -73,14 +74,13 @@ def _locate(path: str | Path) -> tuple[Path, str]:
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, "TU dataset folder not found; pass the folder that holds "
                                 "DS_A.txt and DS_graph_indicator.txt", str(path))
-    ds = folder.name
-    problem = tu_problem(folder)
-    missing = [p for p in _REQUIRED if not (folder / f"{ds}_{p}.txt").exists()]
-    if problem and missing:
-        raise FileNotFoundError(errno.ENOENT, problem, str(folder / f"{ds}_{missing[0]}.txt"))
-    if problem:
-        raise InputError(problem)
-    return folder, ds
+    found = tu_problem(folder)
+    if found is None:
+        return folder, folder.name
+    problem, about = found
+    if not about.exists():
+        raise FileNotFoundError(errno.ENOENT, problem, str(about))
+    raise InputError(problem)
 
 
 def _canonical_edges(a: np.ndarray, n: int, ds: str) -> tuple[np.ndarray, np.ndarray]:

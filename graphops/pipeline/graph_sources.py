@@ -210,9 +210,9 @@ class PathSource(_EdgeFile):
         if self.reader_format(ctx, name) == "tu" and path.is_dir():
             from graphops.io.tu import tu_problem
 
-            problem = tu_problem(path)
-            if problem:
-                yield "path", problem
+            found = tu_problem(path)
+            if found:
+                yield "path", found[0]
             for key in _EDGE_FILE_KEYS:
                 if getattr(self, key) is not None and key in self.model_fields_set:
                     yield key, (f"a TU folder is read whole (its own files say the edges, labels and graphs); "
