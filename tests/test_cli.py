@@ -85,6 +85,44 @@ def test_bench_work_floor_is_the_lookups_at_the_measured_random_read_rate(tmp_pa
     assert report["machine"]["random_reads_G_per_s"] == {"cpu": 1.0}
 
 
+def test_a_row_on_gpu_workers_has_the_floors_of_its_gpus_together():
+    """One GPU a worker: a row on 4 GPU workers is measured against a quarter of one GPU's floors
+    (their bandwidths add up), so its distance from them reads as the one-GPU row's does (4 GPUs
+    against one GPU's floor printed 0x); a CPU cluster's workers share this machine, whose floor
+    stands; the printed ratio keeps a decimal below 10x."""
+    from graphops.cli import bench
+    from graphops.pipeline.schema import BenchSettings
+
+    def row(backend: str, device: str, workers: int, median: float) -> bench.BenchRow:
+        return bench.BenchRow("f", "case", "s", backend, False, device, median=median, floor=8e9,
+                              work_floor=4e9, workers=workers)
+
+    rows = [row("gpu", "gpu", 0, 5.26), row("gpu", "gpu", 4, 1.38), row("cpu", "cpu", 2, 9.0)]
+    bench._ratios(rows, BenchSettings(baseline="gpu"), {"gpu": 2e9, "cpu": 1e9}, {"gpu": 1e9, "cpu": 1e9})
+    assert [r.floor for r in rows] == [4.0, 1.0, 8.0]
+    assert [r.work_floor for r in rows] == [4.0, 1.0, 4.0]
+    assert bench.floor_text(rows[1], rows[1].work_floor) == "1000.000 ms (1.4x)"
+    assert bench.floor_text(rows[0], rows[0].floor) == "4000.000 ms (1.3x)"
+    rows[2].median = 80.0
+    assert bench.floor_text(rows[2], rows[2].floor) == "8000.000 ms (10x)"
+
+
+@pytest.mark.parametrize("peaks, sharing, peak, said", [
+    ({}, [], None, ""),
+    ({"a": 5, "b": 9}, [], 9, ""),
+    ({"a": 112 << 30, "b": 14 << 30, "c": 15 << 30}, ["a"], 15 << 30,
+     "peak GiB/worker leaves out the worker on this process's GPU (112.0 GiB there, this process's memory included)"),
+    ({"a": 7}, ["a"], 7, "peak GiB/worker: the worker shares this process's GPU, and counts its memory too"),
+])
+def test_a_worker_on_this_process_gpu_is_left_out_of_the_peak(peaks, sharing, peak, said):
+    """A worker sharing this process's GPU reads this process's memory too (the graph it holds,
+    the results landing here): the row's peak is another worker's where there is one, and the note
+    says what was left out; with only shared workers the figure is theirs, and says so."""
+    from graphops.cli import bench
+
+    assert bench._worker_peak(peaks, sharing) == (peak, said)
+
+
 def test_bench_drops_each_result_before_the_next_call(tmp_path, monkeypatch):
     """As a loop over calls does, so pooled memory (device pools, page-locked host buffers) is
     reused instead of every timed call getting new memory: no call starts while an earlier

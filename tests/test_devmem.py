@@ -3,6 +3,7 @@ CPU workers report None; the GPU path's logic (start, samples, stop, the maximum
 reader put in place of ``device_bytes_in_use`` on the worker."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -146,6 +147,10 @@ def test_the_reader_without_a_device_is_none():
     assert devmem.device_bytes_in_use(None) is None
 
 
+def test_a_cpu_worker_has_no_bus_id(client):
+    assert list(client.run(devmem.device_bus_id).values()) == [None]
+
+
 def _hold_on_gpu(nbytes: int) -> int:  # on a worker: allocate, touch, hold a while, free; the bytes it held
     import cupy
 
@@ -167,7 +172,9 @@ def test_a_gpu_worker_reports_what_it_held():
             pass
         with peak_device_memory(c, interval=0.001) as peaks:
             c.run(_hold_on_gpu, 1 << 30)
+        buses = c.run(devmem.device_bus_id)
     assert isinstance(_only(idle), int) and _only(idle) > 0
+    assert _only(buses) == devmem.device_bus_id() and re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:.+", _only(buses))
     assert _only(peaks) >= _only(idle) + (1 << 30) - (64 << 20)  # its GiB, give or take what else came and went
 
 

@@ -4,7 +4,8 @@ Each step runs ``warmup`` times untimed (building CSR views, compiling kernels,
 converting inputs for peers), then ``repeat`` times timed, each call's result dropped before
 the next (as a loop over calls drops it, so pooled memory is reused); the median is reported
 with the speed-up over the case's baseline and, where the algorithm declares its
-least memory traffic, the distance from the memory-bandwidth floor measured here.
+least memory traffic, the distance from the memory-bandwidth floor measured here (a row on N GPU
+workers: that floor over N, one GPU a worker).
 
 A file's ``bench.commands`` are programs the file names: they run only when asked
 (``graphops bench --commands``, ``run_bench(..., commands=True)``); otherwise their rows say so
@@ -63,6 +64,10 @@ class BenchRow:
     workers: int = 0  # Dask workers that ran it (0: this process)
     efficiency: float | None = None  # speed-up over the baseline per worker (a row run on workers)
     peak_device_bytes: int | None = None  # the most device memory in use on one worker during the timed calls
+    # each worker's peak (bytes), and the workers whose GPU this process uses too (their readings
+    # count its memory, so the row's peak leaves them out where another worker gives a figure)
+    worker_peaks: dict[str, int] = field(default_factory=dict)
+    sharing_this_gpu: list[str] = field(default_factory=list)
     moved_bytes: int | None = None  # bytes between this process and the workers, median call
     # the median call's tasks, seconds and phases on each worker (the JSON's; the table shows the busiest)
     per_worker: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -179,7 +184,10 @@ def _time_step(loaded: LoadedPipeline, step: Any, settings: BenchSettings, repea
         row.note = "; ".join(filter(None, (cluster, row.note)))
         row.workers = 0 if cluster.startswith("cluster not used") else row.workers
     if row.workers:  # (a call that ran here instead leaves the workers' figures out)
-        row.peak_device_bytes = max((p for p in peaks.values() if p is not None), default=None)
+        row.worker_peaks = {str(w): int(p) for w, p in sorted(peaks.items()) if p is not None}
+        row.sharing_this_gpu = sorted(_sharing_this_gpu(client, row.worker_peaks))
+        row.peak_device_bytes, said = _worker_peak(row.worker_peaks, row.sharing_this_gpu)
+        row.note = "; ".join(filter(None, (row.note, said)))
         row.per_worker = {str(where): {"tasks": int(w.get("tasks", 0)), "seconds": float(w.get("seconds", 0.0)),
                                        "phases_s": {str(k): float(v) for k, v in w.get("phases_s", {}).items()}}
                           for where, w in sorted(median_details.get("workers", {}).items())}
@@ -219,6 +227,37 @@ def _peaks(client: Any) -> Any:
             peaks.clear()
 
 
+def _sharing_this_gpu(client: Any, peaks: dict[str, int]) -> set[str]:
+    """The workers (addresses) whose GPU this process uses too (a local GPU cluster's first worker
+    shares this process's device); none without a reading, a GPU here, or an answer."""
+    if not peaks or not gpu_available():
+        return set()
+    from graphops.engine.devmem import device_bus_id
+
+    here = device_bus_id()
+    try:
+        buses = client.run(device_bus_id) if here else {}
+    except OSError:  # a worker gone meanwhile: no worker is known to share it
+        return set()
+    return {str(w) for w, bus in buses.items() if bus == here}
+
+
+def _worker_peak(peaks: dict[str, int], sharing: Iterable[str]) -> tuple[int | None, str]:
+    """A row's peak device memory per worker, and what its note says of it: the highest peak of
+    the workers whose GPU this process does not use (a reading on a shared GPU counts this
+    process's memory too: the graph it holds, the results landing here); when every worker shares
+    it, the highest of theirs, said so."""
+    sharing = set(sharing)
+    apart = [p for w, p in peaks.items() if w not in sharing]
+    shared = [p for w, p in peaks.items() if w in sharing]
+    if not shared:
+        return max(apart, default=None), ""
+    if apart:
+        return max(apart), (f"peak GiB/worker leaves out the worker on this process's GPU "
+                            f"({max(shared) / 2 ** 30:.1f} GiB there, this process's memory included)")
+    return max(shared), "peak GiB/worker: the worker shares this process's GPU, and counts its memory too"
+
+
 def _params(loaded: LoadedPipeline, step: Any) -> tuple[Any, bool]:
     """A step's Params as the meaning pass built and checked them (or its raw dict), and which."""
     checked = loaded.params.get(step.id)
@@ -245,10 +284,11 @@ def _ratios(rows: list[BenchRow], settings: BenchSettings, rates: dict[str, floa
         r.baseline = base.backend
         r.speedup = base.median / r.median
         r.efficiency = r.speedup / r.workers if r.workers and not base.workers else None
+        devices = r.workers if r.workers and r.device == "gpu" else 1  # one GPU a worker: their rates add up
         if r.floor is not None and r.device in rates:
-            r.floor = r.floor / rates[r.device]
-        r.work_floor = r.work_floor / probe_rates[r.device] if r.work_floor and r.device in (probe_rates or {}) \
-            else None
+            r.floor = r.floor / rates[r.device] / devices
+        r.work_floor = r.work_floor / probe_rates[r.device] / devices \
+            if r.work_floor and r.device in (probe_rates or {}) else None
 
 
 def _check_counts(repeat: int | None, warmup: int | None) -> None:
@@ -475,7 +515,8 @@ def floor_text(row: BenchRow, floor: float | None) -> str:
     """``floor`` (seconds: the row's memory or work floor) and how many times the median is over it."""
     if not floor or row.median is None:
         return "-"
-    return f"{floor * 1e3:.3f} ms ({row.median / floor:.0f}x)"
+    over = row.median / floor
+    return f"{floor * 1e3:.3f} ms ({over:.0f}x)" if over >= 9.95 else f"{floor * 1e3:.3f} ms ({over:.1f}x)"
 
 
 def _si(x: float) -> str:

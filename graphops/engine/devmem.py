@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 from graphops.base.device import gpu_status
 
-__all__ = ["device_bytes_in_use", "peak_device_memory", "start_sampling", "stop_sampling"]
+__all__ = ["device_bus_id", "device_bytes_in_use", "peak_device_memory", "start_sampling", "stop_sampling"]
 
 THREAD_NAME = "graphops-devmem"
 
@@ -51,6 +51,21 @@ def device_bytes_in_use(device: int | None) -> int | None:
     except Exception:  # a CUDA error makes this sample unknown, not the run a failure
         return None
     return int(total - free)
+
+
+def device_bus_id() -> str | None:
+    """The PCI bus id of the GPU this process uses (e.g. ``0000:1B:00.0``), or None without a usable
+    GPU: which workers share a GPU with the calling process (``client.run(device_bus_id)``), whose
+    readings then count that process's memory too."""
+    device = _worker_device()
+    if device is None:
+        return None
+    import cupy
+
+    try:
+        return str(cupy.cuda.Device(device).pci_bus_id)
+    except Exception:  # a CUDA error leaves it unknown, not the run a failure
+        return None
 
 
 def _worker_device() -> int | None:
