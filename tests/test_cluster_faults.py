@@ -120,13 +120,17 @@ def test_a_task_dask_dropped_in_one_line():
     from graphops.engine.faults import dropped_by_dask
 
     forgot = FutureCancelledError("_run_part-abc", "already forgotten")
-    gone = dropped_by_dask(forgot, "mg_kernel on 2 Dask worker(s)", 0)
+    gone = dropped_by_dask(forgot, "mg_kernel on 2 Dask worker(s)", lambda: 0)
     assert str(gone).startswith("mg_kernel on 2 Dask worker(s) failed: Dask dropped task '_run_part-abc' (already "
                                 "forgotten): every worker of the Dask cluster died while it ran")
-    left = dropped_by_dask(FutureCancelledError("k", None), "jaccard", 3)
+    left = dropped_by_dask(FutureCancelledError("k", None), "jaccard", lambda: 3)
     assert "(unknown)" in str(left) and "the workers that held its inputs died" in str(left)
     assert "\n" not in str(gone) + str(left) and gone.task == "_run_part-abc"
-    assert dropped_by_dask(ValueError("x"), "jaccard", 0) is None
+
+    def not_asked() -> int:
+        raise AssertionError("the scheduler is asked only for a task Dask dropped")
+
+    assert dropped_by_dask(ValueError("x"), "jaccard", not_asked) is None
 
 
 # A test algorithm cut into two parts (0:5 and 5:10); its part 5:10 fails as asked on the worker.

@@ -230,13 +230,13 @@ def _peaks(client: Any) -> Any:
 def _sharing_this_gpu(client: Any, peaks: dict[str, int]) -> set[str]:
     """The workers (addresses) whose GPU this process uses too (a local GPU cluster's first worker
     shares this process's device); none without a reading, a GPU here, or an answer."""
-    if not peaks or not gpu_available():
-        return set()
     from graphops.engine.devmem import device_bus_id
 
-    here = device_bus_id()
+    here = device_bus_id() if peaks else None  # (None without a usable GPU here)
+    if here is None:
+        return set()
     try:
-        buses = client.run(device_bus_id) if here else {}
+        buses = client.run(device_bus_id)
     except OSError:  # a worker gone meanwhile: no worker is known to share it
         return set()
     return {str(w) for w, bus in buses.items() if bus == here}

@@ -160,17 +160,16 @@ def worker_lost(exc: BaseException, what: str) -> ClusterWorkerLostError | None:
     return ClusterWorkerLostError(message, task=task, worker=None if last is None else str(last))
 
 
-def dropped_by_dask(exc: BaseException, what: str, workers: Any) -> ClusterWorkerLostError | None:
+def dropped_by_dask(exc: BaseException, what: str, workers: Callable[[], int | None]) -> ClusterWorkerLostError | None:
     """On the client: the one-line :class:`ClusterWorkerLostError` for a task Dask cancelled on its
     own (``FutureCancelledError``: e.g. "already forgotten" once the workers holding the call's
-    inputs all died, whose data Dask cannot make again), else ``None``; ``workers``: how many the
-    scheduler has now (``None``: it could not be asked), or a function asked only for such an error
-    (a round trip to the scheduler)."""
+    inputs all died, whose data Dask cannot make again), else ``None``; ``workers()``: how many the
+    scheduler has now (``None``: it could not be asked), called only for such an error (it is a
+    round trip to the scheduler)."""
     if type(exc).__name__ != "FutureCancelledError":
         return None
-    workers = workers() if callable(workers) else workers
     task, reason = getattr(exc, "key", None), getattr(exc, "reason", None) or "no reason given"
-    if workers == 0:
+    if workers() == 0:
         why = ("every worker of the Dask cluster died while it ran, and what it had sent them went with them; "
                "start workers (or let a nanny restart them) and call again")
     else:
